@@ -1,0 +1,90 @@
+//! Per-tenant limits with defaults and ceilings.
+
+use serde::Deserialize;
+
+use crate::Error;
+
+/// A tenant's limits, as in its config's `"limits"`. Every field has a default and a ceiling.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Limits {
+    /// Backend calls one invocation may make (every call counts one).
+    pub max_data_ops: u32,
+    /// Seconds an invocation may run.
+    pub timeout_s: u32,
+    /// Luau heap of an invocation, in MiB.
+    pub max_memory_mb: u32,
+    /// Largest object a script may read or write whole, and longest NDJSON row, in MiB.
+    pub max_object_mb: u32,
+    /// Bytes an invocation may read through streams, in MiB.
+    pub max_stream_mb: u32,
+    /// HTTP requests an invocation may make.
+    pub max_http_requests: u32,
+    /// Largest HTTP response body, in MiB.
+    pub max_http_response_mb: u32,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            max_data_ops: 1000,
+            timeout_s: 30,
+            max_memory_mb: 64,
+            max_object_mb: 10,
+            max_stream_mb: 1024,
+            max_http_requests: 20,
+            max_http_response_mb: 10,
+        }
+    }
+}
+
+/// The highest value each limit may be set to.
+pub const CEILINGS: Limits = Limits {
+    max_data_ops: 10_000,
+    timeout_s: 900,
+    max_memory_mb: 1024,
+    max_object_mb: 256,
+    max_stream_mb: 65_536,
+    max_http_requests: 1000,
+    max_http_response_mb: 100,
+};
+
+impl Limits {
+    /// Checks every limit against its ceiling and against zero; `file` names the config file.
+    pub fn validate(&self, file: &str) -> Result<(), Error> {
+        let fields = [
+            ("max_data_ops", self.max_data_ops, CEILINGS.max_data_ops),
+            ("timeout_s", self.timeout_s, CEILINGS.timeout_s),
+            ("max_memory_mb", self.max_memory_mb, CEILINGS.max_memory_mb),
+            ("max_object_mb", self.max_object_mb, CEILINGS.max_object_mb),
+            ("max_stream_mb", self.max_stream_mb, CEILINGS.max_stream_mb),
+            (
+                "max_http_requests",
+                self.max_http_requests,
+                CEILINGS.max_http_requests,
+            ),
+            (
+                "max_http_response_mb",
+                self.max_http_response_mb,
+                CEILINGS.max_http_response_mb,
+            ),
+        ];
+        for (name, value, ceiling) in fields {
+            if value == 0 {
+                return Err(Error::config(
+                    file,
+                    format!("limits.{name}"),
+                    "must be at least 1",
+                ));
+            }
+            if value > ceiling {
+                return Err(Error::config(
+                    file,
+                    format!("limits.{name}"),
+                    format!("{value} is above the ceiling of {ceiling}"),
+                ));
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,24 @@
+//! Configuration that people edit: the deployment (`deployment.json`) and each tenant
+//! (`tenants/<tenant>/config.json`). Both are parsed once, validated with errors that name the
+//! file, the field and why, and then passed around typed.
+
+mod deployment;
+mod limits;
+mod tenant;
+
+pub use deployment::{BatchConfig, BucketRef, Deployment, DEPLOYMENT_FILE};
+pub use limits::Limits;
+pub use tenant::{Script, Tenant, TenantConfig};
+
+use crate::Error;
+
+/// Turns a serde_json error into a config error that names the file, the line and the column.
+pub(crate) fn json_error(file: &str, err: serde_json::Error) -> Error {
+    let why = err.to_string();
+    // serde_json puts "at line L column C" at the end; keep it, it points at the field.
+    let field = match err.classify() {
+        serde_json::error::Category::Syntax | serde_json::error::Category::Eof => "-",
+        _ => "-",
+    };
+    Error::config(file, field, why)
+}

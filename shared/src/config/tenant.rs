@@ -1,0 +1,171 @@
+//! A tenant: its config (`tenants/<tenant>/config.json`) and its scripts
+//! (`tenants/<tenant>/scripts/<name>.luau`).
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use serde::Deserialize;
+use sha2::{Digest, Sha256};
+
+use super::Limits;
+use crate::{keys::check_name, Error};
+
+/// What `config.json` of a tenant says.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TenantConfig {
+    /// Whether the tenant may use the work queue (`native.queue`, continuations).
+    #[serde(default)]
+    pub queue: bool,
+    /// Whether the tenant may use `native.batch`.
+    #[serde(default)]
+    pub batch: bool,
+    /// The router script, which routes object events (default `router`).
+    #[serde(default = "default_router")]
+    pub router: String,
+    /// Limits, each with a default and a ceiling.
+    #[serde(default)]
+    pub limits: Limits,
+    /// The tenant's own settings, exposed read-only as `native.config`.
+    #[serde(default = "empty_object")]
+    pub config: serde_json::Value,
+}
+
+fn default_router() -> String {
+    "router".into()
+}
+
+fn empty_object() -> serde_json::Value {
+    serde_json::Value::Object(Default::default())
+}
+
+impl Default for TenantConfig {
+    fn default() -> Self {
+        TenantConfig {
+            queue: false,
+            batch: false,
+            router: default_router(),
+            limits: Limits::default(),
+            config: empty_object(),
+        }
+    }
+}
+
+impl TenantConfig {
+    /// Parses and validates a tenant config; `file` names it in errors.
+    pub fn from_json(file: &str, text: &str) -> Result<Self, Error> {
+        let c: TenantConfig = serde_json::from_str(text).map_err(|e| super::json_error(file, e))?;
+        c.limits.validate(file)?;
+        check_name("script", &c.router).map_err(|why| Error::config(file, "router", why))?;
+        if !c.config.is_object() {
+            return Err(Error::config(file, "config", "must be a JSON object"));
+        }
+        Ok(c)
+    }
+}
+
+/// One script's source and its content hash.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Script {
+    /// The name scripts and routers use (the file name without `.luau`).
+    pub name: String,
+    /// The Luau source.
+    pub source: String,
+    /// sha256 of the source, the key of the bytecode cache.
+    pub hash: [u8; 32],
+}
+
+impl Script {
+    /// A script from its name and source.
+    pub fn new(name: impl Into<String>, source: impl Into<String>) -> Self {
+        let source = source.into();
+        let hash = Sha256::digest(source.as_bytes()).into();
+        Script {
+            name: name.into(),
+            source,
+            hash,
+        }
+    }
+}
+
+/// A loaded tenant: its name, config and scripts.
+#[derive(Debug, Clone)]
+pub struct Tenant {
+    /// The tenant's name, which is also its folder in every bucket.
+    pub name: String,
+    /// The parsed config.
+    pub config: TenantConfig,
+    /// Scripts by name.
+    pub scripts: BTreeMap<String, Arc<Script>>,
+    /// A hash over the config and every script: changes when anything of the tenant changes.
+    pub version: [u8; 32],
+}
+
+impl Tenant {
+    /// Builds a tenant, checking its name and its scripts' names.
+    pub fn new(name: &str, config: TenantConfig, scripts: Vec<Script>) -> Result<Self, Error> {
+        check_name("tenant", name).map_err(Error::InvalidInput)?;
+        let mut h = Sha256::new();
+        h.update(serde_json::to_vec(&config.config).unwrap_or_default());
+        h.update(format!(
+            "{:?}{}{}{}",
+            config.limits, config.queue, config.batch, config.router
+        ));
+        let mut map = BTreeMap::new();
+        for s in scripts {
+            check_name("script", &s.name).map_err(Error::InvalidInput)?;
+            h.update(s.name.as_bytes());
+            h.update(s.hash);
+            map.insert(s.name.clone(), Arc::new(s));
+        }
+        Ok(Tenant {
+            name: name.to_string(),
+            config,
+            scripts: map,
+            version: h.finalize().into(),
+        })
+    }
+
+    /// A script by name, or an error that says which scripts there are.
+    pub fn script(&self, name: &str) -> Result<&Arc<Script>, Error> {
+        self.scripts.get(name).ok_or_else(|| Error::NotFound {
+            what: format!("script {name:?} of tenant {:?}", self.name),
+            hint: format!(
+                "the tenant has {}; add scripts/{name}.luau",
+                if self.scripts.is_empty() {
+                    "no scripts".to_string()
+                } else {
+                    self.scripts.keys().cloned().collect::<Vec<_>>().join(", ")
+                }
+            ),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_and_ceilings() {
+        let c = TenantConfig::from_json("c.json", "{}").unwrap();
+        assert_eq!(c.router, "router");
+        assert_eq!(c.limits.max_data_ops, 1000);
+        assert_eq!(c.limits.timeout_s, 30);
+        assert_eq!(c.limits.max_memory_mb, 64);
+        let e = TenantConfig::from_json(
+            "tenants/a/config.json",
+            r#"{"limits":{"max_data_ops":20000}}"#,
+        )
+        .unwrap_err()
+        .to_string();
+        assert_eq!(
+            e,
+            "tenants/a/config.json: limits.max_data_ops: 20000 is above the ceiling of 10000"
+        );
+        let e = TenantConfig::from_json("c.json", r#"{"limits":{"max_ops":1}}"#).unwrap_err();
+        assert!(e.to_string().contains("unknown field `max_ops`"), "{e}");
+        let e = TenantConfig::from_json("c.json", r#"{"queue":"yes"}"#).unwrap_err();
+        assert!(e.to_string().contains("line 1"), "{e}");
+    }
+}

@@ -1,0 +1,314 @@
+//! The conformance suite: what every backend must do, as plain async functions over the ports.
+//! The embedded backend runs them in its unit tests, the AWS backend against the emulator, so
+//! the two cannot drift apart. Each function panics with a message saying what differed.
+//!
+//! Every function works inside a fresh `scope` (a random prefix) so that runs can share a table
+//! or bucket.
+
+use bytes::Bytes;
+
+use crate::ports::{KvStore, NewItem, ObjectStore, PutMode, Queue, QueueKind, MAX_RECEIVES};
+use crate::Error;
+
+/// A fresh scope for one run of the suite.
+pub fn scope() -> String {
+    format!("t{:08x}", rand::random::<u32>())
+}
+
+/// Put, get, head, overwrite, conditional puts, delete, list with paging.
+pub async fn objects_put_get_delete_list(store: &dyn ObjectStore, bucket: &str) {
+    let s = scope();
+    let k = |n: &str| format!("{s}/{n}");
+    assert!(
+        store.get(bucket, &k("none")).await.unwrap().is_none(),
+        "missing object is None"
+    );
+    assert!(store.head(bucket, &k("none")).await.unwrap().is_none());
+
+    let m1 = store
+        .put(
+            bucket,
+            &k("a.json"),
+            Bytes::from_static(b"one"),
+            PutMode::Overwrite,
+        )
+        .await
+        .unwrap();
+    assert_eq!(m1.size, 3);
+    let (meta, data) = store
+        .get(bucket, &k("a.json"))
+        .await
+        .unwrap()
+        .expect("object after put");
+    assert_eq!(&data[..], b"one");
+    assert_eq!(meta.etag, m1.etag, "get returns the etag of the put");
+    assert_eq!(
+        store
+            .head(bucket, &k("a.json"))
+            .await
+            .unwrap()
+            .unwrap()
+            .size,
+        3
+    );
+
+    let err = store
+        .put(
+            bucket,
+            &k("a.json"),
+            Bytes::from_static(b"x"),
+            PutMode::Create,
+        )
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(err, Error::AlreadyExists { .. }),
+        "create over an object: {err:?}"
+    );
+    let m2 = store
+        .put(
+            bucket,
+            &k("a.json"),
+            Bytes::from_static(b"two!"),
+            PutMode::Overwrite,
+        )
+        .await
+        .unwrap();
+    assert_ne!(m1.etag, m2.etag, "etag changes with content");
+    store
+        .put(
+            bucket,
+            &k("new.json"),
+            Bytes::from_static(b"n"),
+            PutMode::Create,
+        )
+        .await
+        .unwrap();
+
+    // Keys with spaces and non-ASCII survive.
+    store
+        .put(
+            bucket,
+            &k("dir/sp ace ü.txt"),
+            Bytes::from_static(b""),
+            PutMode::Overwrite,
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        store
+            .get(bucket, &k("dir/sp ace ü.txt"))
+            .await
+            .unwrap()
+            .unwrap()
+            .1
+            .len(),
+        0
+    );
+
+    for i in 0..5 {
+        store
+            .put(
+                bucket,
+                &k(&format!("p/{i}")),
+                Bytes::from(vec![b'x'; i]),
+                PutMode::Overwrite,
+            )
+            .await
+            .unwrap();
+    }
+    let mut seen = Vec::new();
+    let mut after: Option<String> = None;
+    loop {
+        let page = store
+            .list(bucket, &k("p/"), after.as_deref(), 2)
+            .await
+            .unwrap();
+        assert!(page.objects.len() <= 2, "page larger than the limit");
+        seen.extend(page.objects.iter().map(|o| (o.key.clone(), o.size)));
+        match page.next {
+            Some(n) => after = Some(n),
+            None => break,
+        }
+    }
+    let want: Vec<_> = (0..5).map(|i| (k(&format!("p/{i}")), i as u64)).collect();
+    assert_eq!(seen, want, "paged listing returns every key once, in order");
+    let all = store
+        .list(bucket, &format!("{s}/"), None, 1000)
+        .await
+        .unwrap();
+    assert_eq!(all.objects.len(), 8);
+    assert!(all.next.is_none());
+
+    store.delete(bucket, &k("a.json")).await.unwrap();
+    assert!(
+        store.get(bucket, &k("a.json")).await.unwrap().is_none(),
+        "deleted object is gone"
+    );
+    store.delete(bucket, &k("a.json")).await.unwrap();
+}
+
+/// Get, put modes, versions, delete with a condition, expiry, queries with prefix and cursor,
+/// batch writes.
+pub async fn kv_conditional_writes_expiry_query(kv: &dyn KvStore) {
+    let pk = scope();
+    let far = crate::ports::now_ms() / 1000 + 3600;
+    let item = |sk: &str, v: &str, exp: i64| NewItem {
+        pk: pk.clone(),
+        sk: sk.into(),
+        value: v.into(),
+        expires_at_s: exp,
+    };
+    assert!(kv.get(&pk, "a").await.unwrap().is_none());
+
+    let v1 = kv.put(item("a", "1", far), PutMode::Create).await.unwrap();
+    let err = kv
+        .put(item("a", "2", far), PutMode::Create)
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(err, Error::AlreadyExists { .. }),
+        "second create: {err:?}"
+    );
+    let got = kv.get(&pk, "a").await.unwrap().unwrap();
+    assert_eq!(
+        (got.value.as_str(), got.version.as_str()),
+        ("1", v1.as_str())
+    );
+
+    let v2 = kv
+        .put(item("a", "2", far), PutMode::Update(v1.clone()))
+        .await
+        .unwrap();
+    assert_ne!(v1, v2);
+    let err = kv
+        .put(item("a", "3", far), PutMode::Update(v1.clone()))
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(err, Error::Precondition { .. }),
+        "stale update: {err:?}"
+    );
+    let err = kv
+        .put(item("zz", "3", far), PutMode::Update(v1.clone()))
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(err, Error::Precondition { .. }),
+        "update of nothing: {err:?}"
+    );
+
+    let err = kv.delete(&pk, "a", Some(&v1)).await.unwrap_err();
+    assert!(
+        matches!(err, Error::Precondition { .. }),
+        "stale delete: {err:?}"
+    );
+    assert!(kv.delete(&pk, "a", Some(&v2)).await.unwrap());
+    assert!(
+        !kv.delete(&pk, "a", None).await.unwrap(),
+        "second delete finds nothing"
+    );
+
+    // Expired items are absent for reads, queries and create, whether or not the backend has
+    // removed them yet.
+    kv.put(item("old", "x", 1000), PutMode::Overwrite)
+        .await
+        .unwrap();
+    assert!(
+        kv.get(&pk, "old").await.unwrap().is_none(),
+        "expired item is not read"
+    );
+    kv.put(item("old", "y", far), PutMode::Create)
+        .await
+        .unwrap();
+
+    let batch: Vec<_> = (0..25)
+        .map(|i| item(&format!("q/{i:02}"), &i.to_string(), far))
+        .collect();
+    kv.put_batch(batch).await.unwrap();
+    kv.put(item("q/99", "gone", 1000), PutMode::Overwrite)
+        .await
+        .unwrap();
+    kv.put(item("r/0", "other", far), PutMode::Overwrite)
+        .await
+        .unwrap();
+    let mut seen = Vec::new();
+    let mut after = None;
+    loop {
+        let page = kv.query(&pk, "q/", after.as_deref(), 10).await.unwrap();
+        assert!(page.items.len() <= 10);
+        seen.extend(page.items.into_iter().map(|i| i.sk));
+        match page.next {
+            Some(n) => after = Some(n),
+            None => break,
+        }
+    }
+    let want: Vec<_> = (0..25).map(|i| format!("q/{i:02}")).collect();
+    assert_eq!(
+        seen, want,
+        "query pages through the prefix in order, without expired items"
+    );
+}
+
+/// Send, receive, visibility, retry with delay, receive counts and dead letters.
+pub async fn queue_delivery_and_dead_letters(q: &dyn Queue, queue: QueueKind) {
+    // Drain what earlier runs left, so counts below are ours.
+    loop {
+        let msgs = q.receive(queue, 10, 0).await.unwrap();
+        if msgs.is_empty() {
+            break;
+        }
+        for m in msgs {
+            q.delete(queue, &m.receipt).await.unwrap();
+        }
+    }
+    let body = format!("{{\"n\":\"{}\"}}", scope());
+    q.send(queue, body.clone(), 0).await.unwrap();
+    q.send(queue, "later".into(), 2).await.unwrap();
+    let got = q.receive(queue, 10, 30).await.unwrap();
+    assert_eq!(
+        got.len(),
+        1,
+        "only the undelayed message is visible: {got:?}"
+    );
+    assert_eq!(got[0].body, body);
+    assert_eq!(got[0].receive_count, 1);
+    assert!(
+        q.receive(queue, 10, 30).await.unwrap().is_empty(),
+        "received message is hidden"
+    );
+    q.delete(queue, &got[0].receipt).await.unwrap();
+
+    tokio::time::sleep(std::time::Duration::from_millis(2100)).await;
+    let later = q.receive(queue, 10, 30).await.unwrap();
+    assert_eq!(later.len(), 1, "delayed message shows after its delay");
+    assert_eq!(later[0].body, "later");
+
+    // Fail it until it is dead-lettered.
+    let mut receipt = later[0].receipt.clone();
+    let mut count = 1;
+    while count < MAX_RECEIVES {
+        q.retry_later(queue, &receipt, 0, "boom").await.unwrap();
+        let again = q.receive(queue, 10, 30).await.unwrap();
+        assert_eq!(again.len(), 1, "failed message comes back");
+        count += 1;
+        assert_eq!(again[0].receive_count, count, "receive count grows");
+        receipt = again[0].receipt.clone();
+    }
+    q.retry_later(queue, &receipt, 0, "boom").await.unwrap();
+    let mut gone = true;
+    for _ in 0..3 {
+        if !q.receive(queue, 10, 30).await.unwrap().is_empty() {
+            gone = false;
+        }
+    }
+    assert!(
+        gone,
+        "a message received {MAX_RECEIVES} times is not delivered again"
+    );
+    let dead = q.dead_letters(queue, 100).await.unwrap();
+    assert!(
+        dead.iter().any(|d| d.body == "later"),
+        "dead letters hold it: {dead:?}"
+    );
+}

@@ -1,0 +1,143 @@
+//! The key-value table of the embedded backend.
+
+use async_trait::async_trait;
+use rusqlite::{params, OptionalExtension};
+
+use super::{db_err, token, Embedded};
+use crate::ports::{now_ms, Item, ItemPage, KvStore, NewItem, PutMode, MAX_BATCH_ITEMS};
+use crate::{Error, Result};
+
+fn now_s() -> i64 {
+    now_ms() / 1000
+}
+
+fn get_row(conn: &rusqlite::Connection, pk: &str, sk: &str) -> Result<Option<Item>> {
+    conn.query_row(
+        "SELECT value, expires_at, version FROM kv WHERE pk = ?1 AND sk = ?2 AND expires_at > ?3",
+        params![pk, sk, now_s()],
+        |r| {
+            Ok(Item {
+                pk: pk.to_string(),
+                sk: sk.to_string(),
+                value: r.get(0)?,
+                expires_at_s: r.get(1)?,
+                version: r.get(2)?,
+            })
+        },
+    )
+    .optional()
+    .map_err(db_err)
+}
+
+#[async_trait]
+impl KvStore for Embedded {
+    async fn get(&self, pk: &str, sk: &str) -> Result<Option<Item>> {
+        get_row(&self.conn(), pk, sk)
+    }
+
+    async fn put(&self, item: NewItem, mode: PutMode) -> Result<String> {
+        self.write(|tx| {
+            let old = get_row(tx, &item.pk, &item.sk)?;
+            let what = || format!("item {:?}/{:?}", item.pk, item.sk);
+            match (&mode, &old) {
+                (PutMode::Create, Some(_)) => return Err(Error::AlreadyExists { what: what() }),
+                (PutMode::Update(v), Some(o)) if o.version != *v => {
+                    return Err(Error::Precondition { what: format!("{} changed", what()) })
+                }
+                (PutMode::Update(_), None) => {
+                    return Err(Error::Precondition { what: format!("{} is gone", what()) })
+                }
+                _ => {}
+            }
+            let version = token();
+            tx.execute(
+                "INSERT OR REPLACE INTO kv (pk, sk, value, expires_at, version) VALUES (?1, ?2, ?3, ?4, ?5)",
+                params![item.pk, item.sk, item.value, item.expires_at_s, version],
+            )
+            .map_err(db_err)?;
+            Ok(version)
+        })
+    }
+
+    async fn delete(&self, pk: &str, sk: &str, if_version: Option<&str>) -> Result<bool> {
+        self.write(|tx| {
+            let old = get_row(tx, pk, sk)?;
+            if let Some(v) = if_version {
+                if old.as_ref().map(|o| o.version.as_str()) != Some(v) {
+                    return Err(Error::Precondition {
+                        what: format!("item {pk:?}/{sk:?} changed or is gone"),
+                    });
+                }
+            }
+            tx.execute("DELETE FROM kv WHERE pk = ?1 AND sk = ?2", params![pk, sk])
+                .map_err(db_err)?;
+            Ok(old.is_some())
+        })
+    }
+
+    async fn query(
+        &self,
+        pk: &str,
+        prefix: &str,
+        after: Option<&str>,
+        limit: usize,
+    ) -> Result<ItemPage> {
+        let limit = limit.clamp(1, 1000);
+        let conn = self.conn();
+        let mut stmt = conn
+            .prepare_cached(
+                "SELECT sk, value, expires_at, version FROM kv
+                 WHERE pk = ?1 AND sk >= ?2 AND sk > ?3 AND substr(sk, 1, ?4) = ?2 AND expires_at > ?5
+                 ORDER BY sk LIMIT ?6",
+            )
+            .map_err(db_err)?;
+        let rows = stmt
+            .query_map(
+                params![
+                    pk,
+                    prefix,
+                    after.unwrap_or(""),
+                    prefix.chars().count() as i64,
+                    now_s(),
+                    limit as i64 + 1
+                ],
+                |r| {
+                    Ok(Item {
+                        pk: pk.to_string(),
+                        sk: r.get(0)?,
+                        value: r.get(1)?,
+                        expires_at_s: r.get(2)?,
+                        version: r.get(3)?,
+                    })
+                },
+            )
+            .map_err(db_err)?;
+        let mut items = rows.collect::<Result<Vec<_>, _>>().map_err(db_err)?;
+        let next = if items.len() > limit {
+            items.truncate(limit);
+            items.last().map(|i| i.sk.clone())
+        } else {
+            None
+        };
+        Ok(ItemPage { items, next })
+    }
+
+    async fn put_batch(&self, items: Vec<NewItem>) -> Result<()> {
+        if items.len() > MAX_BATCH_ITEMS {
+            return Err(Error::InvalidInput(format!(
+                "a batch write takes at most {MAX_BATCH_ITEMS} items, not {}",
+                items.len()
+            )));
+        }
+        self.write(|tx| {
+            for item in &items {
+                tx.execute(
+                    "INSERT OR REPLACE INTO kv (pk, sk, value, expires_at, version) VALUES (?1, ?2, ?3, ?4, ?5)",
+                    params![item.pk, item.sk, item.value, item.expires_at_s, token()],
+                )
+                .map_err(db_err)?;
+            }
+            Ok(())
+        })
+    }
+}

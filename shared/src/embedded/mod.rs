@@ -1,0 +1,206 @@
+//! The embedded backend: buckets, the key-value table and both queues in one folder on disk
+//! (`.native/` of a project). Metadata, items and messages live in SQLite (WAL mode, so a
+//! `native` command beside a running one is safe); object contents are immutable files named by
+//! their sha256, written before the transaction that makes them visible.
+//!
+//! Writing an object into a notifying bucket queues an S3-style notification in the events
+//! queue in the same transaction, as S3 notifications to SQS do.
+
+mod kv;
+mod objects;
+mod queue;
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+use rusqlite::{Connection, TransactionBehavior};
+
+use crate::{ports::Backends, Error, Result};
+
+const SCHEMA: &str = "
+CREATE TABLE IF NOT EXISTS objects (
+  bucket TEXT NOT NULL, key TEXT NOT NULL, size INTEGER NOT NULL, etag TEXT NOT NULL,
+  blob TEXT NOT NULL, modified_ms INTEGER NOT NULL, PRIMARY KEY (bucket, key)) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS objects_blob ON objects(blob);
+CREATE TABLE IF NOT EXISTS kv (
+  pk TEXT NOT NULL, sk TEXT NOT NULL, value TEXT NOT NULL, expires_at INTEGER NOT NULL,
+  version TEXT NOT NULL, PRIMARY KEY (pk, sk)) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS messages (
+  id INTEGER PRIMARY KEY AUTOINCREMENT, queue TEXT NOT NULL, body TEXT NOT NULL,
+  visible_at INTEGER NOT NULL, receive_count INTEGER NOT NULL DEFAULT 0, receipt TEXT,
+  last_error TEXT, dead INTEGER NOT NULL DEFAULT 0, sent_ms INTEGER NOT NULL);
+CREATE INDEX IF NOT EXISTS messages_due ON messages(queue, dead, visible_at);
+";
+
+/// The embedded backend. Cheap to clone; every clone shares one connection.
+#[derive(Clone)]
+pub struct Embedded {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    root: PathBuf,
+    conn: Mutex<Connection>,
+    /// Real buckets that notify, with the suffix a key must end in.
+    notify: Vec<(String, Option<String>)>,
+}
+
+impl std::fmt::Debug for Embedded {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Embedded({})", self.inner.root.display())
+    }
+}
+
+impl Embedded {
+    /// Opens (creating if needed) the backend in `root`, usually `<project>/.native`. `notify`
+    /// lists the real buckets whose writes queue an event, with an optional key suffix.
+    pub fn open(root: &Path, notify: Vec<(String, Option<String>)>) -> Result<Self> {
+        std::fs::create_dir_all(root.join("blobs"))
+            .and_then(|_| std::fs::create_dir_all(root.join("tmp")))
+            .map_err(|e| io_err(format!("cannot create {}", root.display()), e))?;
+        let conn = Connection::open(root.join("native.db")).map_err(db_err)?;
+        conn.busy_timeout(Duration::from_secs(30)).map_err(db_err)?;
+        conn.pragma_update(None, "journal_mode", "WAL")
+            .map_err(db_err)?;
+        conn.pragma_update(None, "synchronous", "NORMAL")
+            .map_err(db_err)?;
+        conn.execute_batch(SCHEMA).map_err(db_err)?;
+        Ok(Embedded {
+            inner: Arc::new(Inner {
+                root: root.to_path_buf(),
+                conn: Mutex::new(conn),
+                notify,
+            }),
+        })
+    }
+
+    /// The three ports, all served by this backend.
+    pub fn backends(&self) -> Backends {
+        Backends {
+            objects: Arc::new(self.clone()),
+            kv: Arc::new(self.clone()),
+            queue: Arc::new(self.clone()),
+        }
+    }
+
+    fn conn(&self) -> MutexGuard<'_, Connection> {
+        // A panic while holding the lock leaves SQLite consistent (transactions roll back on
+        // drop), so a poisoned lock is safe to keep using.
+        self.inner.conn.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Runs `f` in an immediate (write-locking) transaction, committing if it succeeds.
+    fn write<T>(&self, f: impl FnOnce(&rusqlite::Transaction<'_>) -> Result<T>) -> Result<T> {
+        let mut conn = self.conn();
+        let tx = conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(db_err)?;
+        let out = f(&tx)?;
+        tx.commit().map_err(db_err)?;
+        Ok(out)
+    }
+}
+
+pub(crate) fn db_err(e: rusqlite::Error) -> Error {
+    Error::backend("embedded", "database error", e)
+}
+
+pub(crate) fn io_err(what: String, e: std::io::Error) -> Error {
+    Error::backend("embedded", what, e)
+}
+
+/// A random token: receipts, item versions.
+pub(crate) fn token() -> String {
+    format!("{:016x}", rand::random::<u64>())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::conformance;
+    use crate::ports::QueueKind;
+
+    fn open() -> (tempfile::TempDir, Embedded) {
+        let dir = tempfile::tempdir().unwrap();
+        let e = Embedded::open(
+            dir.path(),
+            vec![
+                ("notify-b".into(), None),
+                ("batch-b".into(), Some("done.json".into())),
+            ],
+        )
+        .unwrap();
+        (dir, e)
+    }
+
+    #[tokio::test]
+    async fn conformance_objects() {
+        let (_d, e) = open();
+        conformance::objects_put_get_delete_list(&e, "data-b").await;
+    }
+
+    #[tokio::test]
+    async fn conformance_kv() {
+        let (_d, e) = open();
+        conformance::kv_conditional_writes_expiry_query(&e).await;
+    }
+
+    #[tokio::test]
+    async fn conformance_queue() {
+        let (_d, e) = open();
+        conformance::queue_delivery_and_dead_letters(&e, QueueKind::Work).await;
+    }
+
+    #[tokio::test]
+    async fn writes_into_notifying_buckets_queue_events() {
+        use crate::events::{parse_notification, Notification};
+        use crate::ports::{ObjectStore, PutMode, Queue};
+        let (_d, e) = open();
+        e.put("notify-b", "acme/x y.json", "1".into(), PutMode::Overwrite)
+            .await
+            .unwrap();
+        e.put(
+            "batch-b",
+            "acme/jobs/j/part.ndjson",
+            "1".into(),
+            PutMode::Overwrite,
+        )
+        .await
+        .unwrap();
+        e.put(
+            "batch-b",
+            "acme/jobs/j/done.json",
+            "{}".into(),
+            PutMode::Overwrite,
+        )
+        .await
+        .unwrap();
+        e.put("quiet-b", "acme/x", "1".into(), PutMode::Overwrite)
+            .await
+            .unwrap();
+        let msgs = e.receive(QueueKind::Events, 10, 30).await.unwrap();
+        let keys: Vec<_> = msgs
+            .iter()
+            .map(|m| match parse_notification(&m.body).unwrap() {
+                Notification::Records(r) => r[0].key.clone(),
+                Notification::Test => unreachable!(),
+            })
+            .collect();
+        assert_eq!(keys, ["acme/x y.json", "acme/jobs/j/done.json"]);
+    }
+
+    #[tokio::test]
+    async fn two_handles_on_one_folder_see_each_other() {
+        use crate::ports::{ObjectStore, PutMode};
+        let (d, a) = open();
+        let b = Embedded::open(d.path(), vec![]).unwrap();
+        a.put("b1", "k", "v".into(), PutMode::Create).await.unwrap();
+        let err = b
+            .put("b1", "k", "w".into(), PutMode::Create)
+            .await
+            .unwrap_err();
+        assert!(matches!(err, Error::AlreadyExists { .. }));
+        assert_eq!(&b.get("b1", "k").await.unwrap().unwrap().1[..], b"v");
+    }
+}

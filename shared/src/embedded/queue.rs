@@ -1,0 +1,173 @@
+//! The two queues of the embedded backend, with SQS's semantics: delay, visibility timeout,
+//! receive count, and a dead-letter place after [`MAX_RECEIVES`] receives.
+
+use async_trait::async_trait;
+use rusqlite::params;
+
+use super::{db_err, token, Embedded};
+use crate::ports::{
+    now_ms, DeadLetter, Message, Queue, QueueKind, QueueStats, MAX_DELAY_S, MAX_RECEIVES,
+};
+use crate::{Error, Result};
+
+impl Embedded {
+    pub(super) fn enqueue(
+        tx: &rusqlite::Connection,
+        queue: QueueKind,
+        body: &str,
+        delay_s: u32,
+    ) -> Result<()> {
+        let now = now_ms();
+        tx.execute(
+            "INSERT INTO messages (queue, body, visible_at, sent_ms) VALUES (?1, ?2, ?3, ?4)",
+            params![queue.name(), body, now + i64::from(delay_s) * 1000, now],
+        )
+        .map_err(db_err)?;
+        Ok(())
+    }
+}
+
+fn bad_receipt(receipt: &str) -> Error {
+    Error::Precondition {
+        what: format!(
+            "receipt {receipt:?} is no longer valid (the message was received again or deleted)"
+        ),
+    }
+}
+
+#[async_trait]
+impl Queue for Embedded {
+    async fn send(&self, queue: QueueKind, body: String, delay_s: u32) -> Result<()> {
+        if delay_s > MAX_DELAY_S {
+            return Err(Error::InvalidInput(format!(
+                "delay of {delay_s} s is above the maximum of {MAX_DELAY_S} s"
+            )));
+        }
+        self.write(|tx| Self::enqueue(tx, queue, &body, delay_s))
+    }
+
+    async fn receive(
+        &self,
+        queue: QueueKind,
+        max: usize,
+        visibility_s: u32,
+    ) -> Result<Vec<Message>> {
+        let max = max.clamp(1, 10);
+        self.write(|tx| {
+            let now = now_ms();
+            let mut out = Vec::new();
+            let mut stmt = tx
+                .prepare_cached(
+                    "SELECT id, body, receive_count FROM messages
+                     WHERE queue = ?1 AND dead = 0 AND visible_at <= ?2 ORDER BY visible_at, id LIMIT ?3",
+                )
+                .map_err(db_err)?;
+            let due = stmt
+                .query_map(params![queue.name(), now, max as i64 * 2], |r| {
+                    Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?, r.get::<_, u32>(2)?))
+                })
+                .map_err(db_err)?
+                .collect::<Result<Vec<_>, _>>()
+                .map_err(db_err)?;
+            for (id, body, count) in due {
+                if count >= MAX_RECEIVES {
+                    tx.execute("UPDATE messages SET dead = 1 WHERE id = ?1", [id])
+                        .map_err(db_err)?;
+                    continue;
+                }
+                if out.len() == max {
+                    break;
+                }
+                let receipt = format!("{id}:{}", token());
+                tx.execute(
+                    "UPDATE messages SET receive_count = receive_count + 1, receipt = ?2, visible_at = ?3 WHERE id = ?1",
+                    params![id, receipt, now + i64::from(visibility_s) * 1000],
+                )
+                .map_err(db_err)?;
+                out.push(Message { id: id.to_string(), receipt, body, receive_count: count + 1 });
+            }
+            Ok(out)
+        })
+    }
+
+    async fn delete(&self, _queue: QueueKind, receipt: &str) -> Result<()> {
+        self.write(|tx| {
+            let n = tx
+                .execute(
+                    "DELETE FROM messages WHERE receipt = ?1 AND dead = 0",
+                    [receipt],
+                )
+                .map_err(db_err)?;
+            if n == 0 {
+                return Err(bad_receipt(receipt));
+            }
+            Ok(())
+        })
+    }
+
+    async fn retry_later(
+        &self,
+        _queue: QueueKind,
+        receipt: &str,
+        delay_s: u32,
+        error: &str,
+    ) -> Result<()> {
+        self.write(|tx| {
+            let n = tx
+                .execute(
+                    "UPDATE messages SET visible_at = ?2, last_error = ?3 WHERE receipt = ?1 AND dead = 0",
+                    params![receipt, now_ms() + i64::from(delay_s) * 1000, error],
+                )
+                .map_err(db_err)?;
+            if n == 0 {
+                return Err(bad_receipt(receipt));
+            }
+            Ok(())
+        })
+    }
+
+    async fn stats(&self, queue: QueueKind) -> Result<QueueStats> {
+        let conn = self.conn();
+        conn.query_row(
+            "SELECT
+               coalesce(sum(dead = 0 AND visible_at <= ?2), 0),
+               coalesce(sum(dead = 0 AND visible_at > ?2), 0),
+               coalesce(sum(dead = 1), 0)
+             FROM messages WHERE queue = ?1",
+            params![queue.name(), now_ms()],
+            |r| {
+                Ok(QueueStats {
+                    visible: r.get::<_, i64>(0)? as u64,
+                    waiting: r.get::<_, i64>(1)? as u64,
+                    dead: r.get::<_, i64>(2)? as u64,
+                })
+            },
+        )
+        .map_err(db_err)
+    }
+
+    async fn dead_letters(&self, queue: QueueKind, max: usize) -> Result<Vec<DeadLetter>> {
+        // A message past its last receive counts as dead even before a receive moves it.
+        let conn = self.conn();
+        let mut stmt = conn
+            .prepare_cached(
+                "SELECT id, body, receive_count, last_error FROM messages
+                 WHERE queue = ?1 AND (dead = 1 OR (receive_count >= ?2 AND visible_at <= ?3)) ORDER BY id LIMIT ?4",
+            )
+            .map_err(db_err)?;
+        let rows = stmt
+            .query_map(
+                params![queue.name(), MAX_RECEIVES, now_ms(), max as i64],
+                |r| {
+                    Ok(DeadLetter {
+                        id: r.get::<_, i64>(0)?.to_string(),
+                        body: r.get(1)?,
+                        receive_count: r.get(2)?,
+                        last_error: r.get(3)?,
+                    })
+                },
+            )
+            .map_err(db_err)?;
+        rows.collect::<Result<Vec<_>, _>>().map_err(db_err)
+    }
+}

@@ -1,0 +1,129 @@
+//! The one error type of the core crate. Backend-private errors map into it so that callers can
+//! tell a missing object from a failed precondition from a breached limit without parsing text.
+
+use std::fmt;
+
+/// Result with the core [`Error`].
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// Everything that can go wrong in native's core, by kind.
+#[non_exhaustive]
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// A thing that was addressed does not exist (a script, a tenant, a bucket name).
+    #[error("{what} not found{}", with_hint(hint))]
+    NotFound {
+        /// What was looked for, e.g. `script "ack" of tenant "acme"`.
+        what: String,
+        /// What to do about it.
+        hint: String,
+    },
+    /// A create-only write found the item or object already there.
+    #[error("{what} already exists")]
+    AlreadyExists {
+        /// What was written.
+        what: String,
+    },
+    /// A conditional write found a different version than the caller expected.
+    #[error("precondition failed: {what}")]
+    Precondition {
+        /// What the condition was about.
+        what: String,
+    },
+    /// A tenant limit was breached.
+    #[error("limit {limit} exceeded: {detail}")]
+    LimitExceeded {
+        /// The name of the limit as written in the tenant config, e.g. `max_data_ops`.
+        limit: &'static str,
+        /// The figures: what was used and what is allowed.
+        detail: String,
+    },
+    /// Input that can never succeed: a bad key, a malformed event, an unknown option.
+    #[error("{0}")]
+    InvalidInput(String),
+    /// A configuration file is wrong; names the file, the field and why.
+    #[error("{file}: {field}: {why}")]
+    Config {
+        /// The file, relative to the project or the scripts bucket.
+        file: String,
+        /// The field, as a dotted path (`limits.max_data_ops`), or `-` for the whole file.
+        field: String,
+        /// What is wrong and what would be right.
+        why: String,
+    },
+    /// A script raised an error, or breached a limit while running.
+    #[error("script \"{script}\" of tenant \"{tenant}\" failed: {message}")]
+    Script {
+        /// The tenant.
+        tenant: String,
+        /// The script name (without `.luau`).
+        script: String,
+        /// The message, starting with `<script>.luau:<line>:` where Luau knows the line.
+        message: String,
+    },
+    /// The invocation ran past its deadline.
+    #[error("timeout: {0}")]
+    Timeout(String),
+    /// A backend failed in a way the caller cannot fix (I/O, the network, the service).
+    #[error("{backend} backend: {message}")]
+    Backend {
+        /// Which backend: `embedded`, `s3`, `dynamodb`, `sqs`.
+        backend: &'static str,
+        /// What failed.
+        message: String,
+        /// The underlying error, kept for its kind.
+        #[source]
+        source: Option<Box<dyn std::error::Error + Send + Sync>>,
+    },
+}
+
+fn with_hint(h: &str) -> String {
+    if h.is_empty() {
+        String::new()
+    } else {
+        format!(": {h}")
+    }
+}
+
+impl Error {
+    /// A [`Error::NotFound`] without a hint.
+    pub fn not_found(what: impl fmt::Display) -> Self {
+        Error::NotFound {
+            what: what.to_string(),
+            hint: String::new(),
+        }
+    }
+
+    /// A [`Error::Backend`] from any error.
+    pub fn backend(
+        backend: &'static str,
+        message: impl fmt::Display,
+        source: impl Into<Box<dyn std::error::Error + Send + Sync>>,
+    ) -> Self {
+        Error::Backend {
+            backend,
+            message: message.to_string(),
+            source: Some(source.into()),
+        }
+    }
+
+    /// A [`Error::Config`].
+    pub fn config(
+        file: impl fmt::Display,
+        field: impl fmt::Display,
+        why: impl fmt::Display,
+    ) -> Self {
+        Error::Config {
+            file: file.to_string(),
+            field: field.to_string(),
+            why: why.to_string(),
+        }
+    }
+
+    /// Whether retrying the same work later may succeed. Config and input errors never do; a
+    /// script error may (it may depend on data that changes), so queues retry it up to the
+    /// dead-letter limit.
+    pub fn is_retryable(&self) -> bool {
+        !matches!(self, Error::InvalidInput(_) | Error::Config { .. })
+    }
+}

@@ -1,0 +1,76 @@
+//! The key-value port: JSON items in partitions, with conditional writes, expiry and ordered
+//! queries of one partition.
+
+use async_trait::async_trait;
+
+use super::PutMode;
+use crate::Result;
+
+/// An item to write.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NewItem {
+    /// Partition key.
+    pub pk: String,
+    /// Sort key within the partition.
+    pub sk: String,
+    /// The value, as JSON text.
+    pub value: String,
+    /// When the item expires, in seconds since the epoch. Expired items are never returned.
+    pub expires_at_s: i64,
+}
+
+/// A stored item.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Item {
+    /// Partition key.
+    pub pk: String,
+    /// Sort key within the partition.
+    pub sk: String,
+    /// The value, as JSON text.
+    pub value: String,
+    /// When the item expires, in seconds since the epoch.
+    pub expires_at_s: i64,
+    /// Changes with every write; pass to [`PutMode::Update`] for a compare-and-set.
+    pub version: String,
+}
+
+/// One page of a query.
+#[derive(Debug, Clone, Default)]
+pub struct ItemPage {
+    /// Items in sort key order.
+    pub items: Vec<Item>,
+    /// Pass back as `after` for the next page; `None` on the last page.
+    pub next: Option<String>,
+}
+
+/// The most items that [`KvStore::put_batch`] takes in one call (DynamoDB's BatchWriteItem).
+pub const MAX_BATCH_ITEMS: usize = 25;
+
+/// A key-value table. Every read is strongly consistent and ignores expired items, whether or
+/// not the backend has deleted them yet.
+#[async_trait]
+pub trait KvStore: std::fmt::Debug + Send + Sync {
+    /// Reads one item.
+    async fn get(&self, pk: &str, sk: &str) -> Result<Option<Item>>;
+
+    /// Writes one item under `mode` and returns its new version. An expired item counts as
+    /// absent for [`PutMode::Create`].
+    async fn put(&self, item: NewItem, mode: PutMode) -> Result<String>;
+
+    /// Deletes one item; with `if_version`, only if it still has that version
+    /// ([`crate::Error::Precondition`] otherwise). Returns whether an item was there.
+    async fn delete(&self, pk: &str, sk: &str, if_version: Option<&str>) -> Result<bool>;
+
+    /// Items of partition `pk` whose sort key starts with `prefix`, in sort key order, strictly
+    /// after `after`, at most `limit`.
+    async fn query(
+        &self,
+        pk: &str,
+        prefix: &str,
+        after: Option<&str>,
+        limit: usize,
+    ) -> Result<ItemPage>;
+
+    /// Writes up to [`MAX_BATCH_ITEMS`] items unconditionally, in one backend call.
+    async fn put_batch(&self, items: Vec<NewItem>) -> Result<()>;
+}

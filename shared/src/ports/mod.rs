@@ -1,0 +1,45 @@
+//! The ports: what the core needs from storage and messaging, as traits with one implementation
+//! per backend (`embedded` on disk, `aws` with the SDK). Shaped like `object_store`: a small
+//! required core per trait, conditional writes as data ([`PutMode`]), and one conformance suite
+//! ([`crate::conformance`]) that every implementation passes.
+
+mod kv;
+mod objects;
+mod queue;
+
+pub use kv::{Item, ItemPage, KvStore, NewItem, MAX_BATCH_ITEMS};
+pub use objects::{ListPage, ObjectMeta, ObjectStore};
+pub use queue::{DeadLetter, Message, Queue, QueueKind, QueueStats, MAX_DELAY_S, MAX_RECEIVES};
+
+use std::sync::Arc;
+
+/// How a write treats what is already there.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PutMode {
+    /// Write whatever is there.
+    Overwrite,
+    /// Write only if nothing is there; otherwise [`crate::Error::AlreadyExists`].
+    Create,
+    /// Write only if the current version (an etag, or an item's version) is this one; otherwise
+    /// [`crate::Error::Precondition`].
+    Update(String),
+}
+
+/// The three backends a runtime uses, as shared trait objects.
+#[derive(Clone, Debug)]
+pub struct Backends {
+    /// Buckets.
+    pub objects: Arc<dyn ObjectStore>,
+    /// The key-value table.
+    pub kv: Arc<dyn KvStore>,
+    /// The events and work queues.
+    pub queue: Arc<dyn Queue>,
+}
+
+/// Milliseconds since the Unix epoch, now.
+pub fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as i64)
+        .unwrap_or(0)
+}

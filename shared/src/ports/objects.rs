@@ -1,0 +1,56 @@
+//! The object store port: buckets of immutable objects addressed by key.
+
+use async_trait::async_trait;
+use bytes::Bytes;
+
+use super::PutMode;
+use crate::Result;
+
+/// What is known about a stored object without reading it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ObjectMeta {
+    /// The full key in the real bucket.
+    pub key: String,
+    /// Size in bytes.
+    pub size: u64,
+    /// An opaque version tag that changes with every write.
+    pub etag: String,
+    /// When it was last written, in ms since the epoch.
+    pub modified_ms: i64,
+}
+
+/// One page of a listing.
+#[derive(Debug, Clone, Default)]
+pub struct ListPage {
+    /// Objects in key order.
+    pub objects: Vec<ObjectMeta>,
+    /// Pass back as `after` to get the next page; `None` on the last page.
+    pub next: Option<String>,
+}
+
+/// Buckets of objects. Bucket names are real names (`acme-in`), keys are full keys; mapping from
+/// the logical names and tenant folders that scripts use happens in the host API.
+#[async_trait]
+pub trait ObjectStore: std::fmt::Debug + Send + Sync {
+    /// Writes an object whole. Returns its metadata (with the new etag).
+    async fn put(&self, bucket: &str, key: &str, data: Bytes, mode: PutMode) -> Result<ObjectMeta>;
+
+    /// Reads an object whole; `None` when there is none.
+    async fn get(&self, bucket: &str, key: &str) -> Result<Option<(ObjectMeta, Bytes)>>;
+
+    /// Reads an object's metadata; `None` when there is none.
+    async fn head(&self, bucket: &str, key: &str) -> Result<Option<ObjectMeta>>;
+
+    /// Deletes an object. Deleting what is not there succeeds.
+    async fn delete(&self, bucket: &str, key: &str) -> Result<()>;
+
+    /// Lists objects whose key starts with `prefix`, in key order, strictly after the key
+    /// `after`, at most `limit` (1 to 1000) of them.
+    async fn list(
+        &self,
+        bucket: &str,
+        prefix: &str,
+        after: Option<&str>,
+        limit: usize,
+    ) -> Result<ListPage>;
+}

@@ -1,0 +1,102 @@
+//! The queue port: at-least-once messages with delay, visibility timeout, receive count and a
+//! dead-letter place, as SQS has them.
+
+use async_trait::async_trait;
+
+use crate::Result;
+
+/// The longest delay a message can have, in seconds (SQS's limit).
+pub const MAX_DELAY_S: u32 = 900;
+
+/// Receives after which a message that is still not deleted moves to the dead-letter place.
+pub const MAX_RECEIVES: u32 = 5;
+
+/// Which of the two queues.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum QueueKind {
+    /// S3-style object notifications, for the router.
+    Events,
+    /// Script messages: continuations and `native.queue.send`.
+    Work,
+}
+
+impl QueueKind {
+    /// The queue's name as shown to people.
+    pub fn name(self) -> &'static str {
+        match self {
+            QueueKind::Events => "events",
+            QueueKind::Work => "work",
+        }
+    }
+}
+
+/// A received message.
+#[derive(Debug, Clone)]
+pub struct Message {
+    /// Stable id of the message.
+    pub id: String,
+    /// Handle for [`Queue::delete`] and [`Queue::retry_later`] of this receive.
+    pub receipt: String,
+    /// The body as sent.
+    pub body: String,
+    /// How many times it has been received, this time included (1 on first delivery).
+    pub receive_count: u32,
+}
+
+/// A message that was received [`MAX_RECEIVES`] times without being deleted.
+#[derive(Debug, Clone)]
+pub struct DeadLetter {
+    /// Stable id of the message.
+    pub id: String,
+    /// The body as sent.
+    pub body: String,
+    /// How many times it was received.
+    pub receive_count: u32,
+    /// The last error recorded with [`Queue::retry_later`], where the backend keeps it.
+    pub last_error: Option<String>,
+}
+
+/// What a queue holds, for draining and for people.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct QueueStats {
+    /// Messages that can be received now.
+    pub visible: u64,
+    /// Messages delayed or in flight (received, not yet deleted or visible again).
+    pub waiting: u64,
+    /// Messages in the dead-letter place.
+    pub dead: u64,
+}
+
+/// Two at-least-once queues.
+#[async_trait]
+pub trait Queue: std::fmt::Debug + Send + Sync {
+    /// Sends a message, visible after `delay_s` (at most [`MAX_DELAY_S`]).
+    async fn send(&self, queue: QueueKind, body: String, delay_s: u32) -> Result<()>;
+
+    /// Receives up to `max` (1 to 10) visible messages and hides them for `visibility_s`.
+    async fn receive(
+        &self,
+        queue: QueueKind,
+        max: usize,
+        visibility_s: u32,
+    ) -> Result<Vec<Message>>;
+
+    /// Deletes a received message: it was handled.
+    async fn delete(&self, queue: QueueKind, receipt: &str) -> Result<()>;
+
+    /// Makes a received message visible again after `delay_s`, recording why it failed where the
+    /// backend can keep that.
+    async fn retry_later(
+        &self,
+        queue: QueueKind,
+        receipt: &str,
+        delay_s: u32,
+        error: &str,
+    ) -> Result<()>;
+
+    /// Counts what the queue holds.
+    async fn stats(&self, queue: QueueKind) -> Result<QueueStats>;
+
+    /// Lists up to `max` dead letters of the queue without removing them.
+    async fn dead_letters(&self, queue: QueueKind, max: usize) -> Result<Vec<DeadLetter>>;
+}
