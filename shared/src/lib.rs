@@ -4,9 +4,14 @@
 pub mod config;
 pub mod conformance;
 pub mod embedded;
+pub mod engine;
 pub mod error;
 pub mod events;
+pub mod host;
 pub mod keys;
+pub mod local;
 pub mod ports;
+pub mod runtime;
+pub mod tenants;
 
 pub use error::{Error, Result};

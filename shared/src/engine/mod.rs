@@ -1,0 +1,239 @@
+//! The script engine: runs one entry point of one script for one invocation, sandboxed, within
+//! the tenant's limits. VMs are pooled per tenant (never shared between tenants) and each
+//! invocation gets fresh globals; bytecode is cached by content hash.
+
+mod bytecode;
+mod sandbox;
+
+pub use bytecode::{bytecode, cached_count, compile};
+pub use sandbox::Vm;
+
+use std::cell::{Cell, RefCell};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use mlua::chunk::ChunkMode;
+use mlua::{Function, Value};
+
+use crate::config::Tenant;
+use crate::host::{self, Invocation};
+use crate::runtime::Services;
+use crate::Error;
+
+/// The entry points a script can have.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Entry {
+    /// `on_invoke(ctx, ev)`: a direct invocation.
+    Invoke,
+    /// `on_queue(ctx, ev)`: a queue message or a routed object event.
+    Queue,
+    /// `on_route(ctx, event)`: the router.
+    Route,
+}
+
+impl Entry {
+    /// The function's name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Entry::Invoke => "on_invoke",
+            Entry::Queue => "on_queue",
+            Entry::Route => "on_route",
+        }
+    }
+}
+
+/// One call of a script.
+#[derive(Debug, Clone)]
+pub struct Call {
+    /// The tenant.
+    pub tenant: Arc<Tenant>,
+    /// The script to run.
+    pub script: String,
+    /// Which entry point.
+    pub entry: Entry,
+    /// The event, passed as the second argument.
+    pub event: serde_json::Value,
+    /// 1 on first delivery.
+    pub attempt: u32,
+}
+
+const POOL_PER_TENANT: usize = 8;
+
+/// Idle VMs of one tenant, with the tenant version they were built for.
+type Pool = ([u8; 32], Vec<Vm>);
+
+/// Runs scripts. One per process; cheap to share.
+#[derive(Default)]
+pub struct Engine {
+    pools: Mutex<HashMap<String, Pool>>,
+}
+
+impl std::fmt::Debug for Engine {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Engine")
+    }
+}
+
+impl Engine {
+    /// A new engine with empty pools.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    fn take_vm(&self, tenant: &Tenant, services: &Services) -> Result<Vm, Error> {
+        {
+            let mut pools = self.pools.lock().unwrap_or_else(|p| p.into_inner());
+            if let Some((version, vms)) = pools.get_mut(&tenant.name) {
+                if *version == tenant.version {
+                    if let Some(vm) = vms.pop() {
+                        return Ok(vm);
+                    }
+                }
+            }
+        }
+        Vm::new(tenant, &services.deployment).map_err(|e| Error::Script {
+            tenant: tenant.name.clone(),
+            script: "-".into(),
+            message: format!("cannot set up the script VM: {}", message_of(&e)),
+        })
+    }
+
+    fn give_back(&self, tenant: &Tenant, vm: Vm) {
+        let mut pools = self.pools.lock().unwrap_or_else(|p| p.into_inner());
+        let entry = pools
+            .entry(tenant.name.clone())
+            .or_insert_with(|| (tenant.version, Vec::new()));
+        if entry.0 != tenant.version {
+            // The tenant changed: VMs built for the old config go.
+            *entry = (tenant.version, Vec::new());
+        }
+        if entry.1.len() < POOL_PER_TENANT {
+            entry.1.push(vm);
+        }
+    }
+
+    /// Runs a call to its end on the current thread, blocking on backend calls through
+    /// `handle`. Returns the entry point's return value as JSON (`null` for nothing).
+    pub fn run(
+        &self,
+        services: &Arc<Services>,
+        handle: &tokio::runtime::Handle,
+        call: &Call,
+    ) -> Result<serde_json::Value, Error> {
+        let tenant = &call.tenant;
+        let script = tenant.script(&call.script)?;
+        let fail = |message: String| Error::Script {
+            tenant: tenant.name.clone(),
+            script: call.script.clone(),
+            message,
+        };
+        let code = bytecode(script).map_err(fail)?;
+        let vm = self.take_vm(tenant, services)?;
+        let limits = tenant.config.limits;
+        let timeout = Duration::from_secs(u64::from(limits.timeout_s));
+        let request_id = format!("{:032x}", rand::random::<u128>());
+        let deadline_ms = crate::ports::now_ms() + timeout.as_millis() as i64;
+        vm.lua.set_app_data(Invocation {
+            tenant: tenant.clone(),
+            script: call.script.clone(),
+            request_id: request_id.clone(),
+            services: services.clone(),
+            deadline: Instant::now() + timeout,
+            deadline_ms,
+            handle: handle.clone(),
+            data_ops: Cell::new(0),
+            stream_bytes: Cell::new(0),
+            breach: RefCell::new(None),
+        });
+        let base = vm.lua.used_memory();
+        let _ = vm
+            .lua
+            .set_memory_limit(base + limits.max_memory_mb as usize * 1024 * 1024);
+
+        let result = run_in(&vm, call, &code, &request_id, deadline_ms);
+        let inv = vm.lua.remove_app_data::<Invocation>();
+        let breach = inv.and_then(|i| i.breach.into_inner());
+        let _ = vm.lua.set_memory_limit(0);
+        let out = match (result, breach) {
+            (_, Some(limit)) => Err(fail(limit)),
+            (Ok(v), None) => Ok(v),
+            (Err(e), None) => Err(fail(message_of(&e))),
+        };
+        // A VM that hit a limit may hold a half-built heap: let it go rather than reuse it.
+        if out.is_ok()
+            || matches!(&out, Err(Error::Script { message, .. }) if !message.starts_with("limit "))
+        {
+            if vm.lua.used_memory() > base + 8 * 1024 * 1024 {
+                let _ = vm.lua.gc_collect();
+            }
+            self.give_back(tenant, vm);
+        }
+        out
+    }
+}
+
+fn run_in(
+    vm: &Vm,
+    call: &Call,
+    code: &[u8],
+    request_id: &str,
+    deadline_ms: i64,
+) -> mlua::Result<serde_json::Value> {
+    let lua = &vm.lua;
+    let env = vm.new_env()?;
+    let chunk = lua
+        .load(code)
+        .set_name(format!("@{}.luau", call.script))
+        .set_mode(ChunkMode::Binary)
+        .set_environment(env.clone())
+        .into_function()?;
+    let returned: Value = chunk.call(())?;
+    let name = call.entry.name();
+    let from_table = match &returned {
+        Value::Table(t) => t.raw_get::<Option<Function>>(name)?,
+        _ => None,
+    };
+    let entry = match from_table {
+        Some(f) => f,
+        None => env.raw_get::<Option<Function>>(name)?.ok_or_else(|| {
+            mlua::Error::RuntimeError(format!(
+                "{}.luau has no {name}(ctx, ev): define it as a global function or return it in a table",
+                call.script
+            ))
+        })?,
+    };
+    let ctx = lua.create_table()?;
+    ctx.raw_set("tenant", call.tenant.name.as_str())?;
+    ctx.raw_set("script", call.script.as_str())?;
+    ctx.raw_set("request_id", request_id)?;
+    ctx.raw_set("attempt", call.attempt)?;
+    ctx.raw_set("deadline_ms", deadline_ms)?;
+    ctx.set_readonly(true);
+    let ev = host::to_lua(lua, &call.event)?;
+    let out: Value = entry.call((ctx, ev))?;
+    if out.is_nil() {
+        return Ok(serde_json::Value::Null);
+    }
+    host::from_lua(lua, out)
+}
+
+/// The message of an mlua error without mlua's wrapping ("callback error", tracebacks).
+pub fn message_of(e: &mlua::Error) -> String {
+    match e {
+        mlua::Error::CallbackError { cause, .. } => message_of(cause),
+        mlua::Error::WithContext { cause, .. } => message_of(cause),
+        // Tracebacks go to the logs, not into the message people read first.
+        mlua::Error::RuntimeError(m) => m
+            .split("\nstack traceback:")
+            .next()
+            .unwrap_or(m)
+            .to_string(),
+        mlua::Error::SyntaxError { message, .. } => message.clone(),
+        mlua::Error::MemoryError(_) => {
+            "limit max_memory_mb exceeded: the script's Luau heap reached its limit".into()
+        }
+        mlua::Error::ExternalError(e) => e.to_string(),
+        other => other.to_string(),
+    }
+}

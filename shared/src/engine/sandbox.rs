@@ -1,0 +1,126 @@
+//! A sandboxed Luau VM for one tenant. The standard library is trimmed to what cannot reach
+//! outside the invocation, the host `native` table is added, and everything shared is made
+//! read-only before `sandbox(true)`. Each invocation then runs in its own globals table whose
+//! misses fall through to the shared read-only globals: nothing one invocation writes is seen by
+//! the next.
+
+use std::time::Instant;
+
+use mlua::{Lua, LuaOptions, LuaSerdeExt, StdLib, Table, Value, VmState};
+
+use crate::config::{Deployment, Tenant};
+use crate::host::{self, Invocation};
+
+/// Globals removed before sandboxing: they load code, reach other environments or the process.
+const REMOVED: [&str; 6] = [
+    "require",
+    "loadstring",
+    "getfenv",
+    "setfenv",
+    "load",
+    "dofile",
+];
+
+/// A VM with its shared read-only globals.
+pub struct Vm {
+    /// The Luau state.
+    pub lua: Lua,
+    /// The read-only globals every invocation's environment falls through to.
+    pub globals: Table,
+    /// The metatable for invocation environments.
+    env_meta: Table,
+}
+
+impl Vm {
+    /// A new VM for a tenant.
+    pub fn new(tenant: &Tenant, deployment: &Deployment) -> mlua::Result<Vm> {
+        let libs = StdLib::COROUTINE
+            | StdLib::TABLE
+            | StdLib::OS
+            | StdLib::STRING
+            | StdLib::UTF8
+            | StdLib::BIT
+            | StdLib::MATH
+            | StdLib::BUFFER;
+        let lua = Lua::new_with(libs, LuaOptions::default())?;
+        let g = lua.globals();
+        for name in REMOVED {
+            g.raw_set(name, Value::Nil)?;
+        }
+        // Only `os.clock`, `os.date`, `os.difftime` and `os.time` exist in Luau's os library;
+        // check anyway, so that a newer Luau cannot bring more in unnoticed.
+        let os: Table = g.get("os")?;
+        for pair in os.clone().pairs::<String, Value>() {
+            let (k, _) = pair?;
+            if !["clock", "date", "difftime", "time"].contains(&k.as_str()) {
+                os.raw_set(k, Value::Nil)?;
+            }
+        }
+        g.raw_set("collectgarbage", lua.create_function(collectgarbage)?)?;
+        g.raw_set("print", lua.create_function(print)?)?;
+        g.raw_set(
+            "native",
+            host::native_table(&lua, deployment, &tenant.config.config)?,
+        )?;
+        // Tables that mlua shares between conversions must not be writable either.
+        lua.array_metatable().set_readonly(true);
+        lua.set_interrupt(|lua| {
+            if let Some(inv) = lua.app_data_ref::<Invocation>() {
+                if Instant::now() >= inv.deadline {
+                    let msg = inv.timeout_message();
+                    *inv.breach.borrow_mut() = Some(msg.clone());
+                    return Err(mlua::Error::RuntimeError(msg));
+                }
+            }
+            Ok(VmState::Continue)
+        });
+        lua.sandbox(true)?;
+        let env_meta = lua.create_table()?;
+        env_meta.raw_set("__index", g.clone())?;
+        env_meta.raw_set("__metatable", "locked")?;
+        env_meta.set_readonly(true);
+        Ok(Vm {
+            lua,
+            globals: g,
+            env_meta,
+        })
+    }
+
+    /// A fresh globals table for one invocation.
+    pub fn new_env(&self) -> mlua::Result<Table> {
+        let env = self.lua.create_table()?;
+        env.raw_set("_G", env.clone())?;
+        env.set_metatable(Some(self.env_meta.clone()))?;
+        Ok(env)
+    }
+}
+
+/// `collectgarbage`: only `"count"` is allowed; a full collection would let one script slow the
+/// VM for everyone and leak timing.
+fn collectgarbage(lua: &Lua, opt: Option<String>) -> mlua::Result<f64> {
+    match opt.as_deref() {
+        Some("count") => Ok(lua.used_memory() as f64 / 1024.0),
+        other => Err(host::raise(
+            lua,
+            format!(
+                "collectgarbage({:?}) is not allowed; only collectgarbage(\"count\") is",
+                other.unwrap_or("collect")
+            ),
+        )),
+    }
+}
+
+/// `print(...)`: an info log line, so that nothing is written to the function's stdout.
+fn print(lua: &Lua, args: mlua::Variadic<Value>) -> mlua::Result<()> {
+    let parts: Vec<String> = args
+        .iter()
+        .map(|v| v.to_string().unwrap_or_else(|_| "?".into()))
+        .collect();
+    let inv = host::invocation(lua)?;
+    let rec = serde_json::json!({
+        "ts_ms": crate::ports::now_ms(), "level": "info", "tenant": inv.tenant.name,
+        "script": inv.script, "request_id": inv.request_id, "msg": parts.join("\t"),
+    });
+    inv.services.log.write(&rec);
+    Ok(())
+}

@@ -1,0 +1,195 @@
+//! `native.bucket.<Name>`: the tenant's folder in each data bucket of `buckets.map`.
+
+use bytes::Bytes;
+use mlua::{Lua, Table};
+
+use super::{check_key, invocation, raise};
+use crate::config::Deployment;
+use crate::ports::PutMode;
+
+const MB: u64 = 1024 * 1024;
+
+/// The `native.bucket` table: one table of functions per logical bucket name.
+pub fn module(lua: &Lua, deployment: &Deployment) -> mlua::Result<Table> {
+    let t = lua.create_table()?;
+    for logical in deployment.buckets.map.keys() {
+        t.set(logical.as_str(), bucket(lua, logical)?)?;
+    }
+    // An unknown name is an error that lists the known ones, not a nil to index later.
+    let names: Vec<String> = deployment.buckets.map.keys().cloned().collect();
+    let meta = lua.create_table()?;
+    meta.set(
+        "__index",
+        lua.create_function(
+            move |lua, (_t, name): (mlua::Value, String)| -> mlua::Result<()> {
+                Err(raise(
+                    lua,
+                    format!(
+                        "unknown bucket {name:?}: buckets.map of deployment.json has {}",
+                        if names.is_empty() {
+                            "no buckets".into()
+                        } else {
+                            names.join(", ")
+                        }
+                    ),
+                ))
+            },
+        )?,
+    )?;
+    t.set_metatable(Some(meta))?;
+    Ok(t)
+}
+
+fn bucket(lua: &Lua, logical: &str) -> mlua::Result<Table> {
+    let t = lua.create_table()?;
+    let name = logical.to_string();
+
+    let n = name.clone();
+    t.set(
+        "get",
+        lua.create_function(move |lua, key: String| {
+            check_key(lua, &key)?;
+            let inv = invocation(lua)?;
+            inv.charge(lua, 1)?;
+            let (real, full) = locate(&inv.services.deployment, &n, &inv.tenant.name, &key);
+            let got = inv.block_on(lua, inv.services.backends.objects.get(&real, &full))?;
+            let Some((meta, data)) = got else {
+                return Ok(None);
+            };
+            let max = u64::from(inv.tenant.config.limits.max_object_mb);
+            if meta.size > max * MB {
+                return Err(inv.breach(
+                    lua,
+                    format!(
+                        "limit max_object_mb exceeded: {n}/{key} is {} bytes and the tenant reads \
+                         objects of at most {max} MB whole; stream it with native.ndjson.rows",
+                        meta.size
+                    ),
+                ));
+            }
+            lua.create_string(&data).map(Some)
+        })?,
+    )?;
+
+    let n = name.clone();
+    t.set(
+        "put",
+        lua.create_function(move |lua, (key, body): (String, mlua::LuaString)| {
+            check_key(lua, &key)?;
+            let inv = invocation(lua)?;
+            let max = u64::from(inv.tenant.config.limits.max_object_mb);
+            let len = body.as_bytes().len() as u64;
+            if len > max * MB {
+                return Err(inv.breach(
+                    lua,
+                    format!("limit max_object_mb exceeded: the body for {n}/{key} is {len} bytes; the limit is {max} MB"),
+                ));
+            }
+            inv.charge(lua, 1)?;
+            let (real, full) = locate(&inv.services.deployment, &n, &inv.tenant.name, &key);
+            let data = Bytes::copy_from_slice(&body.as_bytes());
+            let meta = inv.block_on(lua, inv.services.backends.objects.put(&real, &full, data, PutMode::Overwrite))?;
+            Ok(meta.etag)
+        })?,
+    )?;
+
+    let n = name.clone();
+    t.set(
+        "delete",
+        lua.create_function(move |lua, key: String| {
+            check_key(lua, &key)?;
+            let inv = invocation(lua)?;
+            inv.charge(lua, 1)?;
+            let (real, full) = locate(&inv.services.deployment, &n, &inv.tenant.name, &key);
+            inv.block_on(lua, inv.services.backends.objects.delete(&real, &full))
+        })?,
+    )?;
+
+    let n = name.clone();
+    t.set(
+        "head",
+        lua.create_function(move |lua, key: String| {
+            check_key(lua, &key)?;
+            let inv = invocation(lua)?;
+            inv.charge(lua, 1)?;
+            let (real, full) = locate(&inv.services.deployment, &n, &inv.tenant.name, &key);
+            let Some(meta) = inv.block_on(lua, inv.services.backends.objects.head(&real, &full))?
+            else {
+                return Ok(None);
+            };
+            let t = lua.create_table()?;
+            t.set("key", key)?;
+            t.set("size", meta.size)?;
+            t.set("etag", meta.etag)?;
+            t.set("modified_ms", meta.modified_ms)?;
+            Ok(Some(t))
+        })?,
+    )?;
+
+    let n = name;
+    t.set(
+        "list",
+        lua.create_function(
+            move |lua, (prefix, opts): (Option<String>, Option<Table>)| {
+                let prefix = prefix.unwrap_or_default();
+                crate::keys::check_prefix(&prefix).map_err(|why| raise(lua, why))?;
+                let (after, limit) = match &opts {
+                    Some(o) => (
+                        o.get::<Option<String>>("cursor")?,
+                        o.get::<Option<usize>>("limit")?,
+                    ),
+                    None => (None, None),
+                };
+                let limit = limit.unwrap_or(1000);
+                if !(1..=1000).contains(&limit) {
+                    return Err(raise(
+                        lua,
+                        format!("list: limit must be 1 to 1000, not {limit}"),
+                    ));
+                }
+                let inv = invocation(lua)?;
+                inv.charge(lua, 1)?;
+                let folder = inv.services.deployment.full_key(&n, &inv.tenant.name, "");
+                let real = real_bucket(&inv.services.deployment, &n);
+                let full_prefix = format!("{folder}{prefix}");
+                let full_after = after.map(|a| format!("{folder}{a}"));
+                let page = inv.block_on(
+                    lua,
+                    inv.services.backends.objects.list(
+                        &real,
+                        &full_prefix,
+                        full_after.as_deref(),
+                        limit,
+                    ),
+                )?;
+                let keys = lua.create_table()?;
+                let objects = lua.create_table()?;
+                for (i, o) in page.objects.iter().enumerate() {
+                    let rel = &o.key[folder.len()..];
+                    keys.raw_seti(i + 1, rel)?;
+                    let m = lua.create_table()?;
+                    m.set("key", rel)?;
+                    m.set("size", o.size)?;
+                    m.set("etag", o.etag.as_str())?;
+                    m.set("modified_ms", o.modified_ms)?;
+                    objects.raw_seti(i + 1, m)?;
+                }
+                let out = lua.create_table()?;
+                out.set("keys", keys)?;
+                out.set("objects", objects)?;
+                out.set("cursor", page.next.map(|k| k[folder.len()..].to_string()))?;
+                Ok(out)
+            },
+        )?,
+    )?;
+    Ok(t)
+}
+
+fn real_bucket(d: &Deployment, logical: &str) -> String {
+    d.real_bucket(logical).unwrap_or_default().to_string()
+}
+
+/// The real bucket and full key of a tenant's relative key.
+pub(crate) fn locate(d: &Deployment, logical: &str, tenant: &str, key: &str) -> (String, String) {
+    (real_bucket(d, logical), d.full_key(logical, tenant, key))
+}

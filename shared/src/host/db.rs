@@ -1,0 +1,172 @@
+//! `native.db`: JSON items addressed by a partition and a key, in the tenant's own space of the
+//! key-value table. Every item expires after a week unless told sooner.
+
+use mlua::{Lua, Table, Value};
+
+use super::{from_lua, invocation, raise, to_lua};
+use crate::ports::{now_ms, NewItem, PutMode};
+use crate::Error;
+
+/// How long items live at most: a week.
+pub const MAX_TTL_S: i64 = 7 * 24 * 3600;
+
+/// The largest encoded value (DynamoDB items are at most 400 KB with their keys).
+pub const MAX_VALUE_BYTES: usize = 350 * 1024;
+
+/// The partition key of a tenant's `native.db` partition. Other rows of a tenant (barriers)
+/// use other leading letters, so no `native.db` call can address them.
+pub fn db_pk(tenant: &str, partition: &str) -> String {
+    format!("d#{tenant}#{partition}")
+}
+
+fn check_part(lua: &Lua, what: &str, s: &str) -> mlua::Result<()> {
+    if s.is_empty() || s.len() > 512 || s.chars().any(char::is_control) {
+        return Err(raise(
+            lua,
+            format!("native.db: {what} {s:?} must be 1 to 512 bytes without control characters"),
+        ));
+    }
+    Ok(())
+}
+
+fn ttl(lua: &Lua, opts: &Option<Table>) -> mlua::Result<i64> {
+    let ttl = match opts {
+        Some(o) => o.get::<Option<i64>>("ttl_s")?.unwrap_or(MAX_TTL_S),
+        None => MAX_TTL_S,
+    };
+    if !(1..=MAX_TTL_S).contains(&ttl) {
+        return Err(raise(
+            lua,
+            format!("native.db: ttl_s must be 1 to {MAX_TTL_S} (a week), not {ttl}"),
+        ));
+    }
+    Ok(now_ms() / 1000 + ttl)
+}
+
+fn item(
+    lua: &Lua,
+    (partition, key, value, opts): (String, String, Value, Option<Table>),
+) -> mlua::Result<NewItem> {
+    check_part(lua, "partition", &partition)?;
+    check_part(lua, "key", &key)?;
+    let json = from_lua(lua, value)?;
+    let text = json.to_string();
+    if text.len() > MAX_VALUE_BYTES {
+        return Err(raise(
+            lua,
+            format!("native.db: the value for {partition:?}/{key:?} is {} bytes encoded; the limit is {MAX_VALUE_BYTES}; put large data in a bucket", text.len()),
+        ));
+    }
+    let inv = invocation(lua)?;
+    Ok(NewItem {
+        pk: db_pk(&inv.tenant.name, &partition),
+        sk: key,
+        value: text,
+        expires_at_s: ttl(lua, &opts)?,
+    })
+}
+
+/// The `native.db` table.
+pub fn module(lua: &Lua) -> mlua::Result<Table> {
+    let t = lua.create_table()?;
+    t.set(
+        "get",
+        lua.create_function(|lua, (partition, key): (String, String)| {
+            check_part(lua, "partition", &partition)?;
+            check_part(lua, "key", &key)?;
+            let inv = invocation(lua)?;
+            inv.charge(lua, 1)?;
+            let pk = db_pk(&inv.tenant.name, &partition);
+            match inv.block_on(lua, inv.services.backends.kv.get(&pk, &key))? {
+                Some(item) => decode(lua, &item.value),
+                None => Ok(Value::Nil),
+            }
+        })?,
+    )?;
+    t.set(
+        "put",
+        lua.create_function(|lua, args: (String, String, Value, Option<Table>)| {
+            let item = item(lua, args)?;
+            let inv = invocation(lua)?;
+            inv.charge(lua, 1)?;
+            inv.block_on(lua, inv.services.backends.kv.put(item, PutMode::Overwrite))?;
+            Ok(())
+        })?,
+    )?;
+    t.set(
+        "put_if_absent",
+        lua.create_function(|lua, args: (String, String, Value, Option<Table>)| {
+            let item = item(lua, args)?;
+            let inv = invocation(lua)?;
+            inv.charge(lua, 1)?;
+            let kv = inv.services.backends.kv.clone();
+            let wrote = inv.block_on(lua, async move {
+                match kv.put(item, PutMode::Create).await {
+                    Ok(_) => Ok(true),
+                    Err(Error::AlreadyExists { .. }) => Ok(false),
+                    Err(e) => Err(e),
+                }
+            })?;
+            Ok(wrote)
+        })?,
+    )?;
+    t.set(
+        "delete",
+        lua.create_function(|lua, (partition, key): (String, String)| {
+            check_part(lua, "partition", &partition)?;
+            check_part(lua, "key", &key)?;
+            let inv = invocation(lua)?;
+            inv.charge(lua, 1)?;
+            let pk = db_pk(&inv.tenant.name, &partition);
+            inv.block_on(lua, inv.services.backends.kv.delete(&pk, &key, None))
+        })?,
+    )?;
+    t.set(
+        "query",
+        lua.create_function(|lua, (partition, opts): (String, Option<Table>)| {
+            check_part(lua, "partition", &partition)?;
+            let (prefix, cursor, limit) = match &opts {
+                Some(o) => (
+                    o.get::<Option<String>>("prefix")?.unwrap_or_default(),
+                    o.get::<Option<String>>("cursor")?,
+                    o.get::<Option<usize>>("limit")?.unwrap_or(100),
+                ),
+                None => (String::new(), None, 100),
+            };
+            if !(1..=1000).contains(&limit) {
+                return Err(raise(
+                    lua,
+                    format!("native.db.query: limit must be 1 to 1000, not {limit}"),
+                ));
+            }
+            let inv = invocation(lua)?;
+            inv.charge(lua, 1)?;
+            let pk = db_pk(&inv.tenant.name, &partition);
+            let page = inv.block_on(
+                lua,
+                inv.services
+                    .backends
+                    .kv
+                    .query(&pk, &prefix, cursor.as_deref(), limit),
+            )?;
+            let items = lua.create_table()?;
+            for (i, it) in page.items.iter().enumerate() {
+                let row = lua.create_table()?;
+                row.set("key", it.sk.as_str())?;
+                row.set("value", decode(lua, &it.value)?)?;
+                items.raw_seti(i + 1, row)?;
+            }
+            let out = lua.create_table()?;
+            out.set("items", items)?;
+            out.set("cursor", page.next)?;
+            Ok(out)
+        })?,
+    )?;
+    Ok(t)
+}
+
+fn decode(lua: &Lua, text: &str) -> mlua::Result<Value> {
+    let v: serde_json::Value = serde_json::from_str(text)
+        .map_err(|e| raise(lua, format!("native.db: stored value is not JSON: {e}")))?;
+    to_lua(lua, &v)
+}

@@ -1,0 +1,95 @@
+//! Per-invocation state, kept in the VM's app data while a script runs: who runs, the limits and
+//! what has been used of them, the deadline, and the services to call.
+
+use std::cell::{Cell, RefCell};
+use std::future::Future;
+use std::sync::Arc;
+use std::time::Instant;
+
+use mlua::Lua;
+
+use crate::config::Tenant;
+use crate::runtime::Services;
+
+/// What a running script may use, and what it has used so far.
+pub struct Invocation {
+    /// The tenant.
+    pub tenant: Arc<Tenant>,
+    /// The running script's name.
+    pub script: String,
+    /// Unique per invocation.
+    pub request_id: String,
+    /// Deployment, backends and the log sink.
+    pub services: Arc<Services>,
+    /// When the invocation must end.
+    pub deadline: Instant,
+    /// The same deadline in ms since the epoch, as scripts see it.
+    pub deadline_ms: i64,
+    /// The runtime that backend calls run on.
+    pub handle: tokio::runtime::Handle,
+    /// Backend calls made so far.
+    pub data_ops: Cell<u32>,
+    /// Bytes read through streams so far.
+    pub stream_bytes: Cell<u64>,
+    /// The first limit breached, kept so that a script that catches the error with `pcall`
+    /// still fails.
+    pub breach: RefCell<Option<String>>,
+}
+
+impl Invocation {
+    /// Records a breached limit (the first one wins) and returns the error to raise.
+    pub fn breach(&self, lua: &Lua, message: String) -> mlua::Error {
+        let mut b = self.breach.borrow_mut();
+        if b.is_none() {
+            *b = Some(message.clone());
+        }
+        super::raise(lua, message)
+    }
+
+    /// Counts one backend call against `max_data_ops`.
+    pub fn charge(&self, lua: &Lua, calls: u32) -> mlua::Result<()> {
+        let used = self.data_ops.get() + calls;
+        self.data_ops.set(used);
+        let max = self.tenant.config.limits.max_data_ops;
+        if used > max {
+            return Err(self.breach(
+                lua,
+                format!(
+                    "limit max_data_ops exceeded: this invocation needs {used} backend calls and the \
+                     tenant allows {max}; raise limits.max_data_ops (ceiling 10000) or split the work"
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Runs a backend call to its end, or until the invocation's deadline.
+    pub fn block_on<T>(
+        &self,
+        lua: &Lua,
+        fut: impl Future<Output = crate::Result<T>>,
+    ) -> mlua::Result<T> {
+        let left = self.deadline.saturating_duration_since(Instant::now());
+        match self
+            .handle
+            .block_on(async { tokio::time::timeout(left, fut).await })
+        {
+            Ok(Ok(v)) => Ok(v),
+            Ok(Err(e)) => Err(super::raise(lua, e)),
+            Err(_) => Err(self.breach(lua, self.timeout_message())),
+        }
+    }
+
+    /// The message for a breached deadline.
+    pub fn timeout_message(&self) -> String {
+        format!(
+            "limit timeout_s exceeded: the invocation ran past its deadline of {} s",
+            self.tenant.config.limits.timeout_s
+        )
+    }
+
+    /// The tenant config file, for error messages.
+    pub fn config_file(&self) -> String {
+        format!("tenants/{}/config.json", self.tenant.name)
+    }
+}

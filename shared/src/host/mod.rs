@@ -1,0 +1,78 @@
+//! The host API: the read-only `native` table that scripts call. Each area is a module with a
+//! `fn module(lua, ...) -> LuaResult<Table>`; per-invocation state is read from the VM's app
+//! data ([`Invocation`]), so the tables are built once per VM.
+
+mod bucket;
+mod db;
+mod invocation;
+mod json;
+mod log;
+mod ndjson;
+mod queue;
+
+pub use invocation::Invocation;
+pub use json::{from_lua, to_lua};
+pub use log::{LogSink, StderrLog};
+
+use std::fmt::Display;
+
+use mlua::{AppDataRef, Lua, Table};
+
+use crate::config::Deployment;
+
+/// Builds the `native` table for a VM of one tenant. `config` becomes `native.config`.
+pub fn native_table(
+    lua: &Lua,
+    deployment: &Deployment,
+    config: &serde_json::Value,
+) -> mlua::Result<Table> {
+    let native = lua.create_table()?;
+    native.set("json", json::module(lua)?)?;
+    native.set("log", lua.create_function(log::log)?)?;
+    native.set("config", to_lua(lua, config)?)?;
+    native.set("bucket", bucket::module(lua, deployment)?)?;
+    native.set("db", db::module(lua)?)?;
+    native.set("queue", queue::module(lua)?)?;
+    native.set("ndjson", ndjson::module(lua)?)?;
+    deep_readonly(&native)?;
+    Ok(native)
+}
+
+/// Makes a table and every table in it read-only.
+pub fn deep_readonly(t: &Table) -> mlua::Result<()> {
+    if t.is_readonly() {
+        return Ok(());
+    }
+    t.set_readonly(true);
+    for pair in t.pairs::<mlua::Value, mlua::Value>() {
+        let (_, v) = pair?;
+        if let mlua::Value::Table(inner) = v {
+            deep_readonly(&inner)?;
+        }
+    }
+    Ok(())
+}
+
+/// The running invocation. Host functions are only reachable while one runs.
+pub fn invocation(lua: &Lua) -> mlua::Result<AppDataRef<'_, Invocation>> {
+    lua.app_data_ref::<Invocation>()
+        .ok_or_else(|| mlua::Error::runtime("native host API used outside an invocation"))
+}
+
+/// An error raised into the script, prefixed with the script and line that called the host
+/// function, as Luau's own errors are.
+pub fn raise(lua: &Lua, message: impl Display) -> mlua::Error {
+    let at = lua
+        .inspect_stack(1, |d| {
+            let src = d.source().short_src.map(|s| s.into_owned());
+            (src, d.current_line())
+        })
+        .and_then(|(src, line)| Some(format!("{}:{}: ", src?, line?)))
+        .unwrap_or_default();
+    mlua::Error::RuntimeError(format!("{at}{message}"))
+}
+
+/// Checks a relative key, raising a clear error for a bad one.
+pub(crate) fn check_key(lua: &Lua, key: &str) -> mlua::Result<()> {
+    crate::keys::check_relative_key(key).map_err(|why| raise(lua, why))
+}

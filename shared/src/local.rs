@@ -1,0 +1,163 @@
+//! The local runtime that the CLI and most tests use: a project folder with `deployment.json`,
+//! `tenants/` and the embedded backend in `.native/`, and a drain loop that plays the part of
+//! Lambda's SQS triggers.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::json;
+
+use crate::config::{Deployment, DEPLOYMENT_FILE};
+use crate::embedded::Embedded;
+use crate::ports::{Message, QueueKind};
+use crate::runtime::Runtime;
+use crate::tenants::DirTenants;
+use crate::{Error, Result};
+
+/// A local project.
+#[derive(Debug)]
+pub struct Project {
+    /// The project folder.
+    pub root: PathBuf,
+    /// Its deployment config.
+    pub deployment: Deployment,
+    /// The embedded backend in `.native/`.
+    pub backend: Embedded,
+    /// Its tenants.
+    pub tenants: Arc<DirTenants>,
+}
+
+impl Project {
+    /// Opens the project in `root`: reads `deployment.json` and opens `.native/`.
+    pub fn open(root: &Path) -> Result<Self> {
+        let file = root.join(DEPLOYMENT_FILE);
+        let text = std::fs::read_to_string(&file).map_err(|e| {
+            Error::config(
+                DEPLOYMENT_FILE,
+                "-",
+                format!("cannot read {} ({e}); run `native init` to make a project, or pass --project DIR", file.display()),
+            )
+        })?;
+        let deployment = Deployment::from_json(DEPLOYMENT_FILE, &text)?;
+        let backend = Embedded::open(&root.join(".native"), deployment.notifying_buckets())?;
+        Ok(Project {
+            root: root.to_path_buf(),
+            deployment,
+            backend,
+            tenants: Arc::new(DirTenants::new(root)),
+        })
+    }
+
+    /// A runtime over this project.
+    pub fn runtime(&self) -> Runtime {
+        Runtime::new(
+            self.deployment.clone(),
+            self.backend.backends(),
+            self.tenants.clone(),
+        )
+    }
+}
+
+/// One message that failed while draining.
+#[derive(Debug, Clone)]
+pub struct Failure {
+    /// Which queue it came from.
+    pub queue: QueueKind,
+    /// Its delivery attempt (1 on first).
+    pub attempt: u32,
+    /// What failed.
+    pub error: String,
+}
+
+/// What a drain did.
+#[derive(Debug, Default)]
+pub struct DrainReport {
+    /// Messages handled and deleted.
+    pub handled: u32,
+    /// Messages that failed (each attempt counts).
+    pub failures: Vec<Failure>,
+}
+
+/// How a drain behaves.
+#[derive(Debug, Clone, Copy)]
+pub struct DrainOptions {
+    /// Also wait for delayed messages and retries until both queues are empty.
+    pub wait: bool,
+    /// Seconds before a failed message is retried.
+    pub retry_delay_s: u32,
+    /// Give up waiting after this long.
+    pub max_wait: Duration,
+}
+
+impl Default for DrainOptions {
+    fn default() -> Self {
+        DrainOptions {
+            wait: false,
+            retry_delay_s: 1,
+            max_wait: Duration::from_secs(1800),
+        }
+    }
+}
+
+/// Processes every due message of both queues until none is due (and, with `wait`, until none
+/// is waiting either). Handled messages are deleted; failed ones are retried later and go to the
+/// dead-letter place after their fifth receive.
+pub async fn drain(rt: &Runtime, opts: DrainOptions) -> Result<DrainReport> {
+    let q = rt.services.backends.queue.clone();
+    let visibility = 900;
+    let started = std::time::Instant::now();
+    let mut report = DrainReport::default();
+    loop {
+        let mut any = false;
+        for kind in [QueueKind::Events, QueueKind::Work] {
+            for m in q.receive(kind, 10, visibility).await? {
+                any = true;
+                match process(rt, kind, &m).await {
+                    Ok(()) => {
+                        q.delete(kind, &m.receipt).await?;
+                        report.handled += 1;
+                    }
+                    Err(e) => {
+                        let error = e.to_string();
+                        rt.services.log.write(&json!({
+                            "ts_ms": crate::ports::now_ms(), "level": "error", "msg": "message failed; it will be retried",
+                            "queue": kind.name(), "attempt": m.receive_count, "error": error,
+                        }));
+                        q.retry_later(kind, &m.receipt, opts.retry_delay_s, &error)
+                            .await?;
+                        report.failures.push(Failure {
+                            queue: kind,
+                            attempt: m.receive_count,
+                            error,
+                        });
+                    }
+                }
+            }
+        }
+        if any {
+            continue;
+        }
+        if !opts.wait || started.elapsed() > opts.max_wait {
+            return Ok(report);
+        }
+        let (e, w) = (
+            q.stats(QueueKind::Events).await?,
+            q.stats(QueueKind::Work).await?,
+        );
+        if e.visible + e.waiting + w.visible + w.waiting == 0 {
+            return Ok(report);
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+async fn process(rt: &Runtime, kind: QueueKind, m: &Message) -> Result<()> {
+    match kind {
+        QueueKind::Events => rt
+            .handle_event_message(&m.body, m.receive_count)
+            .await
+            .map(|_| ()),
+        QueueKind::Work => rt.handle_work_message(&m.body, m.receive_count).await,
+    }
+}

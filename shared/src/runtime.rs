@@ -1,0 +1,354 @@
+//! The runtime: what each trigger does, as plain async functions over the ports. The Lambda
+//! functions and the CLI's local runtime call exactly these.
+//!
+//! - [`Runtime::invoke`]: a direct invocation runs `on_invoke` and returns its value.
+//! - [`Runtime::handle_event_message`]: an S3 notification is resolved to a tenant, its router's
+//!   `on_route` picks a script, and that script's `on_queue` runs.
+//! - [`Runtime::handle_work_message`]: a script message runs `on_queue`.
+//!
+//! A handler that returns `{ delete = keys }` has those objects deleted after it succeeded.
+
+use std::sync::Arc;
+
+use bytes::Bytes;
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Value};
+
+use crate::config::{Deployment, Tenant};
+use crate::engine::{Call, Engine, Entry};
+use crate::events::{parse_notification, Notification};
+use crate::host::{LogSink, StderrLog};
+use crate::ports::Backends;
+use crate::tenants::TenantSource;
+use crate::{Error, Result};
+
+/// The most objects a handler's `{ delete = keys }` may name.
+pub const MAX_DELETES: usize = 100;
+
+/// What scripts can reach: the deployment, the backends and where logs go.
+#[derive(Debug)]
+pub struct Services {
+    /// The deployment config.
+    pub deployment: Deployment,
+    /// The backends.
+    pub backends: Backends,
+    /// Where script and runtime logs go.
+    pub log: Arc<dyn LogSink>,
+}
+
+/// A work-queue message: which script of which tenant gets which event.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WorkMessage {
+    /// The tenant.
+    pub tenant: String,
+    /// The script whose `on_queue` runs.
+    pub script: String,
+    /// The event, exactly as sent.
+    #[serde(default)]
+    pub event: Value,
+}
+
+/// What became of one event-queue message.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Outcome {
+    /// A script ran and succeeded.
+    Handled,
+    /// Nothing to do (a test event, an object outside any tenant folder, a router that
+    /// returned nothing); logged and dropped.
+    Dropped(String),
+}
+
+/// The runtime of one process.
+#[derive(Debug)]
+pub struct Runtime {
+    /// Deployment, backends, logs.
+    pub services: Arc<Services>,
+    /// Where tenants come from.
+    pub tenants: Arc<dyn TenantSource>,
+    /// The engine, with its VM pools.
+    pub engine: Arc<Engine>,
+}
+
+impl Runtime {
+    /// A runtime over the given parts, logging to stderr.
+    pub fn new(deployment: Deployment, backends: Backends, tenants: Arc<dyn TenantSource>) -> Self {
+        Runtime {
+            services: Arc::new(Services {
+                deployment,
+                backends,
+                log: Arc::new(StderrLog),
+            }),
+            tenants,
+            engine: Arc::new(Engine::new()),
+        }
+    }
+
+    /// The same runtime with another log sink.
+    pub fn with_log(self, log: Arc<dyn LogSink>) -> Self {
+        let s = &self.services;
+        let services = Arc::new(Services {
+            deployment: s.deployment.clone(),
+            backends: s.backends.clone(),
+            log,
+        });
+        Runtime { services, ..self }
+    }
+
+    fn log(&self, level: &str, msg: &str, fields: Value) {
+        let mut rec = json!({ "ts_ms": crate::ports::now_ms(), "level": level, "msg": msg });
+        if let (Value::Object(r), Value::Object(f)) = (&mut rec, fields) {
+            r.extend(f);
+        }
+        self.services.log.write(&rec);
+    }
+
+    /// Runs a call on a blocking thread (scripts are synchronous; backend calls inside them
+    /// block on this runtime).
+    async fn run(&self, call: Call) -> Result<Value> {
+        let engine = self.engine.clone();
+        let services = self.services.clone();
+        let handle = tokio::runtime::Handle::current();
+        tokio::task::spawn_blocking(move || engine.run(&services, &handle, &call))
+            .await
+            .map_err(|e| Error::Backend {
+                backend: "engine",
+                message: format!("script thread failed: {e}"),
+                source: None,
+            })?
+    }
+
+    /// A direct invocation: `on_invoke(ctx, event)` of `script`, returning its value.
+    pub async fn invoke(&self, tenant: &str, script: &str, event: Value) -> Result<Value> {
+        let t = self.tenants.load(tenant).await?;
+        t.script(script)?;
+        self.run(Call {
+            tenant: t,
+            script: script.into(),
+            entry: Entry::Invoke,
+            event,
+            attempt: 1,
+        })
+        .await
+    }
+
+    /// A work-queue message body: runs `on_queue` of its script, then its deletes.
+    pub async fn handle_work_message(&self, body: &str, attempt: u32) -> Result<()> {
+        let msg: WorkMessage = serde_json::from_str(body).map_err(|e| {
+            Error::InvalidInput(format!(
+                "work message is not {{tenant, script, event}}: {e}"
+            ))
+        })?;
+        let t = self.tenants.load(&msg.tenant).await?;
+        t.script(&msg.script)?;
+        let out = self
+            .run(Call {
+                tenant: t.clone(),
+                script: msg.script.clone(),
+                entry: Entry::Queue,
+                event: msg.event,
+                attempt,
+            })
+            .await?;
+        self.apply_deletes(&t, &msg.script, None, &out).await
+    }
+
+    /// An events-queue message body (an S3 notification): routes each record and runs the
+    /// chosen script. Records that belong to no tenant are logged and dropped.
+    pub async fn handle_event_message(&self, body: &str, attempt: u32) -> Result<Vec<Outcome>> {
+        let records = match parse_notification(body).map_err(Error::InvalidInput)? {
+            Notification::Test => return Ok(vec![Outcome::Dropped("s3:TestEvent".into())]),
+            Notification::Records(r) => r,
+        };
+        let mut out = Vec::new();
+        for r in records {
+            let Some(at) = self.services.deployment.resolve(&r.bucket, &r.key) else {
+                let why = format!(
+                    "object {}/{} is in no tenant folder of a configured bucket",
+                    r.bucket, r.key
+                );
+                self.log("warn", "event dropped", json!({ "why": why }));
+                out.push(Outcome::Dropped(why));
+                continue;
+            };
+            let event = json!({
+                "bucket": at.logical, "key": at.key, "size": r.size, "etag": r.etag, "event_name": r.event_name,
+            });
+            let tenant = match self.tenants.load(&at.tenant).await {
+                Ok(t) => t,
+                Err(Error::NotFound { .. }) => {
+                    let why = format!("object {}/{}: no tenant {:?}", r.bucket, r.key, at.tenant);
+                    self.log("warn", "event dropped", json!({ "why": why }));
+                    out.push(Outcome::Dropped(why));
+                    continue;
+                }
+                Err(e) => return Err(e),
+            };
+            out.push(self.route(&tenant, event, attempt).await?);
+        }
+        Ok(out)
+    }
+
+    async fn route(&self, tenant: &Arc<Tenant>, event: Value, attempt: u32) -> Result<Outcome> {
+        let router = tenant.config.router.clone();
+        let routed = self
+            .run(Call {
+                tenant: tenant.clone(),
+                script: router.clone(),
+                entry: Entry::Route,
+                event: event.clone(),
+                attempt,
+            })
+            .await?;
+        let (script, ev) = match routed {
+            Value::Null => {
+                let why = format!("router {router:?} returned nothing for {}", event["key"]);
+                self.log("info", "event dropped", json!({ "tenant": tenant.name, "why": why }));
+                return Ok(Outcome::Dropped(why));
+            }
+            Value::String(s) => (s, event.clone()),
+            Value::Object(ref m) => match (m.get("script"), m.get("event")) {
+                (Some(Value::String(s)), ev) => (s.clone(), ev.cloned().unwrap_or_else(|| event.clone())),
+                _ => {
+                    return Err(Error::Script {
+                        tenant: tenant.name.clone(),
+                        script: router,
+                        message: format!("on_route returned {routed}; return a script name or {{ script = name, event = ev }}"),
+                    })
+                }
+            },
+            other => {
+                return Err(Error::Script {
+                    tenant: tenant.name.clone(),
+                    script: router,
+                    message: format!("on_route returned {other}; return a script name or {{ script = name, event = ev }}"),
+                })
+            }
+        };
+        tenant.script(&script).map_err(|e| Error::Script {
+            tenant: tenant.name.clone(),
+            script: router.clone(),
+            message: format!("on_route chose an unknown script: {e}"),
+        })?;
+        let out = self
+            .run(Call {
+                tenant: tenant.clone(),
+                script: script.clone(),
+                entry: Entry::Queue,
+                event: ev,
+                attempt,
+            })
+            .await?;
+        let bucket = event["bucket"].as_str().map(str::to_string);
+        self.apply_deletes(tenant, &script, bucket.as_deref(), &out)
+            .await?;
+        Ok(Outcome::Handled)
+    }
+
+    /// Deletes what a successful handler returned in `{ delete = keys }`: strings are keys in
+    /// the triggering event's bucket, `{ bucket, key }` tables name the bucket.
+    async fn apply_deletes(
+        &self,
+        tenant: &Tenant,
+        script: &str,
+        event_bucket: Option<&str>,
+        out: &Value,
+    ) -> Result<()> {
+        let Some(list) = out.get("delete") else {
+            return Ok(());
+        };
+        let bad = |why: String| Error::Script {
+            tenant: tenant.name.clone(),
+            script: script.into(),
+            message: why,
+        };
+        let items = match list {
+            Value::Array(a) => a.clone(),
+            Value::Object(o) if o.is_empty() => Vec::new(),
+            other => {
+                return Err(bad(format!(
+                    "returned delete = {other}; it must be a list of keys"
+                )))
+            }
+        };
+        if items.len() > MAX_DELETES {
+            return Err(bad(format!(
+                "returned {} objects to delete; at most {MAX_DELETES} are deleted per result: expire the rest with a lifecycle rule",
+                items.len()
+            )));
+        }
+        let mut targets = Vec::new();
+        for it in &items {
+            let (bucket, key) = match it {
+                Value::String(k) => match event_bucket {
+                    Some(b) => (b.to_string(), k.clone()),
+                    None => return Err(bad(format!("delete entry {it}: a plain key needs an object event; use {{ bucket = ..., key = ... }}"))),
+                },
+                Value::Object(o) => match (o.get("bucket").and_then(Value::as_str), o.get("key").and_then(Value::as_str)) {
+                    (Some(b), Some(k)) => (b.to_string(), k.to_string()),
+                    _ => return Err(bad(format!("delete entry {it} needs bucket and key"))),
+                },
+                other => return Err(bad(format!("delete entry {other} is neither a key nor {{ bucket, key }}"))),
+            };
+            crate::keys::check_relative_key(&key)
+                .map_err(|why| bad(format!("delete entry: {why}")))?;
+            let real = self
+                .services
+                .deployment
+                .real_bucket(&bucket)
+                .ok_or_else(|| bad(format!("delete entry names unknown bucket {bucket:?}")))?;
+            if bucket == "$batch" && !tenant.config.batch {
+                return Err(bad(
+                    "delete entry in $batch, but the tenant has no \"batch\": true".into(),
+                ));
+            }
+            targets.push((
+                real.to_string(),
+                self.services
+                    .deployment
+                    .full_key(&bucket, &tenant.name, &key),
+            ));
+        }
+        for (real, full) in targets {
+            self.services.backends.objects.delete(&real, &full).await?;
+        }
+        Ok(())
+    }
+
+    /// Writes an object as an outside party would (the CLI's `native put`).
+    pub async fn put_object(
+        &self,
+        tenant: &str,
+        logical: &str,
+        key: &str,
+        data: Bytes,
+    ) -> Result<()> {
+        let (real, full) = self.locate(tenant, logical, key)?;
+        self.services
+            .backends
+            .objects
+            .put(&real, &full, data, crate::ports::PutMode::Overwrite)
+            .await?;
+        Ok(())
+    }
+
+    /// The real bucket and full key of a tenant's relative key, checked.
+    pub fn locate(&self, tenant: &str, logical: &str, key: &str) -> Result<(String, String)> {
+        crate::keys::check_name("tenant", tenant).map_err(Error::InvalidInput)?;
+        crate::keys::check_relative_key(key).map_err(Error::InvalidInput)?;
+        let d = &self.services.deployment;
+        let real = d.real_bucket(logical).ok_or_else(|| Error::NotFound {
+            what: format!("bucket {logical:?}"),
+            hint: format!(
+                "deployment.json has {}{}",
+                if d.buckets.map.is_empty() {
+                    "no buckets".to_string()
+                } else {
+                    d.buckets.map.keys().cloned().collect::<Vec<_>>().join(", ")
+                },
+                if d.batch.is_some() { " and $batch" } else { "" }
+            ),
+        })?;
+        Ok((real.to_string(), d.full_key(logical, tenant, key)))
+    }
+}

@@ -1,0 +1,279 @@
+//! The engine: sandbox, isolation, limits, entry points and errors.
+
+use native_tests::TestProject;
+use serde_json::json;
+
+fn one(src: &str) -> TestProject {
+    TestProject::new(
+        "acme",
+        r#"{ "limits": { "timeout_s": 2, "max_memory_mb": 16 } }"#,
+        &[("s", src)],
+    )
+}
+
+async fn run(p: &TestProject, ev: serde_json::Value) -> Result<serde_json::Value, String> {
+    p.invoke("acme", "s", ev).await.map_err(|e| e.to_string())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn entry_points_as_globals_locals_or_returned_table() {
+    let p = TestProject::new("acme", "{}", &[
+        ("g", "function on_invoke(ctx, ev) return { n = ev.n + 1, tenant = ctx.tenant, script = ctx.script, attempt = ctx.attempt } end"),
+        ("l", "local function on_invoke(_ctx, ev) return ev.n * 2 end"),
+        ("t", "local M = {}\nfunction M.on_invoke(_ctx, ev) return 'table' end\nreturn M"),
+        ("none", "local x = 1"),
+    ]);
+    assert_eq!(
+        p.invoke("acme", "g", json!({"n": 1})).await.unwrap(),
+        json!({"n": 2, "tenant": "acme", "script": "g", "attempt": 1})
+    );
+    assert_eq!(
+        p.invoke("acme", "l", json!({"n": 21})).await.unwrap(),
+        json!(42)
+    );
+    assert_eq!(
+        p.invoke("acme", "t", json!({})).await.unwrap(),
+        json!("table")
+    );
+    let e = p
+        .invoke("acme", "none", json!({}))
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("none.luau has no on_invoke(ctx, ev)"), "{e}");
+    let e = p
+        .invoke("acme", "missing", json!({}))
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("script \"missing\" of tenant \"acme\" not found")
+            && e.contains("g, l, none, t"),
+        "{e}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ctx_has_request_id_and_deadline() {
+    let p = one("function on_invoke(ctx) return { id = ctx.request_id, dl = ctx.deadline_ms } end");
+    let a = run(&p, json!({})).await.unwrap();
+    let b = run(&p, json!({})).await.unwrap();
+    assert_ne!(a["id"], b["id"], "request ids are unique per invocation");
+    assert_eq!(a["id"].as_str().unwrap().len(), 32);
+    let now = native_core::ports::now_ms();
+    let dl = a["dl"].as_i64().unwrap();
+    assert!(
+        dl > now && dl <= now + 2100,
+        "deadline is timeout_s ahead: {dl} vs {now}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn errors_name_script_and_line() {
+    let p = one("function on_invoke(ctx, ev)\n  local x = 1\n  error('boom')\nend");
+    let e = run(&p, json!({})).await.unwrap_err();
+    assert_eq!(e, "script \"s\" of tenant \"acme\" failed: s.luau:3: boom");
+    let p = one("function on_invoke(ctx, ev)\n\n  native.bucket.In.get('../x')\nend");
+    let e = run(&p, json!({})).await.unwrap_err();
+    assert!(
+        e.contains("s.luau:3: key \"../x\" has a \"..\" segment"),
+        "{e}"
+    );
+    let p = one("function on_invoke(\n  x = = 1\nend");
+    let e = run(&p, json!({})).await.unwrap_err();
+    assert!(e.contains("s.luau:2:"), "{e}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dangerous_globals_are_absent() {
+    let p = one(r#"function on_invoke()
+        local absent = {}
+        for _, name in { "io", "require", "loadstring", "load", "dofile", "getfenv", "setfenv", "module", "package" } do
+            if _G[name] ~= nil then table.insert(absent, name) end
+        end
+        if string.dump ~= nil then table.insert(absent, "string.dump") end
+        for _, f in { "execute", "exit", "getenv", "remove", "rename", "tmpname" } do
+            if os[f] ~= nil then table.insert(absent, "os." .. f) end
+        end
+        if debug ~= nil then table.insert(absent, "debug") end
+        return absent
+    end"#);
+    assert_eq!(
+        run(&p, json!({})).await.unwrap(),
+        json!({}),
+        "these should be absent"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn collectgarbage_collect_is_refused_and_count_allowed() {
+    let p = one("function on_invoke() return collectgarbage('count') > 0 end");
+    assert_eq!(run(&p, json!({})).await.unwrap(), json!(true));
+    let p = one("function on_invoke() collectgarbage('collect') end");
+    let e = run(&p, json!({})).await.unwrap_err();
+    assert!(
+        e.contains("collectgarbage(\"collect\") is not allowed"),
+        "{e}"
+    );
+    let p = one("function on_invoke() collectgarbage() end");
+    assert!(run(&p, json!({})).await.is_err());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn shared_tables_are_read_only() {
+    for (what, src) in [
+        ("string metatable", "getmetatable('').__index = {}"),
+        ("string lib", "string.upper = nil"),
+        ("math lib", "math.pi = 3"),
+        ("native", "native.json = nil"),
+        ("native.bucket.In", "native.bucket.In.get = nil"),
+        ("native.config", "native.config.api = 'x'"),
+        ("native.config nested", "native.config.nested.k = 2"),
+        ("ctx", "ctx.tenant = 'other'"),
+        ("env metatable", "setmetatable(_G, nil)"),
+        (
+            "array metatable",
+            "getmetatable(native.json.decode('[1]')).__index = function() return 1 end",
+        ),
+    ] {
+        let p = TestProject::new(
+            "acme",
+            r#"{ "config": { "api": "u", "nested": { "k": 1 } } }"#,
+            &[("s", &format!("function on_invoke(ctx) {src} end"))],
+        );
+        let e = run(&p, json!({})).await.expect_err(what);
+        assert!(
+            e.contains("readonly")
+                || e.contains("protected metatable")
+                || e.contains("locked")
+                || e.contains("index boolean"),
+            "{what}: {e}"
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn globals_of_one_invocation_are_invisible_to_the_next() {
+    let p = one(r#"
+        counter = counter or 0
+        function on_invoke(ctx, ev)
+            counter += 1
+            local seen = { counter = counter, leaked = leaked, g = rawget(_G, "leaked") }
+            leaked = "yes"
+            _G.also = 1
+            return seen
+        end"#);
+    for _ in 0..3 {
+        assert_eq!(
+            run(&p, json!({})).await.unwrap(),
+            json!({ "counter": 1 }),
+            "each invocation starts clean"
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tenants_never_share_a_vm() {
+    let p = TestProject::with_tenants(
+        native_tests::DEPLOYMENT,
+        &[
+            (
+                "a",
+                r#"{ "config": { "who": "a" } }"#,
+                &[("s", "function on_invoke() return native.config.who end")],
+            ),
+            (
+                "b",
+                r#"{ "config": { "who": "b" } }"#,
+                &[("s", "function on_invoke() return native.config.who end")],
+            ),
+        ],
+    );
+    for _ in 0..3 {
+        assert_eq!(p.invoke("a", "s", json!({})).await.unwrap(), json!("a"));
+        assert_eq!(p.invoke("b", "s", json!({})).await.unwrap(), json!("b"));
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn endless_loops_end_at_the_deadline() {
+    for src in [
+        "function on_invoke() while true do end end",
+        "function on_invoke() while true do pcall(function() while true do end end) end end",
+        "local function f(n) return f(n + 1) + 1 end\nfunction on_invoke() return f(1) end",
+    ] {
+        let p = one(src);
+        let t = std::time::Instant::now();
+        let e = run(&p, json!({})).await.unwrap_err();
+        assert!(
+            t.elapsed().as_secs_f64() < 3.5,
+            "{src}: took {:?}",
+            t.elapsed()
+        );
+        assert!(
+            e.contains("limit timeout_s exceeded") || e.contains("stack overflow"),
+            "{src}: {e}"
+        );
+    }
+    let p = one("function on_invoke() while true do end end");
+    let e = run(&p, json!({})).await.unwrap_err();
+    assert!(e.contains("deadline of 2 s"), "{e}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn memory_bombs_hit_max_memory_mb() {
+    for src in [
+        "function on_invoke() local t = {} for i = 1, 1e8 do t[i] = i end end",
+        "function on_invoke() return #string.rep('x', 64 * 1024 * 1024) end",
+    ] {
+        let p = one(src);
+        let e = run(&p, json!({})).await.unwrap_err();
+        assert!(e.contains("max_memory_mb"), "{src}: {e}");
+    }
+    // The tenant keeps working after a breach.
+    let p = one("function on_invoke(ctx, ev) if ev.bomb then return #string.rep('x', 64 * 1024 * 1024) end return 'ok' end");
+    assert!(run(&p, json!({"bomb": true})).await.is_err());
+    assert_eq!(run(&p, json!({})).await.unwrap(), json!("ok"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn max_data_ops_counts_every_backend_call() {
+    let p = TestProject::new(
+        "acme",
+        r#"{ "limits": { "max_data_ops": 5 } }"#,
+        &[(
+            "s",
+            r#"
+        function on_invoke(ctx, ev)
+            for i = 1, ev.n do native.db.put("p", tostring(i), i) end
+            return "done"
+        end"#,
+        )],
+    );
+    assert_eq!(
+        p.invoke("acme", "s", json!({"n": 5})).await.unwrap(),
+        json!("done")
+    );
+    let e = p
+        .invoke("acme", "s", json!({"n": 6}))
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("limit max_data_ops exceeded: this invocation needs 6 backend calls and the tenant allows 5"), "{e}");
+    // Catching the error does not make the invocation succeed.
+    let p = TestProject::new(
+        "acme",
+        r#"{ "limits": { "max_data_ops": 1 } }"#,
+        &[(
+            "s",
+            r#"
+        function on_invoke() pcall(native.db.get, "p", "a") pcall(native.db.get, "p", "b") return "sneaky" end"#,
+        )],
+    );
+    let e = p
+        .invoke("acme", "s", json!({}))
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("max_data_ops"), "{e}");
+}
