@@ -1,1 +1,128 @@
-fn main() {}
+//! `native`: the local runtime and tools for native projects. Every verb works on the embedded
+//! backend in the project's `.native/` folder.
+
+mod commands;
+mod examples;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+/// native: run tenants' Luau scripts locally, on the embedded backend.
+///
+/// A project is a folder with deployment.json, tenants/<tenant>/config.json and
+/// tenants/<tenant>/scripts/<name>.luau. State lives in its .native/ folder.
+/// Exit codes: 0 success, 1 a script failed (stderr names script and line), 2 usage or config error.
+#[derive(Parser, Debug)]
+#[command(name = "native", version, about, long_about)]
+pub struct Cli {
+    /// The project folder.
+    #[arg(long, global = true, default_value = ".")]
+    project: PathBuf,
+    #[command(subcommand)]
+    command: Command,
+}
+
+/// The verbs.
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Build a temporary project from the examples and run it end to end, printing each step.
+    Demo,
+    /// Make a working project with an example tenant in DIR (default: the current folder).
+    Init {
+        /// Where to make the project.
+        dir: Option<PathBuf>,
+    },
+    /// Validate deployment.json and every tenant config, and compile every script.
+    Check,
+    /// Run a script's on_invoke(ctx, ev) and print its return value as JSON, then drain.
+    Invoke {
+        /// The tenant.
+        tenant: String,
+        /// The script.
+        script: String,
+        /// The event: JSON text, or @FILE to read it from a file (default: {}).
+        event: Option<String>,
+        /// Do not process the queues afterwards.
+        #[arg(long)]
+        no_drain: bool,
+    },
+    /// Queue a message for a script's on_queue(ctx, ev), then drain.
+    Send {
+        /// The tenant.
+        tenant: String,
+        /// The script.
+        script: String,
+        /// The event: JSON text, or @FILE (default: {}).
+        event: Option<String>,
+        /// Seconds before the message is visible (at most 900).
+        #[arg(long, default_value_t = 0)]
+        delay: u32,
+        /// Do not process the queues afterwards.
+        #[arg(long)]
+        no_drain: bool,
+    },
+    /// Write an object into a tenant's folder as an outside party would (its notification
+    /// fires), then drain. BUCKET is a logical name of buckets.map, or $batch.
+    Put {
+        /// The tenant.
+        tenant: String,
+        /// The logical bucket name, or $batch.
+        bucket: String,
+        /// The key, relative to the tenant's folder.
+        key: String,
+        /// @FILE to read the content from a file, - for standard input.
+        source: Option<String>,
+        /// The content, as text.
+        #[arg(long)]
+        data: Option<String>,
+        /// Do not process the queues afterwards.
+        #[arg(long)]
+        no_drain: bool,
+    },
+    /// Print an object of a tenant's folder (exit 1 if it is missing).
+    Get {
+        /// The tenant.
+        tenant: String,
+        /// The logical bucket name, or $batch.
+        bucket: String,
+        /// The key, relative to the tenant's folder.
+        key: String,
+    },
+    /// List the keys of a tenant's folder in a bucket, one a line.
+    Ls {
+        /// The tenant.
+        tenant: String,
+        /// The logical bucket name, or $batch.
+        bucket: String,
+        /// Only keys starting with this.
+        prefix: Option<String>,
+    },
+    /// Process every due message until idle.
+    Drain {
+        /// Also wait for delayed messages and retries until the queues are empty.
+        #[arg(long)]
+        wait: bool,
+    },
+    /// List dead letters (messages that failed five times) with their last error.
+    Dlq {
+        /// Only this tenant's.
+        tenant: Option<String>,
+    },
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let rt = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("error: cannot start the async runtime: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    rt.block_on(commands::run(cli))
+}

@@ -1,0 +1,95 @@
+//! `native put`, `get` and `ls`: a tenant's objects, as an outside party sees them.
+
+use std::io::{Read, Write};
+use std::path::Path;
+
+use bytes::Bytes;
+
+use super::{drain_after, open, Failed, Outcome};
+
+pub async fn put(
+    project: &Path,
+    tenant: &str,
+    bucket: &str,
+    key: &str,
+    source: Option<&str>,
+    data: Option<String>,
+    no_drain: bool,
+) -> Outcome {
+    let body = match (source, data) {
+        (Some(_), Some(_)) => {
+            return Err(Failed::usage("give either @FILE, - or --data, not both"))
+        }
+        (None, Some(d)) => d.into_bytes(),
+        (Some("-"), None) => {
+            let mut buf = Vec::new();
+            std::io::stdin()
+                .read_to_end(&mut buf)
+                .map_err(|e| Failed::usage(format!("cannot read standard input: {e}")))?;
+            buf
+        }
+        (Some(s), None) => match s.strip_prefix('@') {
+            Some(path) => std::fs::read(path)
+                .map_err(|e| Failed::usage(format!("cannot read {path}: {e}")))?,
+            None => {
+                return Err(Failed::usage(format!(
+                    "{s:?}: give @FILE, - for standard input, or --data TEXT"
+                )))
+            }
+        },
+        (None, None) => {
+            return Err(Failed::usage(
+                "give the content as @FILE, - (standard input) or --data TEXT",
+            ))
+        }
+    };
+    let p = open(project)?;
+    let rt = p.runtime();
+    rt.put_object(tenant, bucket, key, Bytes::from(body))
+        .await?;
+    drain_after(&rt, no_drain).await
+}
+
+pub async fn get(project: &Path, tenant: &str, bucket: &str, key: &str) -> Outcome {
+    let p = open(project)?;
+    let rt = p.runtime();
+    let (real, full) = rt.locate(tenant, bucket, key)?;
+    match rt.services.backends.objects.get(&real, &full).await? {
+        Some((_, data)) => {
+            let mut out = std::io::stdout().lock();
+            out.write_all(&data)
+                .and_then(|_| out.flush())
+                .map_err(|e| Failed::script(format!("cannot write: {e}")))
+        }
+        None => Err(Failed::script(format!(
+            "{bucket}/{key} of tenant {tenant:?} does not exist"
+        ))),
+    }
+}
+
+pub async fn ls(project: &Path, tenant: &str, bucket: &str, prefix: Option<&str>) -> Outcome {
+    let p = open(project)?;
+    let rt = p.runtime();
+    let prefix = prefix.unwrap_or("");
+    native_core::keys::check_prefix(prefix).map_err(Failed::usage)?;
+    let (real, _) = rt.locate(tenant, bucket, "x")?;
+    let folder = rt.services.deployment.full_key(bucket, tenant, "");
+    let full_prefix = format!("{folder}{prefix}");
+    let mut after: Option<String> = None;
+    let mut out = std::io::stdout().lock();
+    loop {
+        let page = rt
+            .services
+            .backends
+            .objects
+            .list(&real, &full_prefix, after.as_deref(), 1000)
+            .await?;
+        for o in &page.objects {
+            let _ = writeln!(out, "{}", &o.key[folder.len()..]);
+        }
+        match page.next {
+            Some(n) => after = Some(n),
+            None => return Ok(()),
+        }
+    }
+}

@@ -1,0 +1,79 @@
+//! `native send` and `native dlq`.
+
+use std::path::Path;
+
+use native_core::events::{parse_notification, Notification};
+use native_core::ports::{QueueKind, MAX_DELAY_S};
+use native_core::runtime::WorkMessage;
+
+use super::{drain_after, event_arg, open, Failed, Outcome};
+
+pub async fn send(
+    project: &Path,
+    tenant: &str,
+    script: &str,
+    event: Option<&str>,
+    delay: u32,
+    no_drain: bool,
+) -> Outcome {
+    if delay > MAX_DELAY_S {
+        return Err(Failed::usage(format!(
+            "--delay {delay} is above the maximum of {MAX_DELAY_S} s"
+        )));
+    }
+    let event = event_arg(event)?;
+    let p = open(project)?;
+    let rt = p.runtime();
+    // Refuse what could never run, instead of queueing it for the dead-letter place.
+    rt.tenants.load(tenant).await?.script(script)?;
+    let body = serde_json::to_string(&WorkMessage {
+        tenant: tenant.into(),
+        script: script.into(),
+        event,
+    })
+    .map_err(|e| Failed::usage(e.to_string()))?;
+    rt.services
+        .backends
+        .queue
+        .send(QueueKind::Work, body, delay)
+        .await?;
+    drain_after(&rt, no_drain).await
+}
+
+pub async fn dlq(project: &Path, tenant: Option<&str>) -> Outcome {
+    let p = open(project)?;
+    let rt = p.runtime();
+    let mut n = 0;
+    for kind in [QueueKind::Events, QueueKind::Work] {
+        for d in rt.services.backends.queue.dead_letters(kind, 1000).await? {
+            let owner = owner(&rt, kind, &d.body);
+            if tenant.is_some_and(|t| owner.as_deref() != Some(t)) {
+                continue;
+            }
+            n += 1;
+            let line = serde_json::json!({
+                "queue": kind.name(), "id": d.id, "tenant": owner, "receives": d.receive_count,
+                "last_error": d.last_error, "body": serde_json::from_str::<serde_json::Value>(&d.body).unwrap_or(serde_json::Value::String(d.body.clone())),
+            });
+            println!("{line}");
+        }
+    }
+    eprintln!("{n} dead letter(s)");
+    Ok(())
+}
+
+/// The tenant a message belongs to, where it can be told.
+fn owner(rt: &native_core::runtime::Runtime, kind: QueueKind, body: &str) -> Option<String> {
+    match kind {
+        QueueKind::Work => serde_json::from_str::<WorkMessage>(body)
+            .ok()
+            .map(|m| m.tenant),
+        QueueKind::Events => match parse_notification(body).ok()? {
+            Notification::Records(r) => r
+                .first()
+                .and_then(|r| rt.services.deployment.resolve(&r.bucket, &r.key))
+                .map(|b| b.tenant),
+            Notification::Test => None,
+        },
+    }
+}

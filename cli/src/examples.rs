@@ -1,0 +1,39 @@
+//! The example projects, built into the binary so that `native init` and `native demo` work
+//! from any folder.
+
+/// A file of an example project: path relative to the project root, and content.
+pub type File = (&'static str, &'static str);
+
+macro_rules! files {
+    ($base:literal: $($path:literal),* $(,)?) => {
+        &[$(($path, include_str!(concat!("../../examples/", $base, "/", $path)))),*]
+    };
+}
+
+/// `examples/hello`: invoke → bucket → router → queue → continuation.
+pub const HELLO: &[File] = files!("hello":
+    "deployment.json",
+    "tenants/hello/config.json",
+    "tenants/hello/scripts/start.luau",
+    "tenants/hello/scripts/router.luau",
+    "tenants/hello/scripts/greet.luau",
+    "tenants/hello/scripts/finish.luau",
+);
+
+/// Writes an example's files under `root`, refusing to overwrite anything.
+pub fn write(root: &std::path::Path, files: &[File]) -> std::io::Result<()> {
+    for (path, content) in files {
+        let p = root.join(path);
+        if p.exists() {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::AlreadyExists,
+                format!("{} already exists; not overwriting it", p.display()),
+            ));
+        }
+        if let Some(dir) = p.parent() {
+            std::fs::create_dir_all(dir)?;
+        }
+        std::fs::write(&p, content)?;
+    }
+    Ok(())
+}
