@@ -1,6 +1,8 @@
 //! native-core: the engine, host API, backend ports and their implementations, shared by the
 //! Lambda functions and the `native` CLI.
 
+#[cfg(feature = "aws")]
+pub mod aws;
 pub mod config;
 pub mod conformance;
 pub mod embedded;

@@ -1,0 +1,19 @@
+//! The `queue` Lambda function: SQS batches of script messages from the work queue
+//! (`native.queue.send`, continuations), each run by its script's `on_queue` with `ctx.attempt`
+//! from the receive count. Failed messages are reported one by one (`ReportBatchItemFailures`).
+//! The logic is in `native_core::aws::lambda`.
+
+use std::sync::Arc;
+
+use lambda_runtime::{service_fn, Error, LambdaEvent};
+use native_core::aws::lambda;
+
+#[tokio::main]
+async fn main() -> Result<(), Error> {
+    let rt = Arc::new(lambda::cold_start().await?);
+    lambda_runtime::run(service_fn(move |ev: LambdaEvent<lambda::SqsEvent>| {
+        let rt = rt.clone();
+        async move { Ok::<_, Error>(lambda::handle_work_batch(&rt, ev.payload).await) }
+    }))
+    .await
+}

@@ -1,0 +1,302 @@
+//! The key-value port over one DynamoDB table.
+//!
+//! Schema: string `pk` (hash key) and `sk` (range key); the value as JSON text in `val`, the
+//! version token in `ver`, the expiry in `ttl` (number, epoch seconds; the table's TTL
+//! attribute). DynamoDB deletes expired items only eventually (within days), so every read,
+//! query and condition here treats an item whose `ttl` has passed as absent. Reads are strongly
+//! consistent.
+
+use std::collections::HashMap;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use aws_sdk_dynamodb::types::{AttributeValue, PutRequest, ReturnValue, WriteRequest};
+
+use super::{sdk_err, token};
+use crate::ports::{now_ms, Item, ItemPage, KvStore, NewItem, PutMode, MAX_BATCH_ITEMS};
+use crate::{Error, Result};
+
+type Attrs = HashMap<String, AttributeValue>;
+
+/// Attempts of a batch write before unprocessed items become an error.
+const BATCH_ATTEMPTS: u32 = 8;
+
+/// The key-value table in DynamoDB.
+#[derive(Debug, Clone)]
+pub struct DynamoKv {
+    client: aws_sdk_dynamodb::Client,
+    table: String,
+}
+
+fn now_s() -> i64 {
+    now_ms() / 1000
+}
+
+fn s(v: &str) -> AttributeValue {
+    AttributeValue::S(v.to_string())
+}
+
+fn n(v: i64) -> AttributeValue {
+    AttributeValue::N(v.to_string())
+}
+
+fn key(pk: &str, sk: &str) -> Attrs {
+    HashMap::from([("pk".to_string(), s(pk)), ("sk".to_string(), s(sk))])
+}
+
+fn attrs(item: &NewItem, version: &str) -> Attrs {
+    HashMap::from([
+        ("pk".to_string(), s(&item.pk)),
+        ("sk".to_string(), s(&item.sk)),
+        ("val".to_string(), s(&item.value)),
+        ("ver".to_string(), s(version)),
+        ("ttl".to_string(), n(item.expires_at_s)),
+    ])
+}
+
+/// An item as stored, or `None` when it is expired or malformed.
+fn item_of(a: &Attrs, now: i64) -> Option<Item> {
+    let text = |k: &str| a.get(k).and_then(|v| v.as_s().ok()).cloned();
+    let ttl = a
+        .get("ttl")
+        .and_then(|v| v.as_n().ok())
+        .and_then(|n| n.parse::<i64>().ok())?;
+    if ttl <= now {
+        return None;
+    }
+    Some(Item {
+        pk: text("pk")?,
+        sk: text("sk")?,
+        value: text("val")?,
+        expires_at_s: ttl,
+        version: text("ver")?,
+    })
+}
+
+impl DynamoKv {
+    /// The port over `table`.
+    pub fn new(client: aws_sdk_dynamodb::Client, table: &str) -> Self {
+        DynamoKv {
+            client,
+            table: table.to_string(),
+        }
+    }
+
+    /// The table name.
+    pub fn table(&self) -> &str {
+        &self.table
+    }
+}
+
+fn conditional_failed<E>(e: &aws_sdk_dynamodb::error::SdkError<E>) -> bool
+where
+    E: aws_sdk_dynamodb::error::ProvideErrorMetadata,
+{
+    e.as_service_error()
+        .and_then(|se| se.code())
+        .is_some_and(|c| c == "ConditionalCheckFailedException")
+}
+
+#[async_trait]
+impl KvStore for DynamoKv {
+    async fn get(&self, pk: &str, sk: &str) -> Result<Option<Item>> {
+        let out = self
+            .client
+            .get_item()
+            .table_name(&self.table)
+            .set_key(Some(key(pk, sk)))
+            .consistent_read(true)
+            .send()
+            .await
+            .map_err(|e| sdk_err("dynamodb", format!("cannot get item {pk:?}/{sk:?}"), e))?;
+        Ok(out.item().and_then(|a| item_of(a, now_s())))
+    }
+
+    async fn put(&self, item: NewItem, mode: PutMode) -> Result<String> {
+        let version = token();
+        let mut req = self
+            .client
+            .put_item()
+            .table_name(&self.table)
+            .set_item(Some(attrs(&item, &version)));
+        // `ttl` is a reserved word in DynamoDB expressions, hence the placeholders.
+        match &mode {
+            PutMode::Overwrite => {}
+            PutMode::Create => {
+                req = req
+                    .condition_expression("attribute_not_exists(pk) OR #ttl <= :now")
+                    .expression_attribute_names("#ttl", "ttl")
+                    .expression_attribute_values(":now", n(now_s()));
+            }
+            PutMode::Update(v) => {
+                req = req
+                    .condition_expression("#ver = :v AND #ttl > :now")
+                    .expression_attribute_names("#ver", "ver")
+                    .expression_attribute_names("#ttl", "ttl")
+                    .expression_attribute_values(":v", s(v))
+                    .expression_attribute_values(":now", n(now_s()));
+            }
+        }
+        match req.send().await {
+            Ok(_) => Ok(version),
+            Err(e) if conditional_failed(&e) => {
+                let what = format!("item {:?}/{:?}", item.pk, item.sk);
+                Err(match mode {
+                    PutMode::Create => Error::AlreadyExists { what },
+                    _ => Error::Precondition {
+                        what: format!("{what} changed or is gone"),
+                    },
+                })
+            }
+            Err(e) => Err(sdk_err(
+                "dynamodb",
+                format!("cannot put item {:?}/{:?}", item.pk, item.sk),
+                e,
+            )),
+        }
+    }
+
+    async fn delete(&self, pk: &str, sk: &str, if_version: Option<&str>) -> Result<bool> {
+        let now = now_s();
+        let mut req = self
+            .client
+            .delete_item()
+            .table_name(&self.table)
+            .set_key(Some(key(pk, sk)))
+            .return_values(ReturnValue::AllOld);
+        if let Some(v) = if_version {
+            req = req
+                .condition_expression("#ver = :v AND #ttl > :now")
+                .expression_attribute_names("#ver", "ver")
+                .expression_attribute_names("#ttl", "ttl")
+                .expression_attribute_values(":v", s(v))
+                .expression_attribute_values(":now", n(now));
+        }
+        match req.send().await {
+            // An expired item that DynamoDB had not removed yet was not there.
+            Ok(out) => Ok(out.attributes().and_then(|a| item_of(a, now)).is_some()),
+            Err(e) if conditional_failed(&e) => Err(Error::Precondition {
+                what: format!("item {pk:?}/{sk:?} changed or is gone"),
+            }),
+            Err(e) => Err(sdk_err(
+                "dynamodb",
+                format!("cannot delete item {pk:?}/{sk:?}"),
+                e,
+            )),
+        }
+    }
+
+    async fn query(
+        &self,
+        pk: &str,
+        prefix: &str,
+        after: Option<&str>,
+        limit: usize,
+    ) -> Result<ItemPage> {
+        let limit = limit.clamp(1, 1000);
+        let now = now_s();
+        let mut items = Vec::new();
+        let mut start: Option<Attrs> = after.map(|a| key(pk, a));
+        // DynamoDB applies Limit before the expiry filter, so a page may come back short:
+        // keep reading until there is one item more than asked (to know whether there is a
+        // next page) or the partition's prefix is exhausted.
+        loop {
+            // `begins_with` refuses an empty prefix: then the whole partition matches.
+            let mut values =
+                HashMap::from([(":pk".to_string(), s(pk)), (":now".to_string(), n(now))]);
+            let condition = if prefix.is_empty() {
+                "pk = :pk"
+            } else {
+                values.insert(":p".to_string(), s(prefix));
+                "pk = :pk AND begins_with(sk, :p)"
+            };
+            let req = self
+                .client
+                .query()
+                .table_name(&self.table)
+                .consistent_read(true)
+                .key_condition_expression(condition)
+                .filter_expression("#ttl > :now")
+                .expression_attribute_names("#ttl", "ttl")
+                .set_expression_attribute_values(Some(values))
+                .limit((limit + 1 - items.len()) as i32)
+                .set_exclusive_start_key(start.take());
+            let out = req.send().await.map_err(|e| {
+                sdk_err(
+                    "dynamodb",
+                    format!("cannot query partition {pk:?} for prefix {prefix:?}"),
+                    e,
+                )
+            })?;
+            items.extend(out.items().iter().filter_map(|a| item_of(a, now)));
+            match out.last_evaluated_key() {
+                Some(k) if items.len() <= limit => start = Some(k.clone()),
+                _ => break,
+            }
+        }
+        let next = if items.len() > limit {
+            items.truncate(limit);
+            items.last().map(|i| i.sk.clone())
+        } else {
+            None
+        };
+        Ok(ItemPage { items, next })
+    }
+
+    async fn put_batch(&self, items: Vec<NewItem>) -> Result<()> {
+        if items.len() > MAX_BATCH_ITEMS {
+            return Err(Error::InvalidInput(format!(
+                "a batch write takes at most {MAX_BATCH_ITEMS} items, not {}",
+                items.len()
+            )));
+        }
+        if items.is_empty() {
+            return Ok(());
+        }
+        // DynamoDB refuses two writes of one key in a batch; the last one wins, as it would
+        // written one by one.
+        let mut by_key: Vec<NewItem> = Vec::with_capacity(items.len());
+        for it in items {
+            by_key.retain(|o| (o.pk.as_str(), o.sk.as_str()) != (it.pk.as_str(), it.sk.as_str()));
+            by_key.push(it);
+        }
+        let mut writes = by_key
+            .iter()
+            .map(|it| {
+                PutRequest::builder()
+                    .set_item(Some(attrs(it, &token())))
+                    .build()
+                    .map(|p| WriteRequest::builder().put_request(p).build())
+                    .map_err(|e| sdk_err("dynamodb", "cannot build a batch write", e))
+            })
+            .collect::<Result<Vec<_>>>()?;
+        for attempt in 0..BATCH_ATTEMPTS {
+            let out = self
+                .client
+                .batch_write_item()
+                .request_items(&self.table, writes)
+                .send()
+                .await
+                .map_err(|e| sdk_err("dynamodb", "cannot batch-write items", e))?;
+            writes = out
+                .unprocessed_items()
+                .and_then(|u| u.get(&self.table))
+                .cloned()
+                .unwrap_or_default();
+            if writes.is_empty() {
+                return Ok(());
+            }
+            // Throttled: back off (25 ms, 50 ms, ... up to about 3 s) and send the rest.
+            tokio::time::sleep(Duration::from_millis(25 << attempt.min(7))).await;
+        }
+        Err(Error::Backend {
+            backend: "dynamodb",
+            message: format!(
+                "{} items of a batch write to table {} stayed unprocessed after {BATCH_ATTEMPTS} attempts (throttled); retry later or raise the table's capacity",
+                writes.len(),
+                self.table
+            ),
+            source: None,
+        })
+    }
+}

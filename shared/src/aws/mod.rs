@@ -1,0 +1,120 @@
+//! The AWS backend: the three ports over S3 ([`S3Objects`]), DynamoDB ([`DynamoKv`]) and SQS
+//! ([`SqsQueues`]), tenants from the scripts bucket ([`S3Tenants`]), the typed configuration of
+//! a function ([`AwsConfig`]) and the Lambda handlers ([`lambda`]).
+//!
+//! Built behind the `aws` cargo feature. The SDK is used with lean features: one HTTP client
+//! (hyper with rustls on ring, built here), no aws-lc. Endpoints, region and credentials come
+//! from the usual `AWS_*` variables, so `AWS_ENDPOINT_URL` points every client at an emulator.
+
+mod config;
+mod dynamodb;
+pub mod lambda;
+mod s3;
+mod scripts;
+mod sqs;
+
+use std::sync::Arc;
+
+pub use config::{AwsConfig, ENV_FILE};
+pub use dynamodb::DynamoKv;
+pub use s3::S3Objects;
+pub use scripts::{S3Tenants, RECHECK_EVERY};
+pub use sqs::SqsQueues;
+
+pub use aws_config::SdkConfig;
+
+use aws_config::BehaviorVersion;
+use aws_smithy_http_client::tls;
+
+use crate::ports::Backends;
+use crate::Error;
+
+/// Gives the loader the SDK's HTTP client: hyper with rustls on ring, the only TLS stack in
+/// the build.
+fn with_http_client(loader: aws_config::ConfigLoader) -> aws_config::ConfigLoader {
+    loader.http_client(
+        aws_smithy_http_client::Builder::new()
+            .tls_provider(tls::Provider::Rustls(
+                tls::rustls_provider::CryptoMode::Ring,
+            ))
+            .build_https(),
+    )
+}
+
+/// Loads the SDK configuration from the environment (`AWS_REGION`, credentials,
+/// `AWS_ENDPOINT_URL`, ...), as Lambda sets it.
+pub async fn load_sdk_config() -> SdkConfig {
+    with_http_client(aws_config::defaults(BehaviorVersion::latest()))
+        .load()
+        .await
+}
+
+/// An SDK configuration for an emulator at `endpoint` (moto, LocalStack): static test keys,
+/// `us-east-1`, nothing read from the environment or instance metadata.
+pub async fn emulator_sdk_config(endpoint: &str) -> SdkConfig {
+    let creds = aws_sdk_s3::config::Credentials::new("testing", "testing", None, None, "static");
+    with_http_client(aws_config::defaults(BehaviorVersion::latest()))
+        .region(aws_config::Region::new("us-east-1"))
+        .credentials_provider(creds)
+        .endpoint_url(endpoint)
+        .load()
+        .await
+}
+
+/// The three SDK clients, built once per process and shared.
+#[derive(Debug, Clone)]
+pub struct Clients {
+    /// S3.
+    pub s3: aws_sdk_s3::Client,
+    /// DynamoDB.
+    pub dynamodb: aws_sdk_dynamodb::Client,
+    /// SQS.
+    pub sqs: aws_sdk_sqs::Client,
+}
+
+impl Clients {
+    /// Clients from an SDK configuration. With an endpoint override (an emulator), S3 uses
+    /// path-style addressing, which emulators serve without wildcard DNS.
+    pub fn new(sdk: &SdkConfig) -> Self {
+        let s3 = aws_sdk_s3::config::Builder::from(sdk)
+            .force_path_style(sdk.endpoint_url().is_some())
+            .build();
+        Clients {
+            s3: aws_sdk_s3::Client::from_conf(s3),
+            dynamodb: aws_sdk_dynamodb::Client::new(sdk),
+            sqs: aws_sdk_sqs::Client::new(sdk),
+        }
+    }
+
+    /// The three ports over these clients, as `config` names the table and queues.
+    pub fn backends(&self, config: &AwsConfig) -> Backends {
+        Backends {
+            objects: Arc::new(S3Objects::new(self.s3.clone())),
+            kv: Arc::new(DynamoKv::new(self.dynamodb.clone(), &config.table)),
+            queue: Arc::new(SqsQueues::new(
+                self.sqs.clone(),
+                sqs::QueueUrls {
+                    events: config.events_queue_url.clone(),
+                    work: config.work_queue_url.clone(),
+                    events_dlq: config.events_dlq_url.clone(),
+                    work_dlq: config.work_dlq_url.clone(),
+                },
+            )),
+        }
+    }
+}
+
+/// Turns an SDK error into a [`Error::Backend`] whose message has the whole error chain (the
+/// SDK's `Display` alone says only "service error").
+pub(crate) fn sdk_err<E>(backend: &'static str, what: impl std::fmt::Display, e: E) -> Error
+where
+    E: std::error::Error + Send + Sync + 'static,
+{
+    let detail = aws_sdk_s3::error::DisplayErrorContext(&e).to_string();
+    Error::backend(backend, format!("{what}: {detail}"), e)
+}
+
+/// A random version token.
+pub(crate) fn token() -> String {
+    format!("{:016x}", rand::random::<u64>())
+}

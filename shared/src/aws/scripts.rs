@@ -1,0 +1,214 @@
+//! Tenants in the scripts bucket: `<tenant>/config.json` and `<tenant>/scripts/<name>.luau`,
+//! as `native deploy` uploads them.
+//!
+//! A warm function keeps each tenant in memory. At most every [`RECHECK_EVERY`] it lists the
+//! tenant's folder (one cheap request) and compares each file's etag with what it loaded; only
+//! when something changed, or appeared, or went away, does it read the files again. Events in
+//! between never touch the bucket.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use async_trait::async_trait;
+
+use crate::config::{Script, Tenant, TenantConfig};
+use crate::keys::check_name;
+use crate::ports::ObjectStore;
+use crate::tenants::TenantSource;
+use crate::{Error, Result};
+
+/// How long a loaded tenant is used without looking at the bucket.
+pub const RECHECK_EVERY: Duration = Duration::from_secs(5);
+
+/// The most files a tenant folder may have (one listing page is 1000).
+const MAX_FILES: usize = 5000;
+
+/// `(key, etag)` of every file that makes a tenant, sorted by key.
+type Fingerprint = Vec<(String, String)>;
+
+#[derive(Debug)]
+struct Cached {
+    /// `None`: there is no such tenant (cached too, so stray events do not list every time).
+    tenant: Option<Arc<Tenant>>,
+    fingerprint: Fingerprint,
+    checked: Instant,
+}
+
+/// Tenants read from a scripts bucket through any [`ObjectStore`] (S3 on AWS).
+#[derive(Debug)]
+pub struct S3Tenants {
+    objects: Arc<dyn ObjectStore>,
+    bucket: String,
+    recheck: Duration,
+    cache: Mutex<HashMap<String, Cached>>,
+}
+
+impl S3Tenants {
+    /// Tenants in `bucket`, re-checked at most every `recheck` (use [`RECHECK_EVERY`]).
+    pub fn new(objects: Arc<dyn ObjectStore>, bucket: &str, recheck: Duration) -> Self {
+        S3Tenants {
+            objects,
+            bucket: bucket.to_string(),
+            recheck,
+            cache: Mutex::default(),
+        }
+    }
+
+    fn cache(&self) -> std::sync::MutexGuard<'_, HashMap<String, Cached>> {
+        self.cache.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The files that make the tenant, with their etags.
+    async fn fingerprint(&self, tenant: &str) -> Result<Fingerprint> {
+        let prefix = format!("{tenant}/");
+        let mut out = Vec::new();
+        let mut after: Option<String> = None;
+        loop {
+            let page = self
+                .objects
+                .list(&self.bucket, &prefix, after.as_deref(), 1000)
+                .await?;
+            for o in page.objects {
+                let rel = &o.key[prefix.len()..];
+                let wanted = rel == "config.json"
+                    || rel
+                        .strip_prefix("scripts/")
+                        .is_some_and(|n| n.ends_with(".luau") && !n.contains('/'));
+                if wanted {
+                    out.push((o.key, o.etag));
+                }
+            }
+            if out.len() > MAX_FILES {
+                return Err(Error::InvalidInput(format!(
+                    "tenant {tenant:?} has more than {MAX_FILES} scripts in s3://{}/{prefix}",
+                    self.bucket
+                )));
+            }
+            match page.next {
+                Some(n) => after = Some(n),
+                None => break,
+            }
+        }
+        out.sort();
+        Ok(out)
+    }
+
+    /// Reads every file of the fingerprint and builds the tenant.
+    async fn read(&self, tenant: &str, files: &Fingerprint) -> Result<Tenant> {
+        let mut config = TenantConfig::default();
+        let mut scripts = Vec::new();
+        for (key, _) in files {
+            let shown = format!("s3://{}/{key}", self.bucket);
+            let Some((_, data)) = self.objects.get(&self.bucket, key).await? else {
+                // Deleted between the listing and now: the next check sees it gone.
+                continue;
+            };
+            let text = String::from_utf8(data.to_vec())
+                .map_err(|_| Error::config(&shown, "-", "is not UTF-8 text"))?;
+            let rel = &key[tenant.len() + 1..];
+            if rel == "config.json" {
+                config = TenantConfig::from_json(&shown, &text)?;
+            } else if let Some(name) = rel
+                .strip_prefix("scripts/")
+                .and_then(|n| n.strip_suffix(".luau"))
+            {
+                check_name("script", name).map_err(|why| Error::config(&shown, "-", why))?;
+                scripts.push(Script::new(name, text));
+            }
+        }
+        Tenant::new(tenant, config, scripts)
+    }
+}
+
+#[async_trait]
+impl TenantSource for S3Tenants {
+    async fn load(&self, tenant: &str) -> Result<Arc<Tenant>> {
+        check_name("tenant", tenant).map_err(Error::InvalidInput)?;
+        let not_found = || {
+            Error::NotFound {
+            what: format!("tenant {tenant:?}"),
+            hint: format!(
+                "there is nothing under s3://{}/{tenant}/; deploy it with `native deploy {tenant} --bucket {}`",
+                self.bucket, self.bucket
+            ),
+        }
+        };
+        let previous = {
+            let cache = self.cache();
+            match cache.get(tenant) {
+                Some(c) if c.checked.elapsed() < self.recheck => {
+                    return c.tenant.clone().ok_or_else(not_found);
+                }
+                Some(c) => Some((c.tenant.clone(), c.fingerprint.clone())),
+                None => None,
+            }
+        };
+        let files = self.fingerprint(tenant).await?;
+        let tenant_now = match previous {
+            Some((t, fp)) if fp == files => t,
+            _ if files.is_empty() => None,
+            _ => Some(Arc::new(self.read(tenant, &files).await?)),
+        };
+        self.cache().insert(
+            tenant.to_string(),
+            Cached {
+                tenant: tenant_now.clone(),
+                fingerprint: files,
+                checked: Instant::now(),
+            },
+        );
+        tenant_now.ok_or_else(not_found)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::embedded::Embedded;
+    use crate::ports::PutMode;
+
+    #[tokio::test]
+    async fn loads_caches_and_notices_changes() {
+        let dir = tempfile::tempdir().unwrap();
+        let store: Arc<dyn ObjectStore> = Arc::new(Embedded::open(dir.path(), vec![]).unwrap());
+        let put = |key: &'static str, text: &'static str| {
+            let store = store.clone();
+            async move {
+                store
+                    .put("scripts-b", key, text.into(), PutMode::Overwrite)
+                    .await
+                    .unwrap();
+            }
+        };
+        put("acme/config.json", r#"{"queue":true}"#).await;
+        put("acme/scripts/a.luau", "return 1").await;
+        put("acme/notes.txt", "ignored").await;
+        let src = S3Tenants::new(store.clone(), "scripts-b", Duration::from_millis(300));
+        let t1 = src.load("acme").await.unwrap();
+        assert!(t1.config.queue);
+        assert_eq!(t1.scripts.keys().collect::<Vec<_>>(), ["a"]);
+
+        put("acme/scripts/b.luau", "return 2").await;
+        let t2 = src.load("acme").await.unwrap();
+        assert!(
+            Arc::ptr_eq(&t1, &t2),
+            "within the recheck time, the cache answers"
+        );
+
+        tokio::time::sleep(Duration::from_millis(350)).await;
+        let t3 = src.load("acme").await.unwrap();
+        assert_eq!(t3.scripts.keys().collect::<Vec<_>>(), ["a", "b"]);
+        tokio::time::sleep(Duration::from_millis(350)).await;
+        let t4 = src.load("acme").await.unwrap();
+        assert!(Arc::ptr_eq(&t3, &t4), "unchanged files are not read again");
+
+        let e = src.load("nobody").await.unwrap_err();
+        assert!(matches!(e, Error::NotFound { .. }), "{e}");
+        assert!(e.to_string().contains("native deploy nobody"), "{e}");
+
+        put("bad/config.json", r#"{"queue":"yes"}"#).await;
+        let e = src.load("bad").await.unwrap_err().to_string();
+        assert!(e.starts_with("s3://scripts-b/bad/config.json: "), "{e}");
+    }
+}

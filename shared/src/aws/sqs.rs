@@ -1,0 +1,344 @@
+//! The queue port over two SQS standard queues (events, work), each with a dead-letter queue.
+//!
+//! The move to the dead-letter queue after [`crate::ports::MAX_RECEIVES`] receives is SQS's own
+//! redrive policy (`maxReceiveCount` 5), set where the queues are made (the SAM template, the
+//! tests); this backend only reads the dead-letter queue. Its URL comes from the configuration,
+//! or else from the queue's `RedrivePolicy` attribute, looked up once.
+
+use std::collections::HashSet;
+
+use async_trait::async_trait;
+use aws_sdk_sqs::error::ProvideErrorMetadata;
+use aws_sdk_sqs::types::{MessageSystemAttributeName, QueueAttributeName};
+use tokio::sync::OnceCell;
+
+use super::sdk_err;
+use crate::ports::{DeadLetter, Message, Queue, QueueKind, QueueStats, MAX_DELAY_S};
+use crate::{Error, Result};
+
+/// The queue URLs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct QueueUrls {
+    /// The events queue.
+    pub events: String,
+    /// The work queue.
+    pub work: String,
+    /// The events queue's dead-letter queue; read from its redrive policy when `None`.
+    pub events_dlq: Option<String>,
+    /// The work queue's dead-letter queue; read from its redrive policy when `None`.
+    pub work_dlq: Option<String>,
+}
+
+/// The events and work queues in SQS.
+#[derive(Debug)]
+pub struct SqsQueues {
+    client: aws_sdk_sqs::Client,
+    urls: QueueUrls,
+    events_dlq: OnceCell<String>,
+    work_dlq: OnceCell<String>,
+}
+
+/// Rounds of receives that [`Queue::dead_letters`] makes at most.
+const PEEK_ROUNDS: usize = 10;
+
+fn receipt_error<E: ProvideErrorMetadata>(e: &aws_sdk_sqs::error::SdkError<E>) -> bool {
+    e.as_service_error()
+        .and_then(|se| se.code())
+        .is_some_and(|c| {
+            matches!(
+                c,
+                "ReceiptHandleIsInvalid"
+                    | "InvalidParameterValue"
+                    | "MessageNotInflight"
+                    | "AWS.SimpleQueueService.MessageNotInflight"
+            )
+        })
+}
+
+fn bad_receipt(receipt: &str) -> Error {
+    Error::Precondition {
+        what: format!(
+            "receipt {receipt:?} is no longer valid (the message was received again or deleted)"
+        ),
+    }
+}
+
+impl SqsQueues {
+    /// The port over the queues at `urls`.
+    pub fn new(client: aws_sdk_sqs::Client, urls: QueueUrls) -> Self {
+        let events_dlq = OnceCell::new_with(urls.events_dlq.clone());
+        let work_dlq = OnceCell::new_with(urls.work_dlq.clone());
+        SqsQueues {
+            client,
+            urls,
+            events_dlq,
+            work_dlq,
+        }
+    }
+
+    /// The URL of a queue.
+    pub fn url(&self, queue: QueueKind) -> &str {
+        match queue {
+            QueueKind::Events => &self.urls.events,
+            QueueKind::Work => &self.urls.work,
+        }
+    }
+
+    /// The URL of a queue's dead-letter queue, from the configuration or its redrive policy.
+    pub async fn dlq_url(&self, queue: QueueKind) -> Result<&str> {
+        let cell = match queue {
+            QueueKind::Events => &self.events_dlq,
+            QueueKind::Work => &self.work_dlq,
+        };
+        cell.get_or_try_init(|| self.lookup_dlq(queue))
+            .await
+            .map(String::as_str)
+    }
+
+    async fn lookup_dlq(&self, queue: QueueKind) -> Result<String> {
+        let url = self.url(queue);
+        let out = self
+            .client
+            .get_queue_attributes()
+            .queue_url(url)
+            .attribute_names(QueueAttributeName::RedrivePolicy)
+            .send()
+            .await
+            .map_err(|e| sdk_err("sqs", format!("cannot read the redrive policy of {url}"), e))?;
+        let no_policy = || {
+            Error::Config {
+            file: super::ENV_FILE.into(),
+            field: format!("NATIVE_{}_DLQ_URL", queue.name().to_uppercase()),
+            why: format!(
+                "is not set and the {} queue {url} has no redrive policy with a deadLetterTargetArn; give the queue a dead-letter queue with maxReceiveCount 5 (the SAM template does)",
+                queue.name()
+            ),
+        }
+        };
+        let policy = out
+            .attributes()
+            .and_then(|a| a.get(&QueueAttributeName::RedrivePolicy))
+            .ok_or_else(no_policy)?;
+        let arn = serde_json::from_str::<serde_json::Value>(policy)
+            .ok()
+            .and_then(|v| v["deadLetterTargetArn"].as_str().map(str::to_string))
+            .ok_or_else(no_policy)?;
+        // arn:aws:sqs:<region>:<account>:<name>
+        let parts: Vec<&str> = arn.split(':').collect();
+        let [.., account, name] = parts.as_slice() else {
+            return Err(no_policy());
+        };
+        let out = self
+            .client
+            .get_queue_url()
+            .queue_name(*name)
+            .queue_owner_aws_account_id(*account)
+            .send()
+            .await
+            .map_err(|e| sdk_err("sqs", format!("cannot find the dead-letter queue {arn}"), e))?;
+        out.queue_url().map(str::to_string).ok_or_else(no_policy)
+    }
+
+    async fn counts(&self, url: &str) -> Result<(u64, u64)> {
+        let out = self
+            .client
+            .get_queue_attributes()
+            .queue_url(url)
+            .attribute_names(QueueAttributeName::ApproximateNumberOfMessages)
+            .attribute_names(QueueAttributeName::ApproximateNumberOfMessagesNotVisible)
+            .attribute_names(QueueAttributeName::ApproximateNumberOfMessagesDelayed)
+            .send()
+            .await
+            .map_err(|e| sdk_err("sqs", format!("cannot read the attributes of {url}"), e))?;
+        let get = |n: QueueAttributeName| -> u64 {
+            out.attributes()
+                .and_then(|a| a.get(&n))
+                .and_then(|v| v.parse().ok())
+                .unwrap_or(0)
+        };
+        Ok((
+            get(QueueAttributeName::ApproximateNumberOfMessages),
+            get(QueueAttributeName::ApproximateNumberOfMessagesNotVisible)
+                + get(QueueAttributeName::ApproximateNumberOfMessagesDelayed),
+        ))
+    }
+}
+
+fn receive_count(m: &aws_sdk_sqs::types::Message) -> u32 {
+    m.attributes()
+        .and_then(|a| a.get(&MessageSystemAttributeName::ApproximateReceiveCount))
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(1)
+}
+
+#[async_trait]
+impl Queue for SqsQueues {
+    async fn send(&self, queue: QueueKind, body: String, delay_s: u32) -> Result<()> {
+        if delay_s > MAX_DELAY_S {
+            return Err(Error::InvalidInput(format!(
+                "delay of {delay_s} s is above the maximum of {MAX_DELAY_S} s"
+            )));
+        }
+        let url = self.url(queue);
+        self.client
+            .send_message()
+            .queue_url(url)
+            .message_body(body)
+            .delay_seconds(delay_s as i32)
+            .send()
+            .await
+            .map_err(|e| {
+                sdk_err(
+                    "sqs",
+                    format!("cannot send to the {} queue", queue.name()),
+                    e,
+                )
+            })?;
+        Ok(())
+    }
+
+    async fn receive(
+        &self,
+        queue: QueueKind,
+        max: usize,
+        visibility_s: u32,
+    ) -> Result<Vec<Message>> {
+        let out = self
+            .client
+            .receive_message()
+            .queue_url(self.url(queue))
+            .max_number_of_messages(max.clamp(1, 10) as i32)
+            .visibility_timeout(visibility_s.min(43_200) as i32)
+            .wait_time_seconds(0)
+            .message_system_attribute_names(MessageSystemAttributeName::ApproximateReceiveCount)
+            .send()
+            .await
+            .map_err(|e| {
+                sdk_err(
+                    "sqs",
+                    format!("cannot receive from the {} queue", queue.name()),
+                    e,
+                )
+            })?;
+        Ok(out
+            .messages()
+            .iter()
+            .map(|m| Message {
+                id: m.message_id().unwrap_or_default().to_string(),
+                receipt: m.receipt_handle().unwrap_or_default().to_string(),
+                body: m.body().unwrap_or_default().to_string(),
+                receive_count: receive_count(m),
+            })
+            .collect())
+    }
+
+    async fn delete(&self, queue: QueueKind, receipt: &str) -> Result<()> {
+        match self
+            .client
+            .delete_message()
+            .queue_url(self.url(queue))
+            .receipt_handle(receipt)
+            .send()
+            .await
+        {
+            Ok(_) => Ok(()),
+            Err(e) if receipt_error(&e) => Err(bad_receipt(receipt)),
+            Err(e) => Err(sdk_err(
+                "sqs",
+                format!("cannot delete from the {} queue", queue.name()),
+                e,
+            )),
+        }
+    }
+
+    /// SQS keeps no error text with a message: `error` is not recorded (the function logs it).
+    async fn retry_later(
+        &self,
+        queue: QueueKind,
+        receipt: &str,
+        delay_s: u32,
+        _error: &str,
+    ) -> Result<()> {
+        match self
+            .client
+            .change_message_visibility()
+            .queue_url(self.url(queue))
+            .receipt_handle(receipt)
+            .visibility_timeout(delay_s.min(43_200) as i32)
+            .send()
+            .await
+        {
+            Ok(_) => Ok(()),
+            Err(e) if receipt_error(&e) => Err(bad_receipt(receipt)),
+            Err(e) => Err(sdk_err(
+                "sqs",
+                format!(
+                    "cannot change a message's visibility in the {} queue",
+                    queue.name()
+                ),
+                e,
+            )),
+        }
+    }
+
+    async fn stats(&self, queue: QueueKind) -> Result<QueueStats> {
+        let (visible, waiting) = self.counts(self.url(queue)).await?;
+        let dlq = self.dlq_url(queue).await?.to_string();
+        let (dead_visible, dead_waiting) = self.counts(&dlq).await?;
+        Ok(QueueStats {
+            visible,
+            waiting,
+            dead: dead_visible + dead_waiting,
+        })
+    }
+
+    /// Peeks at the dead-letter queue: receives with a visibility timeout of 0, so that every
+    /// message stays there, until `max` distinct messages are seen or a round brings nothing
+    /// new. Like every SQS receive this samples the queue: a large queue may need several calls.
+    async fn dead_letters(&self, queue: QueueKind, max: usize) -> Result<Vec<DeadLetter>> {
+        let dlq = self.dlq_url(queue).await?.to_string();
+        let mut seen = HashSet::new();
+        let mut out = Vec::new();
+        for _ in 0..PEEK_ROUNDS {
+            if out.len() >= max {
+                break;
+            }
+            let got = self
+                .client
+                .receive_message()
+                .queue_url(&dlq)
+                .max_number_of_messages(10)
+                .visibility_timeout(0)
+                .wait_time_seconds(0)
+                .message_system_attribute_names(MessageSystemAttributeName::ApproximateReceiveCount)
+                .send()
+                .await
+                .map_err(|e| {
+                    sdk_err(
+                        "sqs",
+                        format!("cannot read the {} dead-letter queue {dlq}", queue.name()),
+                        e,
+                    )
+                })?;
+            let mut new = 0;
+            for m in got.messages() {
+                let id = m.message_id().unwrap_or_default().to_string();
+                if out.len() < max && seen.insert(id.clone()) {
+                    new += 1;
+                    out.push(DeadLetter {
+                        id,
+                        body: m.body().unwrap_or_default().to_string(),
+                        // Receives in the source queue are not kept; a message lands here
+                        // after its fifth.
+                        receive_count: crate::ports::MAX_RECEIVES,
+                        last_error: None,
+                    });
+                }
+            }
+            if new == 0 {
+                break;
+            }
+        }
+        Ok(out)
+    }
+}
