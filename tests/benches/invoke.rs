@@ -1,0 +1,106 @@
+//! Warm `on_invoke` that does nothing, through the engine (fresh isolated globals, cached
+//! bytecode, the call, JSON in and out), beside bare mlua baselines measured in the same run.
+//!
+//! Run: `cargo bench -p native-tests --bench invoke` (release profile). Prints medians and p99s.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use mlua::chunk::{ChunkMode, Compiler};
+use mlua::{Function, Lua};
+use native_core::engine::{Call, Entry};
+use native_tests::TestProject;
+use serde_json::json;
+
+const SRC: &str = "function on_invoke(ctx, ev) return nil end";
+
+fn stats(name: &str, mut samples: Vec<Duration>) {
+    samples.sort();
+    let pct = |p: f64| samples[((samples.len() as f64 - 1.0) * p) as usize];
+    println!(
+        "{name:<58} median {:>8.2} µs   p99 {:>8.2} µs   (n={})",
+        pct(0.5).as_secs_f64() * 1e6,
+        pct(0.99).as_secs_f64() * 1e6,
+        samples.len()
+    );
+}
+
+fn time(n: usize, mut f: impl FnMut()) -> Vec<Duration> {
+    for _ in 0..n / 10 {
+        f();
+    }
+    (0..n)
+        .map(|_| {
+            let t = Instant::now();
+            f();
+            t.elapsed()
+        })
+        .collect()
+}
+
+fn main() {
+    let n = 20_000;
+    let code = Compiler::new().compile(SRC).unwrap();
+
+    // Baseline 1: a reused state, cached bytecode loaded and the function called.
+    let lua = Lua::new();
+    stats(
+        "bare mlua: load cached bytecode into reused state + call",
+        time(n, || {
+            lua.load(&code[..])
+                .set_mode(ChunkMode::Binary)
+                .exec()
+                .unwrap();
+            let f: Function = lua.globals().get("on_invoke").unwrap();
+            f.call::<()>(()).unwrap();
+        }),
+    );
+
+    // Baseline 2: a new sandboxed state per call.
+    stats(
+        "bare mlua: new sandboxed state + load + call",
+        time(n / 10, || {
+            let lua = Lua::new();
+            lua.sandbox(true).unwrap();
+            lua.load(&code[..])
+                .set_mode(ChunkMode::Binary)
+                .exec()
+                .unwrap();
+            let f: Function = lua.globals().get("on_invoke").unwrap();
+            f.call::<()>(()).unwrap();
+        }),
+    );
+
+    let p = TestProject::new("bench", "{}", &[("noop", SRC)]);
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let tenant = rt.block_on(p.rt.tenants.load("bench")).unwrap();
+    let call = Call {
+        tenant,
+        script: "noop".into(),
+        entry: Entry::Invoke,
+        event: json!({ "a": 1 }),
+        attempt: 1,
+    };
+    let services = p.rt.services.clone();
+    let engine = p.rt.engine.clone();
+    let handle = rt.handle().clone();
+    stats(
+        "native engine: warm on_invoke (isolated globals + cache + call)",
+        time(n, || {
+            engine.run(&services, &handle, &call).unwrap();
+        }),
+    );
+
+    let rtp = Arc::new(p);
+    stats(
+        "native Runtime::invoke (adds tenant lookup + blocking thread)",
+        time(n / 4, || {
+            rt.block_on(rtp.rt.invoke("bench", "noop", json!({ "a": 1 })))
+                .unwrap();
+        }),
+    );
+}
