@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# The test command (README, .ci/run): does all of its own set-up on a fresh machine.
+#
+#   tests/run.sh                       # lint, build once (debug), every test, moto included
+#   tests/run.sh -p native-tests --test aws   # arguments go to `cargo test` instead of --workspace
+#
+# 1. installs moto[server] and cfn-lint with pip when missing;
+# 2. checks formatting, clippy and the SAM template (cfn-lint);
+# 3. starts moto on a free 127.0.0.1 port and points the AWS tests at it (stopped at exit);
+# 4. runs the tests: one debug build of the whole workspace with every feature.
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+cd "$root"
+
+say() { echo "tests/run.sh: $*" >&2; }
+pip_install() {
+    say "installing $* with pip (moto takes a few minutes the first time)"
+    python3 -m pip install --quiet --disable-pip-version-check "$@"
+}
+python3 -c 'import moto.server, flask_cors' 2>/dev/null || pip_install 'moto[server]'
+command -v cfn-lint >/dev/null 2>&1 || pip_install cfn-lint
+
+say "cargo fmt --check"
+cargo fmt --all -- --check
+say "cfn-lint template.yaml"
+cfn-lint template.yaml
+say "cargo clippy"
+cargo clippy --workspace --all-targets --all-features --quiet -- -D warnings
+
+port="${MOTO_PORT:-$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')}"
+mkdir -p target
+log="target/moto-$port.log"
+python3 -m moto.server -H 127.0.0.1 -p "$port" >"$log" 2>&1 &
+moto_pid=$!
+stop_moto() {
+    kill "$moto_pid" 2>/dev/null || true
+    wait "$moto_pid" 2>/dev/null || true
+}
+trap stop_moto EXIT
+endpoint="http://127.0.0.1:$port"
+for _ in $(seq 1 150); do
+    python3 -c "import urllib.request; urllib.request.urlopen('$endpoint/moto-api/', timeout=1)" 2>/dev/null && break
+    if ! kill -0 "$moto_pid" 2>/dev/null; then
+        say "moto exited at start; its log ($log):"
+        cat "$log" >&2
+        exit 1
+    fi
+    sleep 0.2
+done
+say "moto is up at $endpoint (log: $log)"
+export NATIVE_TEST_AWS_ENDPOINT="$endpoint" AWS_ENDPOINT_URL="$endpoint"
+export AWS_ACCESS_KEY_ID=testing AWS_SECRET_ACCESS_KEY=testing AWS_SESSION_TOKEN=testing
+export AWS_REGION=us-east-1 AWS_DEFAULT_REGION=us-east-1 AWS_EC2_METADATA_DISABLED=true
+unset NATIVE_SKIP_AWS
+
+if [ "$#" -eq 0 ]; then set -- --workspace; fi
+say "cargo test --all-features $*"
+cargo test --all-features "$@"
