@@ -7,7 +7,7 @@
 
 use bytes::Bytes;
 
-use crate::ports::{KvStore, NewItem, ObjectStore, PutMode, Queue, QueueKind, MAX_RECEIVES};
+use crate::ports::{KvStore, NewItem, ObjectStore, PutMode, Queue, QueueKind, TxOp, MAX_RECEIVES};
 use crate::Error;
 
 /// A fresh scope for one run of the suite.
@@ -310,5 +310,104 @@ pub async fn queue_delivery_and_dead_letters(q: &dyn Queue, queue: QueueKind) {
     assert!(
         dead.iter().any(|d| d.body == "later"),
         "dead letters hold it: {dead:?}"
+    );
+}
+
+/// Transactions: all or nothing, the first failing condition reported, expired items absent.
+pub async fn kv_transactions(kv: &dyn KvStore) {
+    let pk = scope();
+    let now = crate::ports::now_ms() / 1000;
+    let far = now + 7 * 24 * 3600;
+    let item = |sk: &str, v: &str, exp: i64| NewItem {
+        pk: pk.clone(),
+        sk: sk.into(),
+        value: v.into(),
+        expires_at_s: exp,
+    };
+    kv.put(item("meta", "{}", far), PutMode::Overwrite)
+        .await
+        .unwrap();
+    kv.put(item("p#a", "1", far), PutMode::Overwrite)
+        .await
+        .unwrap();
+    kv.put(item("p#b", "1", far), PutMode::Overwrite)
+        .await
+        .unwrap();
+    let ack = |m: &str, live: i64| {
+        vec![
+            TxOp::Check {
+                pk: pk.clone(),
+                sk: "meta".into(),
+                live_until_s: live,
+            },
+            TxOp::Put {
+                item: item(&format!("o#{m}"), "{\"ok\":true}", far),
+                mode: PutMode::Create,
+            },
+            TxOp::Delete {
+                pk: pk.clone(),
+                sk: format!("p#{m}"),
+            },
+        ]
+    };
+    assert_eq!(
+        kv.transact(ack("a", now + 3600)).await.unwrap(),
+        Ok(()),
+        "first ack applies"
+    );
+    assert!(
+        kv.get(&pk, "o#a").await.unwrap().is_some(),
+        "outcome written"
+    );
+    assert!(
+        kv.get(&pk, "p#a").await.unwrap().is_none(),
+        "pending deleted in the same call"
+    );
+    assert_eq!(
+        kv.transact(ack("a", now + 3600)).await.unwrap(),
+        Err(1),
+        "second ack: the create fails"
+    );
+    assert_eq!(
+        kv.transact(ack("zz", now + 3600)).await.unwrap(),
+        Err(2),
+        "unknown member: the delete fails"
+    );
+    assert!(
+        kv.get(&pk, "o#zz").await.unwrap().is_none(),
+        "nothing of a failed transaction is applied"
+    );
+    assert_eq!(
+        kv.transact(ack("b", far + 1)).await.unwrap(),
+        Err(0),
+        "check of the expiry fails"
+    );
+    assert!(
+        kv.get(&pk, "p#b").await.unwrap().is_some(),
+        "nothing applied"
+    );
+    kv.put(item("old", "x", 1000), PutMode::Overwrite)
+        .await
+        .unwrap();
+    let check_old = vec![TxOp::Check {
+        pk: pk.clone(),
+        sk: "old".into(),
+        live_until_s: 0,
+    }];
+    assert_eq!(
+        kv.transact(check_old).await.unwrap(),
+        Err(0),
+        "an expired item fails a check"
+    );
+    let v = kv.get(&pk, "meta").await.unwrap().unwrap().version;
+    let upd = vec![TxOp::Put {
+        item: item("meta", "{\"n\":1}", far),
+        mode: PutMode::Update(v.clone()),
+    }];
+    assert_eq!(kv.transact(upd.clone()).await.unwrap(), Ok(()));
+    assert_eq!(
+        kv.transact(upd).await.unwrap(),
+        Err(0),
+        "a stale version fails"
     );
 }

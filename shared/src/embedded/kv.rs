@@ -4,7 +4,9 @@ use async_trait::async_trait;
 use rusqlite::{params, OptionalExtension};
 
 use super::{db_err, token, Embedded};
-use crate::ports::{now_ms, Item, ItemPage, KvStore, NewItem, PutMode, MAX_BATCH_ITEMS};
+use crate::ports::{
+    now_ms, Item, ItemPage, KvStore, NewItem, PutMode, TxOp, MAX_BATCH_ITEMS, MAX_TX_OPS,
+};
 use crate::{Error, Result};
 
 fn now_s() -> i64 {
@@ -139,5 +141,59 @@ impl KvStore for Embedded {
             }
             Ok(())
         })
+    }
+
+    async fn transact(&self, ops: Vec<TxOp>) -> Result<Result<(), usize>> {
+        if ops.is_empty() || ops.len() > MAX_TX_OPS {
+            return Err(Error::InvalidInput(format!(
+                "a transaction takes 1 to {MAX_TX_OPS} operations, not {}",
+                ops.len()
+            )));
+        }
+        let mut conn = self.conn();
+        let tx = conn
+            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
+            .map_err(db_err)?;
+        // Check every condition first, in order, so that the first failing one is reported
+        // and nothing is written.
+        for (i, op) in ops.iter().enumerate() {
+            let ok = match op {
+                TxOp::Check {
+                    pk,
+                    sk,
+                    live_until_s,
+                } => get_row(&tx, pk, sk)?.is_some_and(|it| it.expires_at_s > *live_until_s),
+                TxOp::Put { item, mode } => {
+                    let old = get_row(&tx, &item.pk, &item.sk)?;
+                    match mode {
+                        PutMode::Overwrite => true,
+                        PutMode::Create => old.is_none(),
+                        PutMode::Update(v) => old.is_some_and(|o| o.version == *v),
+                    }
+                }
+                TxOp::Delete { pk, sk } => get_row(&tx, pk, sk)?.is_some(),
+            };
+            if !ok {
+                return Ok(Err(i));
+            }
+        }
+        for op in &ops {
+            match op {
+                TxOp::Check { .. } => {}
+                TxOp::Put { item, .. } => {
+                    tx.execute(
+                        "INSERT OR REPLACE INTO kv (pk, sk, value, expires_at, version) VALUES (?1, ?2, ?3, ?4, ?5)",
+                        params![item.pk, item.sk, item.value, item.expires_at_s, token()],
+                    )
+                    .map_err(db_err)?;
+                }
+                TxOp::Delete { pk, sk } => {
+                    tx.execute("DELETE FROM kv WHERE pk = ?1 AND sk = ?2", params![pk, sk])
+                        .map_err(db_err)?;
+                }
+            }
+        }
+        tx.commit().map_err(db_err)?;
+        Ok(Ok(()))
     }
 }

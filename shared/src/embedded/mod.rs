@@ -147,6 +147,12 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn conformance_kv_transactions() {
+        let (_d, e) = open();
+        conformance::kv_transactions(&e).await;
+    }
+
+    #[tokio::test]
     async fn conformance_queue() {
         let (_d, e) = open();
         conformance::queue_delivery_and_dead_letters(&e, QueueKind::Work).await;

@@ -46,6 +46,37 @@ pub struct ItemPage {
 /// The most items that [`KvStore::put_batch`] takes in one call (DynamoDB's BatchWriteItem).
 pub const MAX_BATCH_ITEMS: usize = 25;
 
+/// The most operations of one [`KvStore::transact`] call.
+pub const MAX_TX_OPS: usize = 25;
+
+/// One operation of a transaction. Conditions treat expired items as absent.
+#[derive(Debug, Clone, PartialEq)]
+pub enum TxOp {
+    /// The item must exist and live at least until `live_until_s` (seconds since the epoch).
+    Check {
+        /// Partition key.
+        pk: String,
+        /// Sort key.
+        sk: String,
+        /// The item's expiry must be later than this.
+        live_until_s: i64,
+    },
+    /// Writes an item under a mode.
+    Put {
+        /// The item.
+        item: NewItem,
+        /// Its condition.
+        mode: PutMode,
+    },
+    /// Deletes an item, which must exist.
+    Delete {
+        /// Partition key.
+        pk: String,
+        /// Sort key.
+        sk: String,
+    },
+}
+
 /// A key-value table. Every read is strongly consistent and ignores expired items, whether or
 /// not the backend has deleted them yet.
 #[async_trait]
@@ -73,4 +104,9 @@ pub trait KvStore: std::fmt::Debug + Send + Sync {
 
     /// Writes up to [`MAX_BATCH_ITEMS`] items unconditionally, in one backend call.
     async fn put_batch(&self, items: Vec<NewItem>) -> Result<()>;
+
+    /// Applies up to [`MAX_TX_OPS`] operations atomically, in one backend call: all or none.
+    /// `Ok(Err(i))` means the condition of `ops[i]` (the first failing one, in order) failed and
+    /// nothing was applied.
+    async fn transact(&self, ops: Vec<TxOp>) -> Result<Result<(), usize>>;
 }

@@ -7,7 +7,7 @@ mod kv;
 mod objects;
 mod queue;
 
-pub use kv::{Item, ItemPage, KvStore, NewItem, MAX_BATCH_ITEMS};
+pub use kv::{Item, ItemPage, KvStore, NewItem, TxOp, MAX_BATCH_ITEMS, MAX_TX_OPS};
 pub use objects::{ListPage, ObjectMeta, ObjectStore};
 pub use queue::{DeadLetter, Message, Queue, QueueKind, QueueStats, MAX_DELAY_S, MAX_RECEIVES};
 
