@@ -10,10 +10,15 @@ use std::collections::HashMap;
 use std::time::Duration;
 
 use async_trait::async_trait;
-use aws_sdk_dynamodb::types::{AttributeValue, PutRequest, ReturnValue, WriteRequest};
+use aws_sdk_dynamodb::types::{
+    AttributeValue, ConditionCheck, Delete, Put, PutRequest, ReturnValue, TransactWriteItem,
+    WriteRequest,
+};
 
 use super::{sdk_err, token};
-use crate::ports::{now_ms, Item, ItemPage, KvStore, NewItem, PutMode, MAX_BATCH_ITEMS};
+use crate::ports::{
+    now_ms, Item, ItemPage, KvStore, NewItem, PutMode, TxOp, MAX_BATCH_ITEMS, MAX_TX_OPS,
+};
 use crate::{Error, Result};
 
 type Attrs = HashMap<String, AttributeValue>;
@@ -97,6 +102,64 @@ where
         .is_some_and(|c| c == "ConditionalCheckFailedException")
 }
 
+/// The condition of a write under `mode`: expression, names, values. `ttl` and `ver` go
+/// through placeholders (`ttl` is a reserved word).
+fn put_condition(
+    mode: &PutMode,
+    now: i64,
+) -> Option<(&'static str, Vec<(&'static str, &'static str)>, Attrs)> {
+    match mode {
+        PutMode::Overwrite => None,
+        PutMode::Create => Some((
+            "attribute_not_exists(pk) OR #ttl <= :now",
+            vec![("#ttl", "ttl")],
+            HashMap::from([(":now".to_string(), n(now))]),
+        )),
+        PutMode::Update(v) => Some((
+            "#ver = :v AND #ttl > :now",
+            vec![("#ver", "ver"), ("#ttl", "ttl")],
+            HashMap::from([(":v".to_string(), s(v)), (":now".to_string(), n(now))]),
+        )),
+    }
+}
+
+fn names(pairs: &[(&str, &str)]) -> HashMap<String, String> {
+    pairs
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect()
+}
+
+/// The index of the first operation whose condition failed, from a cancelled transaction:
+/// its `CancellationReasons`, or else the list DynamoDB also puts in the message
+/// (`... reasons [None, ConditionalCheckFailed]`).
+fn failed_op<E>(e: &aws_sdk_dynamodb::error::SdkError<E>) -> Option<usize>
+where
+    E: aws_sdk_dynamodb::error::ProvideErrorMetadata + std::any::Any,
+{
+    use aws_sdk_dynamodb::operation::transact_write_items::TransactWriteItemsError;
+    let se = e.as_service_error()?;
+    if se.code() != Some("TransactionCanceledException") {
+        return None;
+    }
+    let any: &dyn std::any::Any = se;
+    if let Some(TransactWriteItemsError::TransactionCanceledException(tc)) =
+        any.downcast_ref::<TransactWriteItemsError>()
+    {
+        let reasons = tc.cancellation_reasons();
+        if let Some(i) = reasons
+            .iter()
+            .position(|r| r.code() == Some("ConditionalCheckFailed"))
+        {
+            return Some(i);
+        }
+    }
+    let msg = se.message()?;
+    let list = msg.rsplit_once('[')?.1.split_once(']')?.0;
+    list.split(',')
+        .position(|r| r.trim() == "ConditionalCheckFailed")
+}
+
 #[async_trait]
 impl KvStore for DynamoKv {
     async fn get(&self, pk: &str, sk: &str) -> Result<Option<Item>> {
@@ -119,23 +182,11 @@ impl KvStore for DynamoKv {
             .put_item()
             .table_name(&self.table)
             .set_item(Some(attrs(&item, &version)));
-        // `ttl` is a reserved word in DynamoDB expressions, hence the placeholders.
-        match &mode {
-            PutMode::Overwrite => {}
-            PutMode::Create => {
-                req = req
-                    .condition_expression("attribute_not_exists(pk) OR #ttl <= :now")
-                    .expression_attribute_names("#ttl", "ttl")
-                    .expression_attribute_values(":now", n(now_s()));
-            }
-            PutMode::Update(v) => {
-                req = req
-                    .condition_expression("#ver = :v AND #ttl > :now")
-                    .expression_attribute_names("#ver", "ver")
-                    .expression_attribute_names("#ttl", "ttl")
-                    .expression_attribute_values(":v", s(v))
-                    .expression_attribute_values(":now", n(now_s()));
-            }
+        if let Some((cond, ns, vs)) = put_condition(&mode, now_s()) {
+            req = req
+                .condition_expression(cond)
+                .set_expression_attribute_names(Some(names(&ns)))
+                .set_expression_attribute_values(Some(vs));
         }
         match req.send().await {
             Ok(_) => Ok(version),
@@ -298,5 +349,78 @@ impl KvStore for DynamoKv {
             ),
             source: None,
         })
+    }
+
+    /// One `TransactWriteItems` call. DynamoDB refuses two operations on one item in a
+    /// transaction (a `ValidationException`, reported as a backend error).
+    async fn transact(&self, ops: Vec<TxOp>) -> Result<Result<(), usize>> {
+        if ops.is_empty() || ops.len() > MAX_TX_OPS {
+            return Err(Error::InvalidInput(format!(
+                "a transaction takes 1 to {MAX_TX_OPS} operations, not {}",
+                ops.len()
+            )));
+        }
+        let now = now_s();
+        let build = |e| sdk_err("dynamodb", "cannot build a transaction", e);
+        let mut items = Vec::with_capacity(ops.len());
+        for op in &ops {
+            let it = match op {
+                TxOp::Check {
+                    pk,
+                    sk,
+                    live_until_s,
+                } => TransactWriteItem::builder().condition_check(
+                    ConditionCheck::builder()
+                        .table_name(&self.table)
+                        .set_key(Some(key(pk, sk)))
+                        .condition_expression("#ttl > :live AND #ttl > :now")
+                        .expression_attribute_names("#ttl", "ttl")
+                        .expression_attribute_values(":live", n(*live_until_s))
+                        .expression_attribute_values(":now", n(now))
+                        .build()
+                        .map_err(build)?,
+                ),
+                TxOp::Put { item, mode } => {
+                    let mut p = Put::builder()
+                        .table_name(&self.table)
+                        .set_item(Some(attrs(item, &token())));
+                    if let Some((cond, ns, vs)) = put_condition(mode, now) {
+                        p = p
+                            .condition_expression(cond)
+                            .set_expression_attribute_names(Some(names(&ns)))
+                            .set_expression_attribute_values(Some(vs));
+                    }
+                    TransactWriteItem::builder().put(p.build().map_err(build)?)
+                }
+                TxOp::Delete { pk, sk } => TransactWriteItem::builder().delete(
+                    Delete::builder()
+                        .table_name(&self.table)
+                        .set_key(Some(key(pk, sk)))
+                        .condition_expression("attribute_exists(pk) AND #ttl > :now")
+                        .expression_attribute_names("#ttl", "ttl")
+                        .expression_attribute_values(":now", n(now))
+                        .build()
+                        .map_err(build)?,
+                ),
+            };
+            items.push(it.build());
+        }
+        match self
+            .client
+            .transact_write_items()
+            .set_transact_items(Some(items))
+            .send()
+            .await
+        {
+            Ok(_) => Ok(Ok(())),
+            Err(e) => match failed_op(&e) {
+                Some(i) => Ok(Err(i)),
+                None => Err(sdk_err(
+                    "dynamodb",
+                    format!("transaction of {} operations failed", ops.len()),
+                    e,
+                )),
+            },
+        }
     }
 }

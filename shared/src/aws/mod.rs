@@ -19,7 +19,7 @@ pub use config::{AwsConfig, ENV_FILE};
 pub use dynamodb::DynamoKv;
 pub use s3::S3Objects;
 pub use scripts::{S3Tenants, RECHECK_EVERY};
-pub use sqs::SqsQueues;
+pub use sqs::{QueueUrls, SqsQueues};
 
 pub use aws_config::SdkConfig;
 
@@ -93,7 +93,7 @@ impl Clients {
             kv: Arc::new(DynamoKv::new(self.dynamodb.clone(), &config.table)),
             queue: Arc::new(SqsQueues::new(
                 self.sqs.clone(),
-                sqs::QueueUrls {
+                QueueUrls {
                     events: config.events_queue_url.clone(),
                     work: config.work_queue_url.clone(),
                     events_dlq: config.events_dlq_url.clone(),
@@ -117,4 +117,12 @@ where
 /// A random version token.
 pub(crate) fn token() -> String {
     format!("{:016x}", rand::random::<u64>())
+}
+
+/// The SDK crates this backend is built on, for callers that manage resources themselves
+/// (bucket notifications, queue and table setup in tests, uploads in the CLI).
+pub mod sdk {
+    pub use aws_sdk_dynamodb as dynamodb;
+    pub use aws_sdk_s3 as s3;
+    pub use aws_sdk_sqs as sqs;
 }

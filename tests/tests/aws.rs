@@ -1,0 +1,684 @@
+//! The AWS backend against an emulator (moto): the conformance suite on S3, DynamoDB and SQS,
+//! and the Lambda handlers end to end, fed the messages that the emulator's S3 notifications
+//! and SQS really produce.
+//!
+//! Run with `tests/moto.sh`, which starts moto and sets `NATIVE_TEST_AWS_ENDPOINT`. Without that
+//! variable every test here fails and says so, unless `NATIVE_SKIP_AWS=1` is set.
+
+/// Where the emulator is, or `None` when the AWS tests are skipped on purpose.
+fn endpoint() -> Option<String> {
+    if let Some(e) = std::env::var("NATIVE_TEST_AWS_ENDPOINT")
+        .ok()
+        .filter(|e| !e.is_empty())
+    {
+        return Some(e);
+    }
+    if std::env::var("NATIVE_SKIP_AWS").as_deref() == Ok("1") {
+        eprintln!("NATIVE_SKIP_AWS=1: AWS tests skipped");
+        return None;
+    }
+    panic!(
+        "NATIVE_TEST_AWS_ENDPOINT is not set. The AWS tests need an emulator: run `tests/moto.sh` \
+         (it installs moto[server] with pip if missing, starts it on a free port and runs these \
+         tests), or start `moto_server -H 127.0.0.1 -p 5000` and set \
+         NATIVE_TEST_AWS_ENDPOINT=http://127.0.0.1:5000. To skip them on purpose, set NATIVE_SKIP_AWS=1."
+    );
+}
+
+#[cfg(not(feature = "aws"))]
+#[test]
+fn aws_tests_need_the_aws_feature() {
+    if endpoint().is_some() {
+        panic!("NATIVE_TEST_AWS_ENDPOINT is set but native-tests was built without its `aws` feature: run `cargo test -p native-tests --features aws --test aws`");
+    }
+}
+
+#[cfg(feature = "aws")]
+mod with_aws {
+    use std::collections::{BTreeMap, HashMap};
+    use std::sync::Arc;
+    use std::time::Duration;
+
+    use native_core::aws::lambda::{self, SqsEvent, SqsMessage};
+    use native_core::aws::sdk::{dynamodb, s3, sqs};
+    use native_core::aws::{AwsConfig, Clients, DynamoKv, S3Objects, SqsQueues};
+    use native_core::conformance;
+    use native_core::ports::{ObjectStore, Queue, QueueKind};
+    use native_tests::MemLog;
+    use serde_json::{json, Value};
+
+    use super::endpoint;
+
+    /// A name unique to this run, valid for buckets, queues and tables.
+    fn unique(what: &str) -> String {
+        format!("nt-{what}-{:08x}", rand_u32())
+    }
+
+    fn rand_u32() -> u32 {
+        use std::hash::{BuildHasher, Hasher};
+        let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+        h.write_u128(
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .unwrap()
+                .as_nanos(),
+        );
+        h.finish() as u32
+    }
+
+    async fn clients(endpoint: &str) -> Clients {
+        Clients::new(&native_core::aws::emulator_sdk_config(endpoint).await)
+    }
+
+    async fn make_bucket(c: &Clients, name: &str) {
+        c.s3.create_bucket().bucket(name).send().await.unwrap();
+    }
+
+    /// A queue with a dead-letter queue after 5 receives, as the SAM template makes them.
+    /// Returns (url, arn, dlq url).
+    async fn make_queue(c: &Clients, name: &str) -> (String, String, String) {
+        let arn_of = |url: String| async move {
+            let out = c
+                .sqs
+                .get_queue_attributes()
+                .queue_url(&url)
+                .attribute_names(sqs::types::QueueAttributeName::QueueArn)
+                .send()
+                .await
+                .unwrap();
+            out.attributes().unwrap()[&sqs::types::QueueAttributeName::QueueArn].clone()
+        };
+        let dlq = c
+            .sqs
+            .create_queue()
+            .queue_name(format!("{name}-dlq"))
+            .send()
+            .await
+            .unwrap()
+            .queue_url()
+            .unwrap()
+            .to_string();
+        let dlq_arn = arn_of(dlq.clone()).await;
+        let url = c
+            .sqs
+            .create_queue()
+            .queue_name(name)
+            .attributes(
+                sqs::types::QueueAttributeName::RedrivePolicy,
+                json!({ "deadLetterTargetArn": dlq_arn, "maxReceiveCount": 5 }).to_string(),
+            )
+            .attributes(sqs::types::QueueAttributeName::VisibilityTimeout, "30")
+            .send()
+            .await
+            .unwrap()
+            .queue_url()
+            .unwrap()
+            .to_string();
+        let arn = arn_of(url.clone()).await;
+        (url, arn, dlq)
+    }
+
+    /// The table as the SAM template makes it: `pk`/`sk` strings, TTL on `ttl`.
+    async fn make_table(c: &Clients, name: &str) {
+        use dynamodb::types::*;
+        c.dynamodb
+            .create_table()
+            .table_name(name)
+            .billing_mode(BillingMode::PayPerRequest)
+            .attribute_definitions(
+                AttributeDefinition::builder()
+                    .attribute_name("pk")
+                    .attribute_type(ScalarAttributeType::S)
+                    .build()
+                    .unwrap(),
+            )
+            .attribute_definitions(
+                AttributeDefinition::builder()
+                    .attribute_name("sk")
+                    .attribute_type(ScalarAttributeType::S)
+                    .build()
+                    .unwrap(),
+            )
+            .key_schema(
+                KeySchemaElement::builder()
+                    .attribute_name("pk")
+                    .key_type(KeyType::Hash)
+                    .build()
+                    .unwrap(),
+            )
+            .key_schema(
+                KeySchemaElement::builder()
+                    .attribute_name("sk")
+                    .key_type(KeyType::Range)
+                    .build()
+                    .unwrap(),
+            )
+            .send()
+            .await
+            .unwrap();
+        c.dynamodb
+            .update_time_to_live()
+            .table_name(name)
+            .time_to_live_specification(
+                TimeToLiveSpecification::builder()
+                    .attribute_name("ttl")
+                    .enabled(true)
+                    .build()
+                    .unwrap(),
+            )
+            .send()
+            .await
+            .unwrap();
+    }
+
+    /// Makes `bucket` notify the queue `queue_arn` of created objects, optionally only for keys
+    /// ending in `suffix`.
+    async fn notify(c: &Clients, bucket: &str, queue_arn: &str, suffix: Option<&str>) {
+        use s3::types::*;
+        let mut qc = QueueConfiguration::builder()
+            .queue_arn(queue_arn)
+            .events(Event::S3ObjectCreated);
+        if let Some(sfx) = suffix {
+            qc = qc.filter(
+                NotificationConfigurationFilter::builder()
+                    .key(
+                        S3KeyFilter::builder()
+                            .filter_rules(
+                                FilterRule::builder()
+                                    .name(FilterRuleName::Suffix)
+                                    .value(sfx)
+                                    .build(),
+                            )
+                            .build(),
+                    )
+                    .build(),
+            );
+        }
+        c.s3.put_bucket_notification_configuration()
+            .bucket(bucket)
+            .notification_configuration(
+                NotificationConfiguration::builder()
+                    .queue_configurations(qc.build().unwrap())
+                    .build(),
+            )
+            .send()
+            .await
+            .unwrap();
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn conformance_objects_on_s3() {
+        let Some(ep) = endpoint() else { return };
+        let c = clients(&ep).await;
+        let bucket = unique("objects");
+        make_bucket(&c, &bucket).await;
+        conformance::objects_put_get_delete_list(&S3Objects::new(c.s3.clone()), &bucket).await;
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn conformance_kv_on_dynamodb() {
+        let Some(ep) = endpoint() else { return };
+        let c = clients(&ep).await;
+        let table = unique("kv");
+        make_table(&c, &table).await;
+        conformance::kv_conditional_writes_expiry_query(&DynamoKv::new(c.dynamodb.clone(), &table))
+            .await;
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn conformance_queues_on_sqs() {
+        let Some(ep) = endpoint() else { return };
+        let c = clients(&ep).await;
+        let (events, _, events_dlq) = make_queue(&c, &unique("events")).await;
+        let (work, _, _) = make_queue(&c, &unique("work")).await;
+        // The events DLQ is given; the work DLQ is found through the redrive policy.
+        let q = SqsQueues::new(
+            c.sqs.clone(),
+            native_core::aws::QueueUrls {
+                events,
+                work,
+                events_dlq: Some(events_dlq),
+                work_dlq: None,
+            },
+        );
+        tokio::join!(
+            conformance::queue_delivery_and_dead_letters(&q, QueueKind::Events),
+            conformance::queue_delivery_and_dead_letters(&q, QueueKind::Work),
+        );
+        let stats = q.stats(QueueKind::Work).await.unwrap();
+        assert_eq!(stats.dead, 1, "the dead letter counts in stats: {stats:?}");
+        assert_eq!(stats.visible, 0, "{stats:?}");
+    }
+
+    /// A whole deployment in the emulator: data buckets, batch bucket, scripts bucket, both
+    /// queues with dead-letter queues, the table, and notifications as the template sets them.
+    struct Deployed {
+        clients: Clients,
+        config: AwsConfig,
+        events_url: String,
+        work_url: String,
+        log: Arc<MemLog>,
+        rt: Arc<native_core::runtime::Runtime>,
+    }
+
+    async fn deploy(ep: &str) -> Deployed {
+        let c = clients(ep).await;
+        let s = unique("e2e");
+        let (data_in, acks, batch, scripts, table) = (
+            format!("{s}-in"),
+            format!("{s}-acks"),
+            format!("{s}-batch"),
+            format!("{s}-scripts"),
+            format!("{s}-table"),
+        );
+        for b in [&data_in, &acks, &batch, &scripts] {
+            make_bucket(&c, b).await;
+        }
+        make_table(&c, &table).await;
+        let (events_url, events_arn, _) = make_queue(&c, &format!("{s}-events")).await;
+        let (work_url, _, _) = make_queue(&c, &format!("{s}-work")).await;
+        notify(&c, &data_in, &events_arn, None).await;
+        notify(&c, &batch, &events_arn, Some("done.json")).await;
+
+        let vars: HashMap<&str, String> = HashMap::from([
+            ("NATIVE_TABLE", table),
+            ("NATIVE_EVENTS_QUEUE_URL", events_url.clone()),
+            ("NATIVE_WORK_QUEUE_URL", work_url.clone()),
+            ("NATIVE_SCRIPTS_BUCKET", scripts),
+            (
+                "NATIVE_BUCKETS",
+                json!({ "In": data_in, "Acks": acks }).to_string(),
+            ),
+            ("NATIVE_BATCH_BUCKET", batch),
+            ("NATIVE_BATCH_PREFIX", "tenants/".into()),
+        ]);
+        let config = AwsConfig::from_vars(|n| vars.get(n).cloned()).unwrap();
+        let log = Arc::new(MemLog::default());
+        let rt = Arc::new(lambda::runtime_for(&config, &c).with_log(log.clone()));
+        Deployed {
+            clients: c,
+            config,
+            events_url,
+            work_url,
+            log,
+            rt,
+        }
+    }
+
+    /// Uploads a tenant to the scripts bucket as `native deploy` does.
+    async fn upload_tenant(d: &Deployed, tenant: &str, config: &str, scripts: &[(&str, &str)]) {
+        let o = S3Objects::new(d.clients.s3.clone());
+        let b = &d.config.scripts_bucket;
+        o.put(
+            b,
+            &format!("{tenant}/config.json"),
+            config.to_string().into(),
+            native_core::ports::PutMode::Overwrite,
+        )
+        .await
+        .unwrap();
+        for (name, src) in scripts {
+            o.put(
+                b,
+                &format!("{tenant}/scripts/{name}.luau"),
+                src.to_string().into(),
+                native_core::ports::PutMode::Overwrite,
+            )
+            .await
+            .unwrap();
+        }
+    }
+
+    /// Receives from a queue as Lambda's event source mapping does, until `want` messages came
+    /// or a few seconds passed, and wraps them in the event Lambda would send.
+    async fn receive_batch(d: &Deployed, url: &str, want: usize) -> SqsEvent {
+        let mut records = Vec::new();
+        for _ in 0..50 {
+            let out = d
+                .clients
+                .sqs
+                .receive_message()
+                .queue_url(url)
+                .max_number_of_messages(10)
+                .visibility_timeout(30)
+                .message_system_attribute_names(
+                    sqs::types::MessageSystemAttributeName::ApproximateReceiveCount,
+                )
+                .send()
+                .await
+                .unwrap();
+            for m in out.messages() {
+                let mut r = SqsMessage::default();
+                r.message_id = m.message_id().map(str::to_string);
+                r.receipt_handle = m.receipt_handle().map(str::to_string);
+                r.body = m.body().map(str::to_string);
+                r.attributes = m
+                    .attributes()
+                    .into_iter()
+                    .flatten()
+                    .map(|(k, v)| (k.as_str().to_string(), v.clone()))
+                    .collect();
+                r.event_source = Some("aws:sqs".into());
+                records.push(r);
+            }
+            if records.len() >= want {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        let mut ev = SqsEvent::default();
+        ev.records = records;
+        ev
+    }
+
+    /// What Lambda does after a batch: deletes every message not reported as failed.
+    async fn finish_batch(d: &Deployed, url: &str, batch: &SqsEvent, failed: &[String]) {
+        for r in &batch.records {
+            if !failed.contains(r.message_id.as_ref().unwrap()) {
+                d.clients
+                    .sqs
+                    .delete_message()
+                    .queue_url(url)
+                    .receipt_handle(r.receipt_handle.as_ref().unwrap())
+                    .send()
+                    .await
+                    .unwrap();
+            }
+        }
+    }
+
+    fn failures(resp: &lambda::SqsBatchResponse) -> Vec<String> {
+        resp.batch_item_failures
+            .iter()
+            .map(|f| f.item_identifier.clone())
+            .collect()
+    }
+
+    async fn read(d: &Deployed, bucket: &str, key: &str) -> Option<String> {
+        S3Objects::new(d.clients.s3.clone())
+            .get(bucket, key)
+            .await
+            .unwrap()
+            .map(|(_, b)| String::from_utf8(b.to_vec()).unwrap())
+    }
+
+    const ROUTER: &str = r#"
+function on_route(ctx, ev)
+  if ev.bucket == "$batch" then return "batch_done" end
+  return "ingest"
+end"#;
+    const INGEST: &str = r#"
+function on_queue(ctx, ev)
+  native.bucket.Acks.put(ev.key .. ".ack", native.json.encode({ key = ev.key, size = ev.size, attempt = ctx.attempt }))
+  native.queue.send("later", { key = ev.key })
+end"#;
+    const LATER: &str = r#"
+function on_queue(ctx, ev)
+  if ev.poison then error("poisoned message") end
+  native.bucket.Acks.put(ev.key .. ".done", native.json.encode({ attempt = ctx.attempt }))
+end"#;
+    const BATCH_DONE: &str = r#"
+function on_queue(ctx, ev)
+  native.bucket.Acks.put("batch/" .. ev.key, "seen")
+end"#;
+    const HELLO: &str = r#"
+function on_invoke(ctx, ev)
+  native.db.put("p", "k", { n = ev.n })
+  return { hello = ctx.tenant, n = native.db.get("p", "k").n + 1 }
+end"#;
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn end_to_end_object_to_router_to_script_to_queue() {
+        let Some(ep) = endpoint() else { return };
+        let d = deploy(&ep).await;
+        upload_tenant(
+            &d,
+            "acme",
+            r#"{ "queue": true, "batch": true }"#,
+            &[
+                ("router", ROUTER),
+                ("ingest", INGEST),
+                ("later", LATER),
+                ("batch_done", BATCH_DONE),
+                ("hello", HELLO),
+            ],
+        )
+        .await;
+        let data_in = d.config.deployment.real_bucket("In").unwrap().to_string();
+        let acks = d.config.deployment.real_bucket("Acks").unwrap().to_string();
+        let batch = d
+            .config
+            .deployment
+            .real_bucket("$batch")
+            .unwrap()
+            .to_string();
+
+        // The first message in the events queue is moto's s3:TestEvent: the route function
+        // drops it without failing.
+        // An outside party writes into the data bucket; S3 notifies the events queue.
+        d.clients
+            .s3
+            .put_object()
+            .bucket(&data_in)
+            .key("acme/in dir/a b+ü.json")
+            .body(s3::primitives::ByteStream::from_static(b"{\"x\":1}"))
+            .send()
+            .await
+            .unwrap();
+        // In the batch bucket only done.json notifies.
+        for key in [
+            "tenants/acme/jobs/j1/part-0.ndjson",
+            "tenants/acme/jobs/j1/done.json",
+        ] {
+            d.clients
+                .s3
+                .put_object()
+                .bucket(&batch)
+                .key(key)
+                .body(s3::primitives::ByteStream::from_static(b"{}"))
+                .send()
+                .await
+                .unwrap();
+        }
+        let events = receive_batch(&d, &d.events_url, 4).await;
+        let bodies: Vec<&str> = events
+            .records
+            .iter()
+            .map(|r| r.body.as_deref().unwrap())
+            .collect();
+        assert!(
+            bodies.iter().any(|b| b.contains("s3:TestEvent")),
+            "moto sends a test event first: {bodies:?}"
+        );
+        let objects: Vec<_> = bodies.iter().filter(|b| b.contains("Records")).collect();
+        assert_eq!(
+            objects.len(),
+            2,
+            "one notification from the data bucket, one for done.json only: {bodies:?}"
+        );
+        let resp = lambda::handle_event_batch(&d.rt, events.clone()).await;
+        assert!(
+            resp.batch_item_failures.is_empty(),
+            "every event handled: {:?}\nlog: {:?}",
+            resp,
+            d.log.0.lock().unwrap()
+        );
+        finish_batch(&d, &d.events_url, &events, &[]).await;
+
+        let ack: Value =
+            serde_json::from_str(&read(&d, &acks, "acme/in dir/a b+ü.json.ack").await.expect(
+                "the router picked ingest, which wrote its ack into the Acks bucket in S3",
+            ))
+            .unwrap();
+        assert_eq!(
+            ack,
+            json!({ "key": "in dir/a b+ü.json", "size": 7, "attempt": 1 })
+        );
+        assert_eq!(
+            read(&d, &acks, "acme/batch/jobs/j1/done.json")
+                .await
+                .as_deref(),
+            Some("seen"),
+            "done.json in the batch bucket was routed"
+        );
+
+        // The script's native.queue.send landed in SQS's work queue; the queue function runs it,
+        // in a batch with a poisoned message and a malformed one that fail alone.
+        let poison_id = d
+            .clients
+            .sqs
+            .send_message()
+            .queue_url(&d.work_url)
+            .message_body(
+                json!({ "tenant": "acme", "script": "later", "event": { "poison": true } })
+                    .to_string(),
+            )
+            .send()
+            .await
+            .unwrap()
+            .message_id()
+            .unwrap()
+            .to_string();
+        let junk_id = d
+            .clients
+            .sqs
+            .send_message()
+            .queue_url(&d.work_url)
+            .message_body("not json")
+            .send()
+            .await
+            .unwrap()
+            .message_id()
+            .unwrap()
+            .to_string();
+        let work = receive_batch(&d, &d.work_url, 3).await;
+        assert_eq!(work.records.len(), 3, "{work:?}");
+        let sent: Value = serde_json::from_str(
+            work.records
+                .iter()
+                .find_map(|r| r.body.as_deref().filter(|b| b.contains("in dir")))
+                .expect("the script's message is in the work queue"),
+        )
+        .unwrap();
+        assert_eq!(
+            sent,
+            json!({ "tenant": "acme", "script": "later", "event": { "key": "in dir/a b+ü.json" } })
+        );
+        let resp = lambda::handle_work_batch(&d.rt, work.clone()).await;
+        let mut failed = failures(&resp);
+        failed.sort();
+        let mut want = vec![poison_id.clone(), junk_id.clone()];
+        want.sort();
+        assert_eq!(
+            failed, want,
+            "only the poisoned and the malformed message fail"
+        );
+        finish_batch(&d, &d.work_url, &work, &failed).await;
+        assert_eq!(
+            read(&d, &acks, "acme/in dir/a b+ü.json.done")
+                .await
+                .as_deref(),
+            Some(r#"{"attempt":1}"#),
+            "the good neighbour ran once, on its first attempt"
+        );
+        let log = d.log.0.lock().unwrap().clone();
+        assert!(
+            log.iter().any(|r| r["message_id"] == poison_id.as_str()
+                && r["error"].as_str().unwrap().contains("poisoned message")),
+            "the failure is logged with its message id: {log:?}"
+        );
+
+        // A failed message comes back with its receive count as ctx.attempt.
+        let c = &d.clients.sqs;
+        for r in &work.records {
+            if failed.contains(r.message_id.as_ref().unwrap()) {
+                c.change_message_visibility()
+                    .queue_url(&d.work_url)
+                    .receipt_handle(r.receipt_handle.as_ref().unwrap())
+                    .visibility_timeout(0)
+                    .send()
+                    .await
+                    .unwrap();
+            }
+        }
+        let again = receive_batch(&d, &d.work_url, 2).await;
+        assert_eq!(again.records.len(), 2, "{again:?}");
+        assert!(again.records.iter().all(|r| lambda::attempt_of(r) == 2));
+
+        // Direct invocation, with the table in DynamoDB.
+        let out = lambda::invoke(
+            &d.rt,
+            lambda::parse_invoke(
+                json!({ "tenant": "acme", "script": "hello", "event": { "n": 41 } }),
+            )
+            .unwrap(),
+        )
+        .await
+        .unwrap();
+        assert_eq!(out, json!({ "hello": "acme", "n": 42 }));
+        let e = lambda::parse_invoke(json!({ "tenant": "acme" })).unwrap_err();
+        assert!(e.to_string().contains("missing field `script`"), "{e}");
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn events_for_unknown_tenants_and_folders_are_dropped_not_failed() {
+        let Some(ep) = endpoint() else { return };
+        let d = deploy(&ep).await;
+        let data_in = d.config.deployment.real_bucket("In").unwrap().to_string();
+        for key in ["nobody/x.json", "no-folder.json"] {
+            d.clients
+                .s3
+                .put_object()
+                .bucket(&data_in)
+                .key(key)
+                .body(s3::primitives::ByteStream::from_static(b"1"))
+                .send()
+                .await
+                .unwrap();
+        }
+        // Two s3:TestEvents (one per notifying bucket) and the two objects.
+        let events = receive_batch(&d, &d.events_url, 4).await;
+        assert_eq!(events.records.len(), 4, "{events:?}");
+        let resp = lambda::handle_event_batch(&d.rt, events).await;
+        assert!(resp.batch_item_failures.is_empty(), "{resp:?}");
+        let whys: Vec<String> = d
+            .log
+            .0
+            .lock()
+            .unwrap()
+            .iter()
+            .filter_map(|r| r["why"].as_str().map(str::to_string))
+            .collect();
+        assert!(
+            whys.iter().any(|w| w.contains("no tenant \"nobody\"")),
+            "{whys:?}"
+        );
+        assert!(
+            whys.iter().any(|w| w.contains("no-folder.json")),
+            "{whys:?}"
+        );
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn scripts_bucket_changes_reach_a_warm_function() {
+        let Some(ep) = endpoint() else { return };
+        let d = deploy(&ep).await;
+        let tenants = native_core::aws::S3Tenants::new(
+            Arc::new(S3Objects::new(d.clients.s3.clone())),
+            &d.config.scripts_bucket,
+            Duration::from_millis(500),
+        );
+        use native_core::tenants::TenantSource;
+        upload_tenant(&d, "acme", "{}", &[("a", "return 1")]).await;
+        let t1 = tenants.load("acme").await.unwrap();
+        upload_tenant(&d, "acme", "{}", &[("a", "return 2")]).await;
+        let t2 = tenants.load("acme").await.unwrap();
+        assert_eq!(t1.version, t2.version, "cached between checks");
+        tokio::time::sleep(Duration::from_millis(600)).await;
+        let t3 = tenants.load("acme").await.unwrap();
+        assert_ne!(t1.version, t3.version, "a changed script is read again");
+        assert_eq!(t3.scripts["a"].source, "return 2");
+        let names: BTreeMap<_, _> = t3.scripts.iter().map(|(k, _)| (k.clone(), ())).collect();
+        assert_eq!(names.len(), 1);
+    }
+}
