@@ -3,6 +3,7 @@
 
 #[cfg(feature = "aws")]
 pub mod aws;
+pub mod barrier;
 pub mod config;
 pub mod conformance;
 pub mod embedded;

@@ -1,6 +1,8 @@
 //! Test kit: throwaway projects with tenants written from strings, a log sink that keeps what
 //! scripts log, and helpers to run and drain.
 
+pub mod faults;
+
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 

@@ -46,21 +46,29 @@ impl Invocation {
         super::raise(lua, message)
     }
 
-    /// Counts one backend call against `max_data_ops`.
-    pub fn charge(&self, lua: &Lua, calls: u32) -> mlua::Result<()> {
+    /// Counts backend calls against `max_data_ops`; past the limit, records the breach and
+    /// returns its message.
+    pub fn try_charge(&self, calls: u32) -> Result<(), String> {
         let used = self.data_ops.get() + calls;
         self.data_ops.set(used);
         let max = self.tenant.config.limits.max_data_ops;
         if used > max {
-            return Err(self.breach(
-                lua,
-                format!(
-                    "limit max_data_ops exceeded: this invocation needs {used} backend calls and the \
-                     tenant allows {max}; raise limits.max_data_ops (ceiling 10000) or split the work"
-                ),
-            ));
+            let msg = format!(
+                "limit max_data_ops exceeded: this invocation needs {used} backend calls and the \
+                 tenant allows {max}; raise limits.max_data_ops (ceiling 10000) or split the work"
+            );
+            let mut b = self.breach.borrow_mut();
+            if b.is_none() {
+                *b = Some(msg.clone());
+            }
+            return Err(msg);
         }
         Ok(())
+    }
+
+    /// Counts backend calls against `max_data_ops`, raising into the script past the limit.
+    pub fn charge(&self, lua: &Lua, calls: u32) -> mlua::Result<()> {
+        self.try_charge(calls).map_err(|m| super::raise(lua, m))
     }
 
     /// Runs a backend call to its end, or until the invocation's deadline.
@@ -91,5 +99,25 @@ impl Invocation {
     /// The tenant config file, for error messages.
     pub fn config_file(&self) -> String {
         format!("tenants/{}/config.json", self.tenant.name)
+    }
+}
+
+impl crate::barrier::Budget for Invocation {
+    fn spend(&self, calls: u32) -> crate::Result<()> {
+        self.try_charge(calls)
+            .map_err(|detail| crate::Error::LimitExceeded {
+                limit: "max_data_ops",
+                detail: detail
+                    .trim_start_matches("limit max_data_ops exceeded: ")
+                    .to_string(),
+            })
+    }
+
+    fn left(&self) -> u32 {
+        self.tenant
+            .config
+            .limits
+            .max_data_ops
+            .saturating_sub(self.data_ops.get())
     }
 }

@@ -2,6 +2,7 @@
 //! `fn module(lua, ...) -> LuaResult<Table>`; per-invocation state is read from the VM's app
 //! data ([`Invocation`]), so the tables are built once per VM.
 
+mod barrier;
 mod bucket;
 mod db;
 mod invocation;
@@ -34,6 +35,7 @@ pub fn native_table(
     native.set("db", db::module(lua)?)?;
     native.set("queue", queue::module(lua)?)?;
     native.set("ndjson", ndjson::module(lua)?)?;
+    native.set("barrier", barrier::module(lua)?)?;
     deep_readonly(&native)?;
     Ok(native)
 }

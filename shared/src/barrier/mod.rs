@@ -1,0 +1,449 @@
+//! `native.barrier`: a work list that continues once, when every member has been acknowledged.
+//!
+//! Rows live in the tenant-private partition `b#<tenant>#<id>` of the key-value table, which
+//! `native.db` (partitions `d#<tenant>#...`) cannot address:
+//!
+//! | sort key | what | written by |
+//! | --- | --- | --- |
+//! | `c` | the member list's hash, while and after creating | create, first |
+//! | `p#<member>` | a pending member | create; deleted by its first ack |
+//! | `meta` | members, continuation, state, deadline: the barrier exists | create, last |
+//! | `o#<member>` | the member's outcome (first ack wins) | ack |
+//! | `f#<member>` | the outcome again, for failed ones | ack |
+//! | `d` | the dispatch claim: lease and whether the continuation was sent | the completing ack |
+//!
+//! An ack is one transaction (meta must exist and live another hour; create the outcome; delete
+//! the pending row) and one query (is any member still pending?). There is no counter: a
+//! process that dies half way is repaired by the redelivered ack, which repeats the steps.
+
+mod model;
+
+pub use model::{AckResult, CreateSpec, Meta, Outcome, Status};
+
+use serde_json::{json, Value};
+
+use crate::ports::{now_ms, KvStore, NewItem, PutMode, Queue, QueueKind, TxOp, MAX_BATCH_ITEMS};
+use crate::runtime::WorkMessage;
+use crate::{Error, Result};
+
+/// Rows live a week, like every `native.db` item.
+pub const TTL_S: i64 = 7 * 24 * 3600;
+/// Acks stop this long before the rows expire, so an expired pending row can never make a
+/// barrier look finished.
+pub const ACK_MARGIN_S: i64 = 3600;
+/// How long a completing call holds the dispatch claim.
+pub const LEASE_MS: i64 = 60_000;
+/// The largest encoded outcome.
+pub const MAX_OUTCOME_BYTES: usize = 8 * 1024;
+/// The longest member name.
+pub const MAX_MEMBER_BYTES: usize = 1024;
+/// Members per page when iterating results.
+const PAGE: usize = 100;
+
+/// Counts backend calls against the invocation's `max_data_ops`.
+pub trait Budget {
+    /// Spends `calls`; fails with [`Error::LimitExceeded`] past the limit.
+    fn spend(&self, calls: u32) -> Result<()>;
+    /// Calls left.
+    fn left(&self) -> u32;
+}
+
+/// The barriers of one tenant.
+pub struct Barriers<'a> {
+    /// The key-value table.
+    pub kv: &'a dyn KvStore,
+    /// The queues.
+    pub queue: &'a dyn Queue,
+    /// The tenant.
+    pub tenant: &'a str,
+    /// Whether the tenant has a queue (`"queue": true`); without one, a barrier is a plain
+    /// work list.
+    pub queue_enabled: bool,
+    /// The data-ops budget.
+    pub budget: &'a dyn Budget,
+}
+
+fn pk(tenant: &str, id: &str) -> String {
+    format!("b#{tenant}#{id}")
+}
+
+/// Checks a barrier id: 1 to 200 bytes, no control characters.
+pub fn check_id(id: &str) -> Result<()> {
+    if id.is_empty() || id.len() > 200 || id.chars().any(char::is_control) {
+        return Err(Error::InvalidInput(format!(
+            "barrier id {id:?} must be 1 to 200 bytes without control characters"
+        )));
+    }
+    Ok(())
+}
+
+impl Barriers<'_> {
+    fn row(&self, id: &str, sk: &str, value: String, expires_at_s: i64) -> NewItem {
+        NewItem {
+            pk: pk(self.tenant, id),
+            sk: sk.into(),
+            value,
+            expires_at_s,
+        }
+    }
+
+    async fn get(&self, id: &str, sk: &str) -> Result<Option<crate::ports::Item>> {
+        self.budget.spend(1)?;
+        self.kv.get(&pk(self.tenant, id), sk).await
+    }
+
+    async fn meta(&self, id: &str) -> Result<Option<Meta>> {
+        match self.get(id, "meta").await? {
+            Some(item) => Ok(Some(Meta::from_item(&item)?)),
+            None => Ok(None),
+        }
+    }
+
+    /// Backend calls that creating a barrier of `members` makes at most, on the path where
+    /// nothing is there yet.
+    pub fn create_calls(members: usize) -> u32 {
+        // get meta, put the creating marker, the batch writes, put meta
+        (3 + members.div_ceil(MAX_BATCH_ITEMS)) as u32
+    }
+
+    /// Creates a barrier; creating it again with the same id does nothing. Returns the id.
+    pub async fn create(&self, spec: CreateSpec) -> Result<String> {
+        let id = spec
+            .id
+            .clone()
+            .unwrap_or_else(|| format!("{:032x}", rand::random::<u128>()));
+        check_id(&id)?;
+        spec.validate()?;
+        if spec.continue_with.is_some() && !self.queue_enabled {
+            return Err(Error::InvalidInput(format!(
+                "continue_with needs a queue: set \"queue\": true in tenants/{}/config.json, or leave continue_with out and act on ack's complete",
+                self.tenant
+            )));
+        }
+        let needed = Self::create_calls(spec.members.len());
+        if needed > self.budget.left() {
+            return Err(Error::LimitExceeded {
+                limit: "max_data_ops",
+                detail: format!(
+                    "creating a barrier of {} members needs {needed} backend calls and this invocation has {} left; raise limits.max_data_ops (ceiling 10000) or split the work list",
+                    spec.members.len(),
+                    self.budget.left()
+                ),
+            });
+        }
+        if self.meta(&id).await?.is_some() {
+            return Ok(id);
+        }
+        let now = now_ms();
+        let expires = now / 1000 + TTL_S;
+        let hash = spec.members_hash();
+        self.budget.spend(1)?;
+        let marker = self.row(&id, "c", json!({ "hash": hash }).to_string(), expires);
+        match self.kv.put(marker, PutMode::Create).await {
+            Ok(_) => {}
+            Err(Error::AlreadyExists { .. }) => {
+                let old = self.get(&id, "c").await?;
+                let same = old
+                    .and_then(|it| serde_json::from_str::<Value>(&it.value).ok())
+                    .is_some_and(|v| v["hash"] == json!(hash));
+                if !same {
+                    return Err(Error::InvalidInput(format!(
+                        "barrier {id:?} is being created with another member list (did a create with other members crash?); create it with the same members, or use another id"
+                    )));
+                }
+            }
+            Err(e) => return Err(e),
+        }
+        for chunk in spec.members.chunks(MAX_BATCH_ITEMS) {
+            self.budget.spend(1)?;
+            let rows = chunk
+                .iter()
+                .map(|m| self.row(&id, &format!("p#{m}"), "1".into(), expires))
+                .collect();
+            self.kv.put_batch(rows).await?;
+        }
+        let meta = Meta {
+            members: spec.members.len() as u64,
+            continue_with: spec.continue_with.clone(),
+            state: spec.state.clone(),
+            deadline_s: spec.deadline_s,
+            created_ms: now,
+            expires_at_s: expires,
+        };
+        self.budget.spend(1)?;
+        match self
+            .kv
+            .put(
+                self.row(&id, "meta", meta.to_json(), expires),
+                PutMode::Create,
+            )
+            .await
+        {
+            Ok(_) | Err(Error::AlreadyExists { .. }) => Ok(id),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Records the outcome of one member. See the module docs for the steps.
+    pub async fn ack(&self, id: &str, member: &str, outcome: Outcome) -> Result<AckResult> {
+        check_id(id)?;
+        let encoded = outcome.encode()?;
+        let now_s = now_ms() / 1000;
+        let far = now_s + TTL_S;
+        let pk = pk(self.tenant, id);
+        let mut ops = vec![
+            TxOp::Check {
+                pk: pk.clone(),
+                sk: "meta".into(),
+                live_until_s: now_s + ACK_MARGIN_S,
+            },
+            TxOp::Put {
+                item: self.row(id, &format!("o#{member}"), encoded.clone(), far),
+                mode: PutMode::Create,
+            },
+            TxOp::Delete {
+                pk: pk.clone(),
+                sk: format!("p#{member}"),
+            },
+        ];
+        if !outcome.ok {
+            ops.push(TxOp::Put {
+                item: self.row(id, &format!("f#{member}"), encoded, far),
+                mode: PutMode::Create,
+            });
+        }
+        self.budget.spend(1)?;
+        let duplicate = match self.kv.transact(ops).await? {
+            Ok(()) => false,
+            Err(0) => return Err(self.why_not_ackable(id).await),
+            Err(1) => true,
+            Err(_) => {
+                return Err(Error::InvalidInput(format!(
+                    "unknown member {member:?} of barrier {id:?}"
+                )));
+            }
+        };
+        if self.any_pending(id).await? {
+            return Ok(AckResult {
+                duplicate,
+                complete: false,
+                dispatched: false,
+            });
+        }
+        let dispatched = self.complete(id).await?;
+        Ok(AckResult {
+            duplicate,
+            complete: true,
+            dispatched,
+        })
+    }
+
+    /// Why the meta check of an ack failed: the barrier is unknown, still being created, or
+    /// about to expire.
+    async fn why_not_ackable(&self, id: &str) -> Error {
+        match self.meta(id).await {
+            Err(e) => e,
+            Ok(Some(_)) => Error::InvalidInput("barrier expired".into()),
+            Ok(None) => match self.get(id, "c").await {
+                Err(e) => e,
+                Ok(Some(_)) => Error::InvalidInput(format!(
+                    "barrier {id:?} is still being created; retry (if its create crashed, run the same create again)"
+                )),
+                Ok(None) => Error::InvalidInput(format!(
+                    "unknown barrier {id:?}: it was never created, or it expired"
+                )),
+            },
+        }
+    }
+
+    async fn any_pending(&self, id: &str) -> Result<bool> {
+        self.budget.spend(1)?;
+        Ok(!self
+            .kv
+            .query(&pk(self.tenant, id), "p#", None, 1)
+            .await?
+            .items
+            .is_empty())
+    }
+
+    /// The completing call: claims the dispatch with a lease, sends the continuation, marks it
+    /// sent. Returns whether this call sent it.
+    async fn complete(&self, id: &str) -> Result<bool> {
+        let Some(meta) = self.meta(id).await? else {
+            return Err(Error::InvalidInput(format!(
+                "unknown barrier {id:?}: it expired"
+            )));
+        };
+        let Some(script) = meta.continue_with.clone().filter(|_| self.queue_enabled) else {
+            return Ok(false);
+        };
+        let now = now_ms();
+        let claim = |sent: bool| {
+            self.row(
+                id,
+                "d",
+                json!({ "lease_until_ms": now + LEASE_MS, "sent": sent }).to_string(),
+                meta.expires_at_s,
+            )
+        };
+        self.budget.spend(1)?;
+        let version = match self.kv.put(claim(false), PutMode::Create).await {
+            Ok(v) => v,
+            Err(Error::AlreadyExists { .. }) => {
+                let Some(d) = self.get(id, "d").await? else {
+                    return Err(busy());
+                };
+                let v: Value = serde_json::from_str(&d.value).unwrap_or_default();
+                if v["sent"] == json!(true) {
+                    return Ok(false);
+                }
+                if v["lease_until_ms"].as_i64().unwrap_or(0) > now {
+                    return Err(busy());
+                }
+                // The lease lapsed: whoever held it died before marking the send.
+                self.budget.spend(1)?;
+                match self.kv.put(claim(false), PutMode::Update(d.version)).await {
+                    Ok(v) => v,
+                    Err(Error::Precondition { .. }) => return Err(busy()),
+                    Err(e) => return Err(e),
+                }
+            }
+            Err(e) => return Err(e),
+        };
+        let body = serde_json::to_string(&WorkMessage {
+            tenant: self.tenant.to_string(),
+            script,
+            event: json!({ "barrier": id }),
+        })
+        .map_err(|e| Error::InvalidInput(e.to_string()))?;
+        self.budget.spend(1)?;
+        self.queue.send(QueueKind::Work, body, 0).await?;
+        self.budget.spend(1)?;
+        match self.kv.put(claim(true), PutMode::Update(version)).await {
+            // Someone took over a lapsed lease meanwhile and sends again: at least once.
+            Ok(_) | Err(Error::Precondition { .. }) => Ok(true),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// The barrier's meta if it is complete; `None` if it is not (yet), or is gone.
+    pub async fn hydrate(&self, id: &str) -> Result<Option<(Meta, u64)>> {
+        check_id(id)?;
+        let Some(meta) = self.meta(id).await? else {
+            return Ok(None);
+        };
+        if self.any_pending(id).await? {
+            return Ok(None);
+        }
+        let failed = self.count(id, "f#").await?;
+        Ok(Some((meta, failed)))
+    }
+
+    /// Counts the rows with a prefix, a page of 1000 per call.
+    async fn count(&self, id: &str, prefix: &str) -> Result<u64> {
+        let mut n = 0;
+        let mut after: Option<String> = None;
+        loop {
+            self.budget.spend(1)?;
+            let page = self
+                .kv
+                .query(&pk(self.tenant, id), prefix, after.as_deref(), 1000)
+                .await?;
+            n += page.items.len() as u64;
+            match page.next {
+                Some(next) => after = Some(next),
+                None => return Ok(n),
+            }
+        }
+    }
+
+    /// One page of outcomes (`failed_only`: of failed members), after the member `after`.
+    pub async fn outcomes(
+        &self,
+        id: &str,
+        failed_only: bool,
+        after: Option<&str>,
+    ) -> Result<(Vec<(String, Value)>, Option<String>)> {
+        let prefix = if failed_only { "f#" } else { "o#" };
+        let after = after.map(|m| format!("{prefix}{m}"));
+        self.budget.spend(1)?;
+        let page = self
+            .kv
+            .query(&pk(self.tenant, id), prefix, after.as_deref(), PAGE)
+            .await?;
+        let rows = page
+            .items
+            .into_iter()
+            .map(|it| {
+                let v = serde_json::from_str(&it.value).unwrap_or(Value::Null);
+                (it.sk[prefix.len()..].to_string(), v)
+            })
+            .collect();
+        Ok((rows, page.next.map(|sk| sk[prefix.len()..].to_string())))
+    }
+
+    /// Where a barrier stands, with up to `limit` pending member names after `cursor`.
+    pub async fn status(
+        &self,
+        id: &str,
+        cursor: Option<&str>,
+        limit: usize,
+    ) -> Result<Option<Status>> {
+        check_id(id)?;
+        let Some(meta) = self.meta(id).await? else {
+            return Ok(None);
+        };
+        let pk = pk(self.tenant, id);
+        let mut pending = 0u64;
+        let mut names = Vec::new();
+        let mut next_cursor = None;
+        let mut after: Option<String> = None;
+        let start = cursor.map(|c| format!("p#{c}"));
+        loop {
+            self.budget.spend(1)?;
+            let page = self.kv.query(&pk, "p#", after.as_deref(), 1000).await?;
+            for it in &page.items {
+                pending += 1;
+                let passed = start.as_ref().is_none_or(|s| it.sk > *s);
+                if passed && names.len() < limit {
+                    names.push(it.sk[2..].to_string());
+                } else if passed && names.len() == limit && next_cursor.is_none() {
+                    next_cursor = names.last().cloned();
+                }
+            }
+            match page.next {
+                Some(n) => after = Some(n),
+                None => break,
+            }
+        }
+        let failed = self.count(id, "f#").await?;
+        let dispatched = match self.get(id, "d").await? {
+            Some(d) => serde_json::from_str::<Value>(&d.value)
+                .map(|v| v["sent"] == json!(true))
+                .unwrap_or(false),
+            None => false,
+        };
+        let now = now_ms();
+        let deadline_ms = meta.deadline_s.map(|s| meta.created_ms + s as i64 * 1000);
+        Ok(Some(Status {
+            id: id.to_string(),
+            total: meta.members,
+            pending,
+            resolved: meta.members.saturating_sub(pending),
+            failed,
+            complete: pending == 0,
+            dispatched,
+            continue_with: meta.continue_with.clone(),
+            created_ms: meta.created_ms,
+            deadline_ms,
+            overdue: pending > 0 && deadline_ms.is_some_and(|d| now > d),
+            expires_at_s: meta.expires_at_s,
+            pending_members: names,
+            cursor: next_cursor,
+        }))
+    }
+}
+
+fn busy() -> Error {
+    Error::InvalidInput("barrier completion is being dispatched by another call; retry".into())
+}

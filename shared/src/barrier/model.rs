@@ -1,0 +1,164 @@
+//! The barrier's values: what create takes, what an ack records and returns, what status says.
+
+use std::collections::HashSet;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+
+use super::{MAX_MEMBER_BYTES, MAX_OUTCOME_BYTES};
+use crate::ports::Item;
+use crate::{Error, Result};
+
+/// What `native.barrier.create` takes.
+#[derive(Debug, Clone, Default)]
+pub struct CreateSpec {
+    /// The id; generated when absent.
+    pub id: Option<String>,
+    /// The member names, fixed at create.
+    pub members: Vec<String>,
+    /// The script whose `on_queue` gets `{ barrier = id }` once every member is resolved.
+    pub continue_with: Option<String>,
+    /// Handed to the continuation.
+    pub state: Value,
+    /// Only feeds `status().overdue`.
+    pub deadline_s: Option<u64>,
+}
+
+impl CreateSpec {
+    /// Checks the member list: not empty, names 1 to 1024 bytes without control characters,
+    /// no name twice.
+    pub fn validate(&self) -> Result<()> {
+        if self.members.is_empty() {
+            return Err(Error::InvalidInput(
+                "barrier.create: members is empty; a barrier needs at least one member".into(),
+            ));
+        }
+        let mut seen = HashSet::with_capacity(self.members.len());
+        for m in &self.members {
+            if m.is_empty() || m.len() > MAX_MEMBER_BYTES || m.chars().any(char::is_control) {
+                return Err(Error::InvalidInput(format!(
+                    "barrier.create: member {m:?} must be 1 to {MAX_MEMBER_BYTES} bytes without control characters"
+                )));
+            }
+            if !seen.insert(m.as_str()) {
+                return Err(Error::InvalidInput(format!(
+                    "barrier.create: member {m:?} is listed twice"
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    /// A hash of the member list, to tell a retried create from a different one.
+    pub fn members_hash(&self) -> String {
+        let mut h = Sha256::new();
+        for m in &self.members {
+            h.update(m.as_bytes());
+            h.update([0]);
+        }
+        hex::encode(&h.finalize()[..16])
+    }
+}
+
+/// The barrier's `meta` row.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Meta {
+    /// How many members.
+    pub members: u64,
+    /// The continuation script.
+    pub continue_with: Option<String>,
+    /// The state for the continuation.
+    pub state: Value,
+    /// Seconds after creation when the barrier is overdue.
+    pub deadline_s: Option<u64>,
+    /// When it was created.
+    pub created_ms: i64,
+    /// When its rows expire.
+    pub expires_at_s: i64,
+}
+
+impl Meta {
+    pub(super) fn to_json(&self) -> String {
+        serde_json::to_string(self).unwrap_or_default()
+    }
+
+    pub(super) fn from_item(item: &Item) -> Result<Self> {
+        serde_json::from_str(&item.value).map_err(|e| Error::Backend {
+            backend: "barrier",
+            message: format!("barrier meta row is damaged: {e}"),
+            source: None,
+        })
+    }
+}
+
+/// One member's outcome: `{ ok, error?, result? }`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Outcome {
+    /// Whether the member succeeded; a failed member is resolved all the same.
+    pub ok: bool,
+    /// Why it failed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    /// Anything small the partner answered.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub result: Option<Value>,
+}
+
+impl Outcome {
+    /// The outcome as stored, at most [`MAX_OUTCOME_BYTES`].
+    pub fn encode(&self) -> Result<String> {
+        let s = serde_json::to_string(self).map_err(|e| Error::InvalidInput(e.to_string()))?;
+        if s.len() > MAX_OUTCOME_BYTES {
+            return Err(Error::InvalidInput(format!(
+                "barrier outcome is {} bytes encoded; the limit is {MAX_OUTCOME_BYTES} (8 KB): put large results in a bucket and ack with their key",
+                s.len()
+            )));
+        }
+        Ok(s)
+    }
+}
+
+/// What an ack reports.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AckResult {
+    /// The member was already resolved; this ack changed nothing.
+    pub duplicate: bool,
+    /// No member is pending.
+    pub complete: bool,
+    /// This call sent the continuation.
+    pub dispatched: bool,
+}
+
+/// Where a barrier stands.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Status {
+    /// The id.
+    pub id: String,
+    /// Members in all.
+    pub total: u64,
+    /// Members not yet acknowledged.
+    pub pending: u64,
+    /// Members acknowledged.
+    pub resolved: u64,
+    /// Members acknowledged with `ok = false`.
+    pub failed: u64,
+    /// Nothing pending.
+    pub complete: bool,
+    /// The continuation was sent (and marked so).
+    pub dispatched: bool,
+    /// The continuation script.
+    pub continue_with: Option<String>,
+    /// When it was created.
+    pub created_ms: i64,
+    /// `created + deadline_s`, when a deadline was given.
+    pub deadline_ms: Option<i64>,
+    /// Past its deadline and not complete.
+    pub overdue: bool,
+    /// When its rows expire.
+    pub expires_at_s: i64,
+    /// Names of pending members, a page of them.
+    pub pending_members: Vec<String>,
+    /// Pass back for the next page of pending members.
+    pub cursor: Option<String>,
+}

@@ -1,0 +1,212 @@
+//! `native.barrier`: create, ack, hydrate and status, over [`crate::barrier::Barriers`].
+
+use mlua::{Lua, Table, Value};
+
+use super::{from_lua, invocation, raise, to_lua, Invocation};
+use crate::barrier::{Barriers, CreateSpec, Meta, Outcome};
+use crate::Error;
+
+fn barriers(inv: &Invocation) -> Barriers<'_> {
+    Barriers {
+        kv: inv.services.backends.kv.as_ref(),
+        queue: inv.services.backends.queue.as_ref(),
+        tenant: &inv.tenant.name,
+        queue_enabled: inv.tenant.config.queue,
+        budget: inv,
+    }
+}
+
+/// Runs a barrier operation, turning a breached limit into a recorded breach.
+fn run<T>(
+    lua: &Lua,
+    inv: &Invocation,
+    fut: impl std::future::Future<Output = crate::Result<T>>,
+) -> mlua::Result<T> {
+    inv.block_on(lua, fut)
+}
+
+fn create(lua: &Lua, opts: Table) -> mlua::Result<String> {
+    let members: Vec<String> = match opts.get::<Value>("members")? {
+        Value::Table(t) => t
+            .sequence_values::<String>()
+            .collect::<mlua::Result<_>>()
+            .map_err(|_| raise(lua, "barrier.create: members must be a list of strings"))?,
+        _ => {
+            return Err(raise(
+                lua,
+                "barrier.create: members must be a list of strings",
+            ))
+        }
+    };
+    let continue_with: Option<String> = opts.get("continue_with")?;
+    let deadline_s: Option<i64> = opts.get("deadline_s")?;
+    if deadline_s.is_some_and(|d| d <= 0) {
+        return Err(raise(
+            lua,
+            "barrier.create: deadline_s must be a positive number of seconds",
+        ));
+    }
+    let state = from_lua(lua, opts.get::<Value>("state")?)?;
+    let spec = CreateSpec {
+        id: opts.get("id")?,
+        members,
+        continue_with: continue_with.clone(),
+        state,
+        deadline_s: deadline_s.map(|d| d as u64),
+    };
+    let inv = invocation(lua)?;
+    if let Some(script) = &continue_with {
+        inv.tenant
+            .script(script)
+            .map_err(|e| raise(lua, format!("barrier.create: continue_with: {e}")))?;
+    }
+    run(lua, &inv, barriers(&inv).create(spec))
+}
+
+fn outcome(lua: &Lua, v: Value) -> mlua::Result<Outcome> {
+    let t = match v {
+        Value::Nil => return Ok(Outcome { ok: true, error: None, result: None }),
+        Value::Table(t) => t,
+        _ => return Err(raise(lua, "barrier.ack: the outcome must be a table { ok = true|false, error = string?, result = any? }")),
+    };
+    let ok = match t.get::<Value>("ok")? {
+        Value::Nil => true,
+        Value::Boolean(b) => b,
+        other => {
+            return Err(raise(
+                lua,
+                format!(
+                    "barrier.ack: outcome.ok must be a boolean, not a {}",
+                    other.type_name()
+                ),
+            ))
+        }
+    };
+    let error = match t.get::<Value>("error")? {
+        Value::Nil => None,
+        Value::String(s) => Some(s.to_string_lossy()),
+        other => Some(other.to_string()?),
+    };
+    let result = match t.get::<Value>("result")? {
+        Value::Nil => None,
+        v => Some(from_lua(lua, v)?),
+    };
+    Ok(Outcome { ok, error, result })
+}
+
+fn ack(lua: &Lua, (id, member, out): (String, String, Value)) -> mlua::Result<Table> {
+    let out = outcome(lua, out)?;
+    let inv = invocation(lua)?;
+    let r = run(lua, &inv, barriers(&inv).ack(&id, &member, out))?;
+    let t = lua.create_table()?;
+    t.set("duplicate", r.duplicate)?;
+    t.set("complete", r.complete)?;
+    t.set("dispatched", r.dispatched)?;
+    Ok(t)
+}
+
+/// An iterator over a barrier's outcomes, a page at a time.
+fn iterator(lua: &Lua, id: String, failed_only: bool) -> mlua::Result<mlua::Function> {
+    let mut page: std::vec::IntoIter<(String, serde_json::Value)> = Vec::new().into_iter();
+    let mut next: Option<String> = None;
+    let mut started = false;
+    lua.create_function_mut(move |lua, ()| -> mlua::Result<(Value, Value)> {
+        loop {
+            if let Some((member, outcome)) = page.next() {
+                return Ok((
+                    Value::String(lua.create_string(&member)?),
+                    to_lua(lua, &outcome)?,
+                ));
+            }
+            if started && next.is_none() {
+                return Ok((Value::Nil, Value::Nil));
+            }
+            started = true;
+            let inv = invocation(lua)?;
+            let (rows, more) = run(
+                lua,
+                &inv,
+                barriers(&inv).outcomes(&id, failed_only, next.as_deref()),
+            )?;
+            page = rows.into_iter();
+            next = more;
+        }
+    })
+}
+
+fn hydrate(lua: &Lua, ev: Value) -> mlua::Result<Value> {
+    let id = match &ev {
+        Value::Table(t) => t.get::<Option<String>>("barrier")?,
+        _ => None,
+    }
+    .ok_or_else(|| {
+        raise(
+            lua,
+            "barrier.hydrate expects the continuation's event { barrier = id }",
+        )
+    })?;
+    let inv = invocation(lua)?;
+    let Some((meta, failed)) = run(lua, &inv, barriers(&inv).hydrate(&id))? else {
+        return Ok(Value::Nil);
+    };
+    drop(inv);
+    result_table(lua, &id, &meta, failed).map(Value::Table)
+}
+
+fn result_table(lua: &Lua, id: &str, meta: &Meta, failed: u64) -> mlua::Result<Table> {
+    let t = lua.create_table()?;
+    t.set("id", id)?;
+    t.set("state", to_lua(lua, &meta.state)?)?;
+    t.set("total", meta.members)?;
+    t.set("failed", failed)?;
+    t.set("ok", meta.members.saturating_sub(failed))?;
+    let rid = id.to_string();
+    t.set(
+        "results",
+        lua.create_function(move |lua, _self: Value| iterator(lua, rid.clone(), false))?,
+    )?;
+    let fid = id.to_string();
+    t.set(
+        "failures",
+        lua.create_function(move |lua, _self: Value| iterator(lua, fid.clone(), true))?,
+    )?;
+    Ok(t)
+}
+
+fn status(lua: &Lua, (id, opts): (String, Option<Table>)) -> mlua::Result<Value> {
+    let (cursor, limit) = match &opts {
+        Some(o) => (
+            o.get::<Option<String>>("cursor")?,
+            o.get::<Option<usize>>("limit")?.unwrap_or(100),
+        ),
+        None => (None, 100),
+    };
+    if !(1..=1000).contains(&limit) {
+        return Err(raise(
+            lua,
+            format!("barrier.status: limit must be 1 to 1000, not {limit}"),
+        ));
+    }
+    let inv = invocation(lua)?;
+    match run(
+        lua,
+        &inv,
+        barriers(&inv).status(&id, cursor.as_deref(), limit),
+    )? {
+        Some(s) => to_lua(
+            lua,
+            &serde_json::to_value(s).map_err(|e| raise(lua, Error::InvalidInput(e.to_string())))?,
+        ),
+        None => Ok(Value::Nil),
+    }
+}
+
+/// The `native.barrier` table.
+pub fn module(lua: &Lua) -> mlua::Result<Table> {
+    let t = lua.create_table()?;
+    t.set("create", lua.create_function(create)?)?;
+    t.set("ack", lua.create_function(ack)?)?;
+    t.set("hydrate", lua.create_function(hydrate)?)?;
+    t.set("status", lua.create_function(status)?)?;
+    Ok(t)
+}

@@ -1,0 +1,152 @@
+//! A fault-injecting wrapper around the key-value and queue ports: call number `at` (counting
+//! from 1 across both) either fails before reaching the backend, or reaches it and then loses
+//! its reply, as a process that dies or a network that drops a response would.
+
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use native_core::ports::{
+    DeadLetter, Item, ItemPage, KvStore, Message, NewItem, PutMode, Queue, QueueKind, QueueStats,
+    TxOp,
+};
+use native_core::{Error, Result};
+
+/// What happens at the faulty call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Fault {
+    /// The call fails without reaching the backend.
+    Fail,
+    /// The call is applied, then its reply is lost.
+    LoseReply,
+}
+
+/// Counts calls and injects one fault.
+#[derive(Debug, Default)]
+pub struct Plan {
+    calls: AtomicU32,
+    at: AtomicU32,
+    fault: std::sync::Mutex<Option<Fault>>,
+}
+
+impl Plan {
+    /// Arms a fault at the `at`-th call from now (1 = the next call).
+    pub fn arm(&self, at: u32, fault: Fault) {
+        self.calls.store(0, Ordering::SeqCst);
+        self.at.store(at, Ordering::SeqCst);
+        *self.fault.lock().unwrap() = Some(fault);
+    }
+
+    /// Disarms; calls go through.
+    pub fn disarm(&self) {
+        *self.fault.lock().unwrap() = None;
+    }
+
+    /// Calls since the last `arm`.
+    pub fn calls(&self) -> u32 {
+        self.calls.load(Ordering::SeqCst)
+    }
+
+    fn next(&self) -> Option<Fault> {
+        let n = self.calls.fetch_add(1, Ordering::SeqCst) + 1;
+        let f = *self.fault.lock().unwrap();
+        (n == self.at.load(Ordering::SeqCst)).then_some(f).flatten()
+    }
+}
+
+fn injected(what: &str) -> Error {
+    Error::Backend {
+        backend: "faults",
+        message: format!("injected fault in {what}"),
+        source: None,
+    }
+}
+
+macro_rules! faulty {
+    ($self:ident, $what:literal, $call:expr) => {{
+        match $self.plan.next() {
+            Some(Fault::Fail) => Err(injected($what)),
+            Some(Fault::LoseReply) => {
+                let _ = $call.await;
+                Err(injected($what))
+            }
+            None => $call.await,
+        }
+    }};
+}
+
+/// The wrapper.
+#[derive(Debug, Clone)]
+pub struct Faulty {
+    /// The real key-value store.
+    pub kv: Arc<dyn KvStore>,
+    /// The real queue.
+    pub queue: Arc<dyn Queue>,
+    /// The shared plan.
+    pub plan: Arc<Plan>,
+}
+
+#[async_trait]
+impl KvStore for Faulty {
+    async fn get(&self, pk: &str, sk: &str) -> Result<Option<Item>> {
+        faulty!(self, "kv.get", self.kv.get(pk, sk))
+    }
+    async fn put(&self, item: NewItem, mode: PutMode) -> Result<String> {
+        faulty!(self, "kv.put", self.kv.put(item.clone(), mode.clone()))
+    }
+    async fn delete(&self, pk: &str, sk: &str, if_version: Option<&str>) -> Result<bool> {
+        faulty!(self, "kv.delete", self.kv.delete(pk, sk, if_version))
+    }
+    async fn query(
+        &self,
+        pk: &str,
+        prefix: &str,
+        after: Option<&str>,
+        limit: usize,
+    ) -> Result<ItemPage> {
+        faulty!(self, "kv.query", self.kv.query(pk, prefix, after, limit))
+    }
+    async fn put_batch(&self, items: Vec<NewItem>) -> Result<()> {
+        faulty!(self, "kv.put_batch", self.kv.put_batch(items.clone()))
+    }
+    async fn transact(&self, ops: Vec<TxOp>) -> Result<Result<(), usize>> {
+        faulty!(self, "kv.transact", self.kv.transact(ops.clone()))
+    }
+}
+
+#[async_trait]
+impl Queue for Faulty {
+    async fn send(&self, queue: QueueKind, body: String, delay_s: u32) -> Result<()> {
+        faulty!(
+            self,
+            "queue.send",
+            self.queue.send(queue, body.clone(), delay_s)
+        )
+    }
+    async fn receive(
+        &self,
+        queue: QueueKind,
+        max: usize,
+        visibility_s: u32,
+    ) -> Result<Vec<Message>> {
+        self.queue.receive(queue, max, visibility_s).await
+    }
+    async fn delete(&self, queue: QueueKind, receipt: &str) -> Result<()> {
+        self.queue.delete(queue, receipt).await
+    }
+    async fn retry_later(
+        &self,
+        queue: QueueKind,
+        receipt: &str,
+        delay_s: u32,
+        error: &str,
+    ) -> Result<()> {
+        self.queue.retry_later(queue, receipt, delay_s, error).await
+    }
+    async fn stats(&self, queue: QueueKind) -> Result<QueueStats> {
+        self.queue.stats(queue).await
+    }
+    async fn dead_letters(&self, queue: QueueKind, max: usize) -> Result<Vec<DeadLetter>> {
+        self.queue.dead_letters(queue, max).await
+    }
+}

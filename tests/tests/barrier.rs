@@ -1,0 +1,638 @@
+//! native.barrier, the seed's guarantees: races, crashes between steps, duplicates, unknown
+//! members, oversized outcomes, expiry, busy claims, retried creates, no-queue mode, isolation.
+
+use std::cell::Cell;
+use std::sync::Arc;
+
+use native_core::barrier::{AckResult, Barriers, Budget, CreateSpec, Outcome};
+use native_core::embedded::Embedded;
+use native_core::ports::{KvStore, NewItem, PutMode, Queue, QueueKind};
+use native_core::runtime::WorkMessage;
+use native_core::Result;
+use native_tests::faults::{Fault, Faulty, Plan};
+use serde_json::{json, Value};
+
+/// A budget without a limit that counts calls.
+#[derive(Default)]
+struct Count(Cell<u32>);
+
+impl Budget for Count {
+    fn spend(&self, calls: u32) -> Result<()> {
+        self.0.set(self.0.get() + calls);
+        Ok(())
+    }
+    fn left(&self) -> u32 {
+        u32::MAX
+    }
+}
+
+struct Env {
+    _dir: tempfile::TempDir,
+    db: Embedded,
+}
+
+fn env() -> Env {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Embedded::open(dir.path(), vec![]).unwrap();
+    Env { _dir: dir, db }
+}
+
+fn barriers<'a>(kv: &'a dyn KvStore, q: &'a dyn Queue, budget: &'a Count) -> Barriers<'a> {
+    Barriers {
+        kv,
+        queue: q,
+        tenant: "acme",
+        queue_enabled: true,
+        budget,
+    }
+}
+
+fn spec(id: &str, n: usize) -> CreateSpec {
+    CreateSpec {
+        id: Some(id.into()),
+        members: (0..n).map(|i| format!("m{i:05}.xml")).collect(),
+        continue_with: Some("finalize".into()),
+        state: json!({ "ref": id }),
+        deadline_s: None,
+    }
+}
+
+fn ok() -> Outcome {
+    Outcome {
+        ok: true,
+        error: None,
+        result: None,
+    }
+}
+
+/// Continuations sent so far, by barrier id (received and deleted, so call once per check).
+async fn continuations(q: &dyn Queue) -> Vec<String> {
+    let mut out = Vec::new();
+    loop {
+        let msgs = q.receive(QueueKind::Work, 10, 0).await.unwrap();
+        if msgs.is_empty() {
+            return out;
+        }
+        for m in msgs {
+            let w: WorkMessage = serde_json::from_str(&m.body).unwrap();
+            assert_eq!(w.script, "finalize");
+            out.push(w.event["barrier"].as_str().unwrap().to_string());
+            q.delete(QueueKind::Work, &m.receipt).await.unwrap();
+        }
+    }
+}
+
+#[tokio::test]
+async fn acks_resolve_members_and_the_last_one_sends_one_continuation() {
+    let e = env();
+    let c = Count::default();
+    let b = barriers(&e.db, &e.db, &c);
+    // GIVEN a barrier of three members
+    assert_eq!(b.create(spec("b1", 3)).await.unwrap(), "b1");
+    // WHEN they are acked, one of them failed
+    let r1 = b.ack("b1", "m00000.xml", ok()).await.unwrap();
+    let r2 = b
+        .ack(
+            "b1",
+            "m00001.xml",
+            Outcome {
+                ok: false,
+                error: Some("rejected".into()),
+                result: None,
+            },
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        r1,
+        AckResult {
+            duplicate: false,
+            complete: false,
+            dispatched: false
+        }
+    );
+    assert_eq!(
+        r2,
+        AckResult {
+            duplicate: false,
+            complete: false,
+            dispatched: false
+        }
+    );
+    assert!(b.hydrate("b1").await.unwrap().is_none(), "not complete yet");
+    let r3 = b
+        .ack(
+            "b1",
+            "m00002.xml",
+            Outcome {
+                ok: true,
+                error: None,
+                result: Some(json!({ "id": "r-17" })),
+            },
+        )
+        .await
+        .unwrap();
+    // THEN the last ack completes it and sends the continuation once
+    assert_eq!(
+        r3,
+        AckResult {
+            duplicate: false,
+            complete: true,
+            dispatched: true
+        }
+    );
+    assert_eq!(continuations(&e.db).await, ["b1"]);
+    let (meta, failed) = b.hydrate("b1").await.unwrap().unwrap();
+    assert_eq!((meta.members, failed), (3, 1));
+    assert_eq!(meta.state, json!({ "ref": "b1" }));
+    let (rows, next) = b.outcomes("b1", false, None).await.unwrap();
+    assert!(next.is_none());
+    assert_eq!(rows.len(), 3);
+    assert_eq!(rows[2].1, json!({ "ok": true, "result": { "id": "r-17" } }));
+    let (fails, _) = b.outcomes("b1", true, None).await.unwrap();
+    assert_eq!(
+        fails,
+        [(
+            "m00001.xml".to_string(),
+            json!({ "ok": false, "error": "rejected" })
+        )]
+    );
+    // AND a later ack is a duplicate that changes nothing and sends nothing
+    let again = b.ack("b1", "m00001.xml", ok()).await.unwrap();
+    assert_eq!(
+        again,
+        AckResult {
+            duplicate: true,
+            complete: true,
+            dispatched: false
+        }
+    );
+    assert!(continuations(&e.db).await.is_empty());
+    assert_eq!(
+        b.outcomes("b1", true, None).await.unwrap().0.len(),
+        1,
+        "first ack wins"
+    );
+}
+
+#[tokio::test]
+async fn backend_calls_per_ack_and_create() {
+    let e = env();
+    let c = Count::default();
+    let b = barriers(&e.db, &e.db, &c);
+    b.create(spec("b", 2)).await.unwrap();
+    c.0.set(0);
+    b.ack("b", "m00000.xml", ok()).await.unwrap();
+    assert_eq!(
+        c.0.get(),
+        2,
+        "a non-final ack is one transaction and one query"
+    );
+    c.0.set(0);
+    b.ack("b", "m00001.xml", ok()).await.unwrap();
+    assert_eq!(
+        c.0.get(),
+        6,
+        "final ack: transaction, query, meta, claim, send, mark"
+    );
+    for n in [1000, 10_000] {
+        c.0.set(0);
+        b.create(spec(&format!("big{n}"), n)).await.unwrap();
+        assert_eq!(c.0.get(), Barriers::create_calls(n), "create of {n}");
+    }
+    assert_eq!(
+        Barriers::create_calls(10_000),
+        403,
+        "a 10 000-member barrier fits the ceiling"
+    );
+}
+
+#[tokio::test]
+async fn unknown_members_oversized_outcomes_and_unknown_barriers_are_refused() {
+    let e = env();
+    let c = Count::default();
+    let b = barriers(&e.db, &e.db, &c);
+    b.create(spec("b1", 2)).await.unwrap();
+    let err = b
+        .ack("b1", "stray.xml", ok())
+        .await
+        .unwrap_err()
+        .to_string();
+    assert_eq!(err, "unknown member \"stray.xml\" of barrier \"b1\"");
+    let big = Outcome {
+        ok: true,
+        error: None,
+        result: Some(json!("x".repeat(9000))),
+    };
+    let err = b
+        .ack("b1", "m00000.xml", big)
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("barrier outcome is 9023 bytes encoded; the limit is 8192"),
+        "{err}"
+    );
+    let err = b
+        .ack("nope", "m00000.xml", ok())
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("unknown barrier \"nope\""), "{err}");
+    let st = b.status("b1", None, 10).await.unwrap().unwrap();
+    assert_eq!(
+        (st.pending, st.resolved),
+        (2, 0),
+        "refused acks changed nothing"
+    );
+}
+
+#[tokio::test]
+async fn a_busy_claim_raises_until_the_lease_lapses() {
+    let e = env();
+    let c = Count::default();
+    let b = barriers(&e.db, &e.db, &c);
+    b.create(spec("b1", 1)).await.unwrap();
+    // GIVEN another call holds the dispatch lease
+    let now = native_core::ports::now_ms();
+    let claim = |until: i64| NewItem {
+        pk: "b#acme#b1".into(),
+        sk: "d".into(),
+        value: json!({ "lease_until_ms": until, "sent": false }).to_string(),
+        expires_at_s: now / 1000 + 3600,
+    };
+    e.db.put(claim(now + 60_000), PutMode::Create)
+        .await
+        .unwrap();
+    // WHEN the last member is acked THEN the ack raises and sends nothing
+    let err = b
+        .ack("b1", "m00000.xml", ok())
+        .await
+        .unwrap_err()
+        .to_string();
+    assert_eq!(
+        err,
+        "barrier completion is being dispatched by another call; retry"
+    );
+    assert!(continuations(&e.db).await.is_empty());
+    // WHEN the holder died and its lease lapsed THEN the redelivered ack sends
+    e.db.put(claim(now - 1), PutMode::Overwrite).await.unwrap();
+    let r = b.ack("b1", "m00000.xml", ok()).await.unwrap();
+    assert_eq!(
+        r,
+        AckResult {
+            duplicate: true,
+            complete: true,
+            dispatched: true
+        }
+    );
+    assert_eq!(continuations(&e.db).await, ["b1"]);
+    assert!(b.status("b1", None, 1).await.unwrap().unwrap().dispatched);
+}
+
+#[tokio::test]
+async fn expiry_stops_acks_an_hour_before_and_hydrate_returns_nil_after() {
+    let e = env();
+    let c = Count::default();
+    let b = barriers(&e.db, &e.db, &c);
+    b.create(spec("b1", 2)).await.unwrap();
+    b.ack("b1", "m00000.xml", ok()).await.unwrap();
+    // GIVEN the week is almost over: the meta row expires in 30 minutes
+    let meta = e.db.get("b#acme#b1", "meta").await.unwrap().unwrap();
+    let soon = native_core::ports::now_ms() / 1000 + 1800;
+    e.db.put(
+        NewItem {
+            pk: meta.pk.clone(),
+            sk: meta.sk.clone(),
+            value: meta.value.clone(),
+            expires_at_s: soon,
+        },
+        PutMode::Overwrite,
+    )
+    .await
+    .unwrap();
+    // THEN acks raise barrier expired and record nothing
+    let err = b
+        .ack("b1", "m00001.xml", ok())
+        .await
+        .unwrap_err()
+        .to_string();
+    assert_eq!(err, "barrier expired");
+    assert!(e
+        .db
+        .get("b#acme#b1", "o#m00001.xml")
+        .await
+        .unwrap()
+        .is_none());
+    // WHEN the rows have expired THEN hydrate returns nil, even with every member resolved
+    b.create(spec("b2", 1)).await.unwrap();
+    b.ack("b2", "m00000.xml", ok()).await.unwrap();
+    let meta = e.db.get("b#acme#b2", "meta").await.unwrap().unwrap();
+    e.db.put(
+        NewItem {
+            pk: meta.pk,
+            sk: meta.sk,
+            value: meta.value,
+            expires_at_s: 1,
+        },
+        PutMode::Overwrite,
+    )
+    .await
+    .unwrap();
+    assert!(b.hydrate("b2").await.unwrap().is_none());
+}
+
+#[tokio::test]
+async fn create_again_does_nothing_and_a_crashed_create_is_completed_by_the_same_create() {
+    let e = env();
+    let c = Count::default();
+    let b = barriers(&e.db, &e.db, &c);
+    b.create(spec("b1", 3)).await.unwrap();
+    b.ack("b1", "m00000.xml", ok()).await.unwrap();
+    // Created again (with the same or other members): nothing changes.
+    b.create(spec("b1", 3)).await.unwrap();
+    b.create(spec("b1", 5)).await.unwrap();
+    let st = b.status("b1", None, 10).await.unwrap().unwrap();
+    assert_eq!((st.total, st.pending), (3, 2));
+
+    // A create that dies after its batch writes, before the meta row:
+    let plan = Arc::new(Plan::default());
+    let f = Faulty {
+        kv: Arc::new(e.db.clone()),
+        queue: Arc::new(e.db.clone()),
+        plan: plan.clone(),
+    };
+    let fb = barriers(&f, &f, &c);
+    plan.arm(Barriers::create_calls(30), Fault::Fail);
+    assert!(fb.create(spec("b2", 30)).await.is_err());
+    plan.disarm();
+    // acks are refused before anything is recorded,
+    let err = b
+        .ack("b2", "m00000.xml", ok())
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("barrier \"b2\" is still being created; retry"),
+        "{err}"
+    );
+    assert!(e
+        .db
+        .get("b#acme#b2", "o#m00000.xml")
+        .await
+        .unwrap()
+        .is_none());
+    // a retry with other members is refused,
+    let err = b.create(spec("b2", 31)).await.unwrap_err().to_string();
+    assert!(
+        err.contains("is being created with another member list"),
+        "{err}"
+    );
+    // and the same create completes it.
+    b.create(spec("b2", 30)).await.unwrap();
+    assert_eq!(b.status("b2", None, 1).await.unwrap().unwrap().pending, 30);
+}
+
+#[tokio::test]
+async fn without_a_queue_every_caller_that_finds_nothing_pending_sees_complete() {
+    let e = env();
+    let c = Count::default();
+    let b = Barriers {
+        kv: &e.db,
+        queue: &e.db,
+        tenant: "acme",
+        queue_enabled: false,
+        budget: &c,
+    };
+    let err = b.create(spec("b1", 2)).await.unwrap_err().to_string();
+    assert!(
+        err.contains(
+            "continue_with needs a queue: set \"queue\": true in tenants/acme/config.json"
+        ),
+        "{err}"
+    );
+    let mut s = spec("b1", 2);
+    s.continue_with = None;
+    b.create(s).await.unwrap();
+    assert!(!b.ack("b1", "m00000.xml", ok()).await.unwrap().complete);
+    let last = b.ack("b1", "m00001.xml", ok()).await.unwrap();
+    assert_eq!(
+        last,
+        AckResult {
+            duplicate: false,
+            complete: true,
+            dispatched: false
+        }
+    );
+    let dup = b.ack("b1", "m00000.xml", ok()).await.unwrap();
+    assert_eq!(
+        dup,
+        AckResult {
+            duplicate: true,
+            complete: true,
+            dispatched: false
+        }
+    );
+    assert!(continuations(&e.db).await.is_empty());
+}
+
+#[tokio::test]
+async fn status_names_pending_members_page_by_page_and_tells_overdue() {
+    let e = env();
+    let c = Count::default();
+    let b = barriers(&e.db, &e.db, &c);
+    let mut s = spec("b1", 5);
+    s.deadline_s = Some(1);
+    b.create(s).await.unwrap();
+    b.ack(
+        "b1",
+        "m00001.xml",
+        Outcome {
+            ok: false,
+            error: None,
+            result: None,
+        },
+    )
+    .await
+    .unwrap();
+    let st = b.status("b1", None, 2).await.unwrap().unwrap();
+    assert_eq!(st.pending_members, ["m00000.xml", "m00002.xml"]);
+    assert_eq!((st.total, st.pending, st.resolved, st.failed), (5, 4, 1, 1));
+    assert!(!st.complete && !st.overdue);
+    let st2 = b
+        .status("b1", st.cursor.as_deref(), 2)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(st2.pending_members, ["m00003.xml", "m00004.xml"]);
+    assert!(st2.cursor.is_none());
+    tokio::time::sleep(std::time::Duration::from_millis(1100)).await;
+    assert!(b.status("b1", None, 1).await.unwrap().unwrap().overdue);
+    assert!(b.status("ghost", None, 1).await.unwrap().is_none());
+}
+
+/// Many barriers, every ack in parallel through two handles on one folder (two processes);
+/// busy claims are retried as a queue would redeliver them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn racing_acks_complete_every_barrier_and_send_exactly_one_continuation_each() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = Embedded::open(dir.path(), vec![]).unwrap();
+    let b2 = Embedded::open(dir.path(), vec![]).unwrap();
+    let n_barriers = 24;
+    let n_members = 6;
+    {
+        let c = Count::default();
+        let b = barriers(&a, &a, &c);
+        for i in 0..n_barriers {
+            b.create(spec(&format!("r{i}"), n_members)).await.unwrap();
+        }
+    }
+    let mut tasks = Vec::new();
+    for i in 0..n_barriers {
+        for m in 0..n_members {
+            let db = if (i + m) % 2 == 0 {
+                a.clone()
+            } else {
+                b2.clone()
+            };
+            // Scripts run on blocking threads and block on backend calls, as here.
+            let handle = tokio::runtime::Handle::current();
+            tasks.push(tokio::task::spawn_blocking(move || {
+                let c = Count::default();
+                let b = barriers(&db, &db, &c);
+                let id = format!("r{i}");
+                let member = format!("m{m:05}.xml");
+                for attempt in 0..200 {
+                    match handle.block_on(b.ack(&id, &member, ok())) {
+                        Ok(r) => return r,
+                        Err(e) if e.to_string().contains("retry") => {
+                            assert!(attempt < 199, "never got through: {e}");
+                            std::thread::sleep(std::time::Duration::from_millis(1));
+                        }
+                        Err(e) => panic!("{e}"),
+                    }
+                }
+                unreachable!()
+            }));
+        }
+    }
+    let mut dispatched = 0;
+    for t in tasks {
+        if t.await.unwrap().dispatched {
+            dispatched += 1;
+        }
+    }
+    let mut sent = continuations(&a).await;
+    sent.sort();
+    let mut want: Vec<_> = (0..n_barriers).map(|i| format!("r{i}")).collect();
+    want.sort();
+    assert_eq!(sent, want, "exactly one continuation per barrier");
+    assert_eq!(dispatched, n_barriers);
+}
+
+/// The crash matrix: every call k of create, of a non-final ack, and of the final ack with its
+/// dispatch, fails (and separately is applied with its reply lost); then the event is
+/// redelivered until it succeeds. No barrier completes early, none is left one short, every
+/// completed one sends at least once.
+#[tokio::test]
+async fn crashes_at_every_step_are_repaired_by_redelivery() {
+    for fault in [Fault::Fail, Fault::LoseReply] {
+        for phase in ["create", "first ack", "last ack"] {
+            let calls = match phase {
+                "create" => Barriers::create_calls(3),
+                "first ack" => 2,
+                _ => 6,
+            };
+            for k in 1..=calls {
+                let e = env();
+                let plan = Arc::new(Plan::default());
+                let f = Faulty {
+                    kv: Arc::new(e.db.clone()),
+                    queue: Arc::new(e.db.clone()),
+                    plan: plan.clone(),
+                };
+                let c = Count::default();
+                let b = barriers(&f, &f, &c);
+                let case = format!("{fault:?} at call {k} of {phase}");
+                let members = ["m00000.xml", "m00001.xml", "m00002.xml"];
+
+                // create, with redelivery
+                if phase == "create" {
+                    plan.arm(k, fault);
+                }
+                if b.create(spec("b", 3)).await.is_err() {
+                    plan.disarm();
+                    // Nothing may be ackable yet, unless the failed call was the last write.
+                    b.create(spec("b", 3))
+                        .await
+                        .unwrap_or_else(|e| panic!("{case}: retried create: {e}"));
+                }
+                plan.disarm();
+                for (i, m) in members.iter().enumerate() {
+                    let armed = (phase == "first ack" && i == 0) || (phase == "last ack" && i == 2);
+                    if armed {
+                        plan.arm(k, fault);
+                    }
+                    let mut tries = 0;
+                    loop {
+                        tries += 1;
+                        match b.ack("b", m, ok()).await {
+                            Ok(r) => {
+                                assert_eq!(
+                                    r.complete,
+                                    i == 2,
+                                    "{case}: complete too early or not at the end"
+                                );
+                                break;
+                            }
+                            Err(err) => {
+                                plan.disarm();
+                                assert!(tries < 4, "{case}: still failing: {err}");
+                                // No early completion: while members are pending, nothing was sent.
+                                let st = b.status("b", None, 10).await.unwrap().unwrap();
+                                if st.pending > 0 {
+                                    assert!(
+                                        continuations(&e.db).await.is_empty(),
+                                        "{case}: sent early"
+                                    );
+                                }
+                                if err.to_string().contains("being dispatched") {
+                                    // the holder died: let its lease lapse
+                                    let d = e.db.get("b#acme#b", "d").await.unwrap().unwrap();
+                                    let mut v: Value = serde_json::from_str(&d.value).unwrap();
+                                    v["lease_until_ms"] = json!(0);
+                                    e.db.put(
+                                        NewItem {
+                                            pk: d.pk,
+                                            sk: d.sk,
+                                            value: v.to_string(),
+                                            expires_at_s: d.expires_at_s,
+                                        },
+                                        PutMode::Overwrite,
+                                    )
+                                    .await
+                                    .unwrap();
+                                }
+                            }
+                        }
+                    }
+                    if i < 2 {
+                        assert_eq!(
+                            b.status("b", None, 10).await.unwrap().unwrap().pending as usize,
+                            2 - i,
+                            "{case}: one short or early"
+                        );
+                    }
+                }
+                let st = b.status("b", None, 10).await.unwrap().unwrap();
+                assert!(st.complete, "{case}: not complete");
+                let sent = continuations(&e.db).await;
+                assert!(!sent.is_empty(), "{case}: completed without a continuation");
+                assert!(sent.iter().all(|s| s == "b"));
+                if fault == Fault::Fail || phase != "last ack" || k != 5 {
+                    assert!(sent.len() <= 2, "{case}: {} continuations", sent.len());
+                }
+            }
+        }
+    }
+}
