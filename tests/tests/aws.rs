@@ -35,7 +35,7 @@ fn aws_tests_need_the_aws_feature() {
 
 #[cfg(feature = "aws")]
 mod with_aws {
-    use std::collections::{BTreeMap, HashMap};
+    use std::collections::HashMap;
     use std::sync::Arc;
     use std::time::Duration;
 
@@ -678,7 +678,6 @@ end"#;
         let t3 = tenants.load("acme").await.unwrap();
         assert_ne!(t1.version, t3.version, "a changed script is read again");
         assert_eq!(t3.scripts["a"].source, "return 2");
-        let names: BTreeMap<_, _> = t3.scripts.iter().map(|(k, _)| (k.clone(), ())).collect();
-        assert_eq!(names.len(), 1);
+        assert_eq!(t3.scripts.keys().collect::<Vec<_>>(), ["a"]);
     }
 }

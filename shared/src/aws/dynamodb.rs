@@ -102,12 +102,12 @@ where
         .is_some_and(|c| c == "ConditionalCheckFailedException")
 }
 
-/// The condition of a write under `mode`: expression, names, values. `ttl` and `ver` go
-/// through placeholders (`ttl` is a reserved word).
-fn put_condition(
-    mode: &PutMode,
-    now: i64,
-) -> Option<(&'static str, Vec<(&'static str, &'static str)>, Attrs)> {
+/// A condition expression with its attribute names and values.
+type Condition = (&'static str, Vec<(&'static str, &'static str)>, Attrs);
+
+/// The condition of a write under `mode`. `ttl` and `ver` go through placeholders (`ttl` is a
+/// reserved word).
+fn put_condition(mode: &PutMode, now: i64) -> Option<Condition> {
     match mode {
         PutMode::Overwrite => None,
         PutMode::Create => Some((

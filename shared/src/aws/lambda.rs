@@ -144,3 +144,121 @@ async fn handle_batch(rt: &Arc<Runtime>, batch: SqsEvent, kind: Kind) -> SqsBatc
     }
     response
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::{Deployment, Tenant};
+    use crate::embedded::Embedded;
+    use crate::ports::ObjectStore;
+    use crate::tenants::{DirTenants, TenantSource};
+
+    /// Tenants from a folder, except one whose loading panics.
+    #[derive(Debug)]
+    struct Panicky(DirTenants);
+
+    #[async_trait::async_trait]
+    impl TenantSource for Panicky {
+        async fn load(&self, tenant: &str) -> Result<Arc<Tenant>> {
+            if tenant == "boom" {
+                panic!("tenant source exploded");
+            }
+            self.0.load(tenant).await
+        }
+    }
+
+    fn record(id: &str, body: &str, count: u32) -> SqsMessage {
+        let mut m = SqsMessage::default();
+        m.message_id = Some(id.into());
+        m.body = Some(body.into());
+        m.attributes
+            .insert("ApproximateReceiveCount".into(), count.to_string());
+        m
+    }
+
+    fn setup() -> (tempfile::TempDir, Embedded, Arc<Runtime>) {
+        let dir = tempfile::tempdir().unwrap();
+        let scripts = dir.path().join("tenants/acme/scripts");
+        std::fs::create_dir_all(&scripts).unwrap();
+        std::fs::write(dir.path().join("tenants/acme/config.json"), "{}").unwrap();
+        std::fs::write(
+            scripts.join("s.luau"),
+            "function on_queue(ctx, ev) native.bucket.Out.put('attempt.txt', tostring(ctx.attempt)) end\n\
+             function on_invoke(ctx, ev) return { n = ev.n + 1 } end",
+        )
+        .unwrap();
+        let d = Deployment::from_json("d.json", r#"{"buckets":{"map":{"Out":"out-b"}}}"#).unwrap();
+        let e = Embedded::open(&dir.path().join(".native"), vec![]).unwrap();
+        let rt = Runtime::new(
+            d,
+            e.backends(),
+            Arc::new(Panicky(DirTenants::new(dir.path()))),
+        )
+        .with_log(Arc::new(crate::host::StderrLog));
+        (dir, e, Arc::new(rt))
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_failing_or_panicking_message_fails_alone() {
+        let (_d, e, rt) = setup();
+        let mut batch = SqsEvent::default();
+        batch.records = vec![
+            record("ok", r#"{"tenant":"acme","script":"s","event":{}}"#, 3),
+            record("panics", r#"{"tenant":"boom","script":"s","event":{}}"#, 1),
+            record("junk", "not json", 1),
+            record("missing", r#"{"tenant":"acme","script":"nope"}"#, 1),
+        ];
+        let resp = handle_work_batch(&rt, batch).await;
+        let failed: Vec<_> = resp
+            .batch_item_failures
+            .iter()
+            .map(|f| f.item_identifier.as_str())
+            .collect();
+        assert_eq!(failed, ["panics", "junk", "missing"]);
+        let (_, data) = e.get("out-b", "acme/attempt.txt").await.unwrap().unwrap();
+        assert_eq!(&data[..], b"3", "ctx.attempt is the receive count");
+        let json = serde_json::to_value(&resp).unwrap();
+        assert_eq!(
+            json["batchItemFailures"][0],
+            json!({ "itemIdentifier": "panics" })
+        );
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn test_events_are_dropped_and_invoke_returns_the_value() {
+        let (_d, _e, rt) = setup();
+        let mut batch = SqsEvent::default();
+        batch.records = vec![record(
+            "t",
+            r#"{"Service":"Amazon S3","Event":"s3:TestEvent","Bucket":"x"}"#,
+            1,
+        )];
+        assert!(handle_event_batch(&rt, batch)
+            .await
+            .batch_item_failures
+            .is_empty());
+        let req =
+            parse_invoke(json!({ "tenant": "acme", "script": "s", "event": { "n": 1 } })).unwrap();
+        assert_eq!(invoke(&rt, req).await.unwrap(), json!({ "n": 2 }));
+        let e = parse_invoke(json!({ "tenant": "acme", "scrpit": "s" })).unwrap_err();
+        assert!(e.to_string().contains("unknown field `scrpit`"), "{e}");
+    }
+
+    #[test]
+    fn sample_events_parse() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../events");
+        for f in ["route.json", "queue.json"] {
+            let text = std::fs::read_to_string(root.join(f)).unwrap();
+            let ev: SqsEvent = serde_json::from_str(&text).unwrap();
+            assert_eq!(ev.records.len(), 2, "{f}");
+        }
+        let ev: Value =
+            serde_json::from_str(&std::fs::read_to_string(root.join("invoke.json")).unwrap())
+                .unwrap();
+        parse_invoke(ev).unwrap();
+        let q: SqsEvent =
+            serde_json::from_str(&std::fs::read_to_string(root.join("queue.json")).unwrap())
+                .unwrap();
+        assert_eq!(attempt_of(&q.records[1]), 3);
+    }
+}
