@@ -20,6 +20,17 @@ pub const HELLO: &[File] = files!("hello":
     "tenants/hello/scripts/finish.luau",
 );
 
+/// `examples/barrier`: the seed's sender, router, ack and finalize scripts.
+pub const BARRIER: &[File] = files!("barrier":
+    "deployment.json",
+    "tenants/acme/config.json",
+    "tenants/acme/scripts/send.luau",
+    "tenants/acme/scripts/router.luau",
+    "tenants/acme/scripts/default.luau",
+    "tenants/acme/scripts/ack.luau",
+    "tenants/acme/scripts/finalize.luau",
+);
+
 /// Writes an example's files under `root`, refusing to overwrite anything.
 pub fn write(root: &std::path::Path, files: &[File]) -> std::io::Result<()> {
     for (path, content) in files {

@@ -105,10 +105,35 @@ pub enum Command {
         #[arg(long)]
         wait: bool,
     },
+    /// Barriers: `native barrier status TENANT ID` prints where one stands, as JSON.
+    Barrier {
+        /// What to do with barriers.
+        #[command(subcommand)]
+        command: BarrierCommand,
+    },
     /// List dead letters (messages that failed five times) with their last error.
     Dlq {
         /// Only this tenant's.
         tenant: Option<String>,
+    },
+}
+
+/// `native barrier` verbs.
+#[derive(Subcommand, Debug)]
+pub enum BarrierCommand {
+    /// Print a barrier's status as JSON: counts, complete, dispatched, times, overdue, and the
+    /// names of pending members (a page; pass --cursor for the next).
+    Status {
+        /// The tenant.
+        tenant: String,
+        /// The barrier id.
+        id: String,
+        /// How many pending member names to print.
+        #[arg(long, default_value_t = 100)]
+        limit: usize,
+        /// Continue the pending names after this member.
+        #[arg(long)]
+        cursor: Option<String>,
     },
 }
 

@@ -636,3 +636,211 @@ async fn crashes_at_every_step_are_repaired_by_redelivery() {
         }
     }
 }
+
+// ---- through scripts: the seed's scripts as written, limits, isolation ----
+
+fn example(name: &str) -> String {
+    let p = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../examples/barrier/tenants/acme/scripts")
+        .join(format!("{name}.luau"));
+    std::fs::read_to_string(p).unwrap()
+}
+
+fn seed_project(extra: &[(&str, &str)]) -> native_tests::TestProject {
+    let (send, router, default, ack, finalize) = (
+        example("send"),
+        example("router"),
+        example("default"),
+        example("ack"),
+        example("finalize"),
+    );
+    let mut scripts: Vec<(&str, &str)> = vec![
+        ("send", &send),
+        ("router", &router),
+        ("default", &default),
+        ("ack", &ack),
+        ("finalize", &finalize),
+    ];
+    scripts.extend_from_slice(extra);
+    let deployment =
+        r#"{ "buckets": { "map": { "In": "acme-in", "Acks": "acme-acks", "Out": "acme-out" } } }"#;
+    native_tests::TestProject::with_tenants(
+        deployment,
+        &[
+            ("acme", r#"{ "queue": true }"#, &scripts),
+            ("other", r#"{ "queue": true }"#, &scripts),
+        ],
+    )
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_seed_scripts_run_as_written_end_to_end() {
+    let p = seed_project(&[]);
+    let docs = json!({ "batch": "b1", "ref": "r", "docs": { "a.xml": "<a/>", "b.xml": "<b/>" } });
+    p.invoke("acme", "send", docs).await.unwrap();
+    assert!(p.drain().await.failures.is_empty());
+    p.rt.put_object("acme", "Acks", "b1/a.json", r#"{"status":"ok"}"#.into())
+        .await
+        .unwrap();
+    assert!(p.drain().await.failures.is_empty());
+    assert!(
+        p.get("acme", "Out", "summaries/b1.json").await.is_none(),
+        "not before the last ack"
+    );
+    p.rt.put_object(
+        "acme",
+        "Acks",
+        "b1/b.json",
+        r#"{"status":"no","error":"bad"}"#.into(),
+    )
+    .await
+    .unwrap();
+    // The partner's retry of the last one, before the drain: a duplicate.
+    p.rt.put_object(
+        "acme",
+        "Acks",
+        "b1/b.json",
+        r#"{"status":"no","error":"bad"}"#.into(),
+    )
+    .await
+    .unwrap();
+    let r = p.drain().await;
+    assert!(r.failures.is_empty(), "{:?}", r.failures);
+    let summary: Value =
+        serde_json::from_str(&p.get("acme", "Out", "summaries/b1.json").await.unwrap()).unwrap();
+    assert_eq!(
+        summary,
+        json!({ "ref": "r", "total": 2, "ok": 1, "failed": { "b.xml": "bad" } })
+    );
+    let finalize_runs = p
+        .log
+        .0
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|r| r["script"] == "finalize")
+        .count();
+    assert_eq!(finalize_runs, 1, "one continuation, one warning logged");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn barrier_rows_are_out_of_reach_of_native_db_and_other_tenants() {
+    let probe = r##"function on_invoke(ctx, ev)
+        local seen = {}
+        for _, part in { "b1", "b#acme#b1", "#acme#b1", "acme#b1", "" .. ev.p } do
+            local ok, q = pcall(native.db.query, part)
+            if ok and #q.items > 0 then table.insert(seen, part) end
+            local ok2, v = pcall(native.db.get, part, "meta")
+            if ok2 and v ~= nil then table.insert(seen, part .. ":meta") end
+        end
+        -- forging: writing rows where the barrier's would be changes nothing
+        native.db.put("b1", "p#a.xml", 1)
+        native.db.put("b#acme#b1", "meta", { members = 1 })
+        return seen
+    end"##;
+    let acker =
+        r#"function on_invoke(ctx, ev) return native.barrier.ack(ev.id, ev.m, { ok = true }) end"#;
+    let status = r#"function on_invoke(ctx, ev) return native.barrier.status(ev.id) end"#;
+    let p = seed_project(&[("probe", probe), ("acker", acker), ("status", status)]);
+    p.invoke(
+        "acme",
+        "send",
+        json!({ "batch": "b1", "docs": { "a.xml": "1", "b.xml": "2" } }),
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        p.invoke("acme", "probe", json!({ "p": "p" }))
+            .await
+            .unwrap(),
+        json!({})
+    );
+    // another tenant cannot ack or read it
+    let e = p
+        .invoke("other", "acker", json!({ "id": "b1", "m": "a.xml" }))
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("unknown barrier \"b1\""), "{e}");
+    assert_eq!(
+        p.invoke("other", "status", json!({ "id": "b1" }))
+            .await
+            .unwrap(),
+        Value::Null
+    );
+    let st = p
+        .invoke("acme", "status", json!({ "id": "b1" }))
+        .await
+        .unwrap();
+    assert_eq!(
+        (st["pending"].clone(), st["total"].clone()),
+        (json!(2), json!(2))
+    );
+    assert_eq!(st["pending_members"], json!(["a.xml", "b.xml"]));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn create_must_fit_in_max_data_ops() {
+    let create = r#"function on_invoke(ctx, ev)
+        local m = {}
+        for i = 1, ev.n do m[i] = "d" .. i end
+        return native.barrier.create({ members = m })
+    end"#;
+    let p = native_tests::TestProject::with_tenants(
+        native_tests::DEPLOYMENT,
+        &[
+            (
+                "big",
+                r#"{ "limits": { "max_data_ops": 10000 } }"#,
+                &[("create", create)],
+            ),
+            ("small", "{}", &[("create", create)]),
+        ],
+    );
+    p.invoke("big", "create", json!({ "n": 10000 }))
+        .await
+        .unwrap();
+    let e = p
+        .invoke("small", "create", json!({ "n": 30000 }))
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("creating a barrier of 30000 members needs 1203 backend calls and this invocation has 1000 left"), "{e}");
+    p.invoke("small", "create", json!({ "n": 24000 }))
+        .await
+        .unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn script_errors_for_bad_barrier_calls() {
+    let p = seed_project(&[
+        ("bad_outcome", "function on_invoke() native.barrier.ack('b1', 'a.xml', { ok = 'yes' }) end"),
+        ("no_members", "function on_invoke() native.barrier.create({ members = {} }) end"),
+        ("dup_members", "function on_invoke() native.barrier.create({ members = { 'a', 'a' } }) end"),
+        ("bad_cont", "function on_invoke() native.barrier.create({ members = { 'a' }, continue_with = 'ghost' }) end"),
+        ("bad_hydrate", "function on_invoke() native.barrier.hydrate({}) end"),
+    ]);
+    for (script, want) in [
+        ("bad_outcome", "outcome.ok must be a boolean, not a string"),
+        ("no_members", "members is empty"),
+        ("dup_members", "member \"a\" is listed twice"),
+        (
+            "bad_cont",
+            "continue_with: script \"ghost\" of tenant \"acme\" not found",
+        ),
+        (
+            "bad_hydrate",
+            "expects the continuation's event { barrier = id }",
+        ),
+    ] {
+        let e = p
+            .invoke("acme", script, json!({}))
+            .await
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains(want) && e.contains(&format!("{script}.luau:1:")),
+            "{script}: {e}"
+        );
+    }
+}

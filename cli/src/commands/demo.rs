@@ -68,6 +68,75 @@ pub async fn run() -> Outcome {
         .await?
         .is_none();
     println!("In/greetings/Ada.json deleted after the continuation succeeded: {gone}");
+    barrier().await?;
     println!("\ndone. Make your own project with `native init DIR`.");
     Ok(())
+}
+
+/// examples/barrier: a barrier over three documents, acked by a partner played here.
+async fn barrier() -> Outcome {
+    let dir = tempfile::tempdir()
+        .map_err(|e| Failed::usage(format!("cannot make a temporary folder: {e}")))?;
+    examples::write(dir.path(), examples::BARRIER).map_err(|e| Failed::usage(e.to_string()))?;
+    println!(
+        "\nnative demo, part 2: a barrier (examples/barrier) in {}",
+        dir.path().display()
+    );
+    let p = Project::open(dir.path())?;
+    let rt = p.runtime();
+    let ev = json!({ "batch": "b1", "ref": "order-7", "docs": { "a.xml": "<a/>", "b.xml": "<b/>", "c.xml": "<c/>" } });
+    step(
+        4,
+        &format!("native invoke acme send '{ev}'  (creates barrier b1, sends three documents)"),
+    );
+    println!("returned {}", rt.invoke("acme", "send", ev).await?);
+    drain_quiet(&rt).await?;
+    let acks = [
+        ("a", r#"{"status":"ok"}"#),
+        ("b", r#"{"status":"error","error":"schema violation"}"#),
+        ("c", r#"{"status":"ok"}"#),
+        ("c", r#"{"status":"ok"}"#),
+    ];
+    for (i, (doc, body)) in acks.iter().enumerate() {
+        let note = match i {
+            2 => "  (the last member: finalize runs)",
+            3 => "  (the partner retries: a duplicate, nothing runs)",
+            _ => "",
+        };
+        step(
+            5 + i as u32,
+            &format!("native put acme Acks b1/{doc}.json --data '{body}'{note}"),
+        );
+        rt.put_object(
+            "acme",
+            "Acks",
+            &format!("b1/{doc}.json"),
+            body.as_bytes().to_vec().into(),
+        )
+        .await?;
+        drain_quiet(&rt).await?;
+    }
+    step(9, "native get acme Out summaries/b1.json");
+    let (real, full) = rt.locate("acme", "Out", "summaries/b1.json")?;
+    match rt.services.backends.objects.get(&real, &full).await? {
+        Some((_, text)) => println!("{}", String::from_utf8_lossy(&text)),
+        None => return Err(Failed::script("the barrier demo's summary is missing")),
+    }
+    Ok(())
+}
+
+async fn drain_quiet(rt: &native_core::runtime::Runtime) -> Outcome {
+    let r = drain(
+        rt,
+        DrainOptions {
+            wait: true,
+            ..Default::default()
+        },
+    )
+    .await?;
+    if r.failures.is_empty() {
+        Ok(())
+    } else {
+        Err(Failed::script(format!("the demo failed: {:?}", r.failures)))
+    }
 }

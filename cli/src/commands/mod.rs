@@ -1,6 +1,7 @@
 //! What each verb does. Errors become exit codes here: 1 for a failed script, 2 for usage and
 //! config errors.
 
+mod barrier;
 mod check;
 mod demo;
 mod objects;
@@ -112,6 +113,7 @@ pub async fn run(cli: Cli) -> ExitCode {
             prefix,
         } => objects::ls(&project, &tenant, &bucket, prefix.as_deref()).await,
         Command::Drain { wait } => drain_cmd(&project, wait).await,
+        Command::Barrier { command } => barrier::run(&project, command).await,
         Command::Dlq { tenant } => queues::dlq(&project, tenant.as_deref()).await,
     };
     match result {
