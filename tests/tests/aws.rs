@@ -212,7 +212,18 @@ mod with_aws {
         let c = clients(&ep).await;
         let bucket = unique("objects");
         make_bucket(&c, &bucket).await;
-        conformance::objects_put_get_delete_list(&S3Objects::new(c.s3.clone()), &bucket).await;
+        let store = S3Objects::new(c.s3.clone());
+        conformance::objects_put_get_delete_list(&store, &bucket).await;
+        // A missing bucket is an error that names it, not a missing object.
+        let e = store
+            .get(&unique("missing"), "k")
+            .await
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.starts_with("s3 backend: cannot get nt-missing-") && e.contains("NoSuchBucket"),
+            "{e}"
+        );
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -89,9 +89,7 @@ impl ObjectStore for S3Objects {
                     PutMode::Update(want) if failed => Err(Error::Precondition {
                         what: format!("object {bucket}/{key} no longer has etag {want}"),
                     }),
-                    PutMode::Update(want)
-                        if status == Some(404) || code.as_deref() == Some("NoSuchKey") =>
-                    {
+                    PutMode::Update(want) if code.as_deref() == Some("NoSuchKey") => {
                         Err(Error::Precondition {
                             what: format!(
                                 "object {bucket}/{key} does not exist (expected etag {want})"
@@ -116,7 +114,8 @@ impl ObjectStore for S3Objects {
             Ok(out) => out,
             Err(e) => {
                 let (status, code) = status_code(&e);
-                if status == Some(404) || code.as_deref() == Some("NoSuchKey") {
+                // A missing bucket is also a 404, but with its own code: that is an error.
+                if code.as_deref() == Some("NoSuchKey") || (status == Some(404) && code.is_none()) {
                     return Ok(None);
                 }
                 return Err(sdk_err("s3", format!("cannot get {bucket}/{key}"), e));
@@ -160,7 +159,9 @@ impl ObjectStore for S3Objects {
             })),
             Err(e) => {
                 let (status, code) = status_code(&e);
-                if status == Some(404) || matches!(code.as_deref(), Some("NotFound" | "NoSuchKey"))
+                // HEAD responses have no body, so no error code: a 404 is the object's.
+                if (status == Some(404) && code.as_deref() != Some("NoSuchBucket"))
+                    || code.as_deref() == Some("NoSuchKey")
                 {
                     Ok(None)
                 } else {
