@@ -1,0 +1,995 @@
+//! End-to-end tests of the `native` command: each test drives the built binary as a subprocess
+//! against a project in a temporary folder, and checks exit codes, stdout and stderr.
+//!
+//! The binary is not built here: `cargo build -p native-cli` first (the CI script does).
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::sync::OnceLock;
+use std::time::SystemTime;
+
+use native_tests::{write_tenant, DEPLOYMENT};
+use serde_json::{json, Value};
+
+/// The built `native` binary: beside the test binary's `deps/` folder (which follows
+/// `CARGO_TARGET_DIR` and the profile), or `$NATIVE_BIN`. Panics when it is missing, or older
+/// than the sources it is built from, rather than testing something else.
+fn native_bin() -> PathBuf {
+    static BIN: OnceLock<PathBuf> = OnceLock::new();
+    BIN.get_or_init(|| {
+        if let Some(p) = std::env::var_os("NATIVE_BIN") {
+            return PathBuf::from(p);
+        }
+        let exe = format!("native{}", std::env::consts::EXE_SUFFIX);
+        let mut candidates = Vec::new();
+        if let Some(profile_dir) = std::env::current_exe()
+            .ok()
+            .and_then(|p| p.parent()?.parent().map(Path::to_path_buf))
+        {
+            candidates.push(profile_dir.join(&exe));
+        }
+        let target = std::env::var_os("CARGO_TARGET_DIR")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../target"));
+        candidates.push(target.join("debug").join(&exe));
+        let bin = candidates
+            .iter()
+            .find(|p| p.is_file())
+            .cloned()
+            .unwrap_or_else(|| {
+                panic!(
+                    "the native binary is not built (looked at {candidates:?}): run `cargo build -p native-cli` first"
+                )
+            });
+        if let Some(newer) = newer_source(&bin) {
+            panic!(
+                "{} is older than {}: run `cargo build -p native-cli` first",
+                bin.display(),
+                newer.display()
+            );
+        }
+        bin
+    })
+    .clone()
+}
+
+fn modified(p: &Path) -> SystemTime {
+    std::fs::metadata(p)
+        .and_then(|m| m.modified())
+        .unwrap_or(SystemTime::UNIX_EPOCH)
+}
+
+/// A source file of the binary modified after it was built, from cargo's dep-info file beside
+/// it (`native.d`: `target: source source ...`, spaces in paths escaped with a backslash).
+fn newer_source(bin: &Path) -> Option<PathBuf> {
+    let built = modified(bin);
+    let info = std::fs::read_to_string(bin.with_extension("d")).ok()?;
+    let (_, deps) = info.lines().next()?.split_once(": ")?;
+    let mut sources = Vec::new();
+    let mut cur = String::new();
+    let mut chars = deps.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' => cur.extend(chars.next()),
+            ' ' => sources.push(std::mem::take(&mut cur)),
+            c => cur.push(c),
+        }
+    }
+    sources.push(cur);
+    sources
+        .into_iter()
+        .filter(|s| !s.is_empty())
+        .map(PathBuf::from)
+        .find(|p| modified(p) > built)
+}
+
+/// What one run of `native` did.
+#[derive(Debug)]
+struct Run {
+    code: i32,
+    stdout: Vec<u8>,
+    stderr: String,
+}
+
+impl Run {
+    fn from(o: Output) -> Self {
+        Run {
+            code: o.status.code().expect("native was killed by a signal"),
+            stdout: o.stdout,
+            stderr: String::from_utf8_lossy(&o.stderr).into_owned(),
+        }
+    }
+
+    fn out(&self) -> String {
+        String::from_utf8_lossy(&self.stdout).into_owned()
+    }
+
+    /// Asserts the exit code, showing everything when it differs.
+    fn code(&self, want: i32) -> &Self {
+        assert_eq!(
+            self.code,
+            want,
+            "exit code\n--- stdout:\n{}\n--- stderr:\n{}",
+            self.out(),
+            self.stderr
+        );
+        self
+    }
+
+    fn ok(&self) -> &Self {
+        self.code(0)
+    }
+
+    /// The JSON lines of stderr (script and runtime logs).
+    fn logs(&self) -> Vec<Value> {
+        self.stderr
+            .lines()
+            .filter(|l| l.starts_with('{'))
+            .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("log line {l:?}: {e}")))
+            .collect()
+    }
+
+    /// Asserts that stderr names this, with everything shown when it does not.
+    fn err_has(&self, want: &str) -> &Self {
+        assert!(
+            self.stderr.contains(want),
+            "stderr lacks {want:?}:\n{}",
+            self.stderr
+        );
+        self
+    }
+}
+
+/// `native ARGS` in `cwd`.
+fn native_in(cwd: &Path, args: &[&str]) -> Run {
+    Run::from(
+        Command::new(native_bin())
+            .current_dir(cwd)
+            .args(args)
+            .stdin(Stdio::null())
+            .output()
+            .expect("cannot run native"),
+    )
+}
+
+/// `native --project DIR ARGS`, from another folder.
+fn native(project: &Path, args: &[&str]) -> Run {
+    let mut all = vec!["--project", project.to_str().unwrap()];
+    all.extend_from_slice(args);
+    native_in(&std::env::temp_dir(), &all)
+}
+
+/// `native --project DIR ARGS` with `input` on standard input.
+fn native_stdin(project: &Path, args: &[&str], input: &[u8]) -> Run {
+    let mut child = Command::new(native_bin())
+        .arg("--project")
+        .arg(project)
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("cannot run native");
+    child.stdin.take().unwrap().write_all(input).unwrap();
+    Run::from(child.wait_with_output().unwrap())
+}
+
+/// A router that sends every `In` object to `copy`, which writes it to `Acks` under the same key.
+const ROUTER: &str = r#"
+local function on_route(_ctx, event)
+  if event.bucket == "In" then return "copy" end
+  return nil
+end
+return { on_route = on_route }
+"#;
+
+const COPY: &str = r#"
+function on_queue(ctx, ev)
+  local body = native.bucket.In.get(ev.key)
+  native.bucket.Acks.put(ev.key, body)
+end
+"#;
+
+/// A project with [`DEPLOYMENT`] (buckets In and Acks) and the tenant `acme` with `scripts`.
+fn project(scripts: &[(&str, &str)]) -> tempfile::TempDir {
+    project_with_config(
+        r#"{ "queue": true, "limits": { "timeout_s": 10 } }"#,
+        scripts,
+    )
+}
+
+fn project_with_config(config: &str, scripts: &[(&str, &str)]) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("deployment.json"), DEPLOYMENT).unwrap();
+    write_tenant(dir.path(), "acme", config, scripts);
+    dir
+}
+
+// ---------------------------------------------------------------------------------------------
+// demo, init, check, --help
+
+#[test]
+fn demo_runs_the_example_end_to_end() {
+    // GIVEN nothing but the binary
+    // WHEN `native demo` runs
+    let r = native_in(&std::env::temp_dir(), &["demo"]);
+    // THEN it succeeds and prints each step and the greeting
+    r.ok();
+    let out = r.out();
+    assert!(out.contains("Hello, Ada!"), "{out}");
+    assert!(out.contains("== 1.") && out.contains("== 3."), "{out}");
+    assert!(
+        out.contains("deleted after the continuation succeeded: true"),
+        "{out}"
+    );
+    // AND the script's log is a JSON line on stderr
+    assert!(
+        r.logs().iter().any(|l| l["msg"] == "document written"),
+        "{}",
+        r.stderr
+    );
+}
+
+#[test]
+fn help_documents_every_verb_and_unknown_verbs_are_usage_errors() {
+    // WHEN `native --help` runs THEN every verb is listed
+    let r = native_in(&std::env::temp_dir(), &["--help"]);
+    r.ok();
+    for verb in [
+        "demo", "init", "check", "invoke", "send", "put", "get", "ls", "drain", "dlq",
+    ] {
+        assert!(
+            r.out().lines().any(|l| l.trim_start().starts_with(verb)),
+            "{verb} missing from --help:\n{}",
+            r.out()
+        );
+    }
+    // WHEN a verb does not exist, or an argument is missing THEN it is a usage error
+    native_in(&std::env::temp_dir(), &["frobnicate"]).code(2);
+    native_in(&std::env::temp_dir(), &["invoke", "acme"]).code(2);
+}
+
+#[test]
+fn init_makes_a_project_that_checks_and_runs() {
+    // GIVEN an empty folder
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("proj");
+    // WHEN `native init DIR` runs
+    native_in(tmp.path(), &["init", dir.to_str().unwrap()]).ok();
+    // THEN it made a project that `native check` accepts, run from inside it (no --project)
+    let r = native_in(&dir, &["check"]);
+    r.ok();
+    assert!(
+        r.out().contains("ok: 1 tenant(s), 4 script(s)"),
+        "{}",
+        r.out()
+    );
+    // AND `invoke` prints the return value as JSON on stdout, logs as JSON lines on stderr
+    let r = native_in(&dir, &["invoke", "hello", "start", r#"{"name":"Ada"}"#]);
+    r.ok();
+    let out: Value = serde_json::from_slice(&r.stdout).expect("stdout is JSON");
+    assert_eq!(out, json!({ "key": "greetings/Ada.json" }));
+    let written = r
+        .logs()
+        .into_iter()
+        .find(|l| l["msg"] == "document written")
+        .unwrap_or_else(|| panic!("no log record:\n{}", r.stderr));
+    assert_eq!(written["level"], "info");
+    assert_eq!(written["tenant"], "hello");
+    assert_eq!(written["script"], "start");
+    assert_eq!(written["key"], "greetings/Ada.json");
+    assert_eq!(written["request_id"].as_str().map(str::len), Some(32));
+    // AND the drain after it ran router, greet and finish: the result is there, the request gone
+    assert_eq!(
+        native_in(&dir, &["get", "hello", "Out", "results/Ada.txt"])
+            .ok()
+            .out(),
+        "Hello, Ada!"
+    );
+    assert_eq!(native_in(&dir, &["ls", "hello", "In"]).ok().out(), "");
+    // WHEN init runs again on the same folder THEN it refuses to overwrite
+    native_in(tmp.path(), &["init", dir.to_str().unwrap()])
+        .code(2)
+        .err_has("already exists");
+}
+
+#[test]
+fn check_names_the_file_and_field_of_bad_config() {
+    // GIVEN a tenant whose limits are above the ceiling
+    let p = project_with_config(
+        r#"{ "limits": { "max_data_ops": 20000 } }"#,
+        &[("s", "function on_invoke() end")],
+    );
+    // WHEN `native check` runs THEN exit 2 names the file, the field and the ceiling
+    native(p.path(), &["check"]).code(2).err_has(
+        "tenants/acme/config.json: limits.max_data_ops: 20000 is above the ceiling of 10000",
+    );
+    // AND invoking a script of that tenant is refused the same way
+    native(p.path(), &["invoke", "acme", "s"])
+        .code(2)
+        .err_has("limits.max_data_ops");
+
+    // GIVEN a tenant config with an unknown field
+    let p = project_with_config(r#"{ "queue": true, "routr": "x" }"#, &[]);
+    // THEN check names the file and the field
+    native(p.path(), &["check"])
+        .code(2)
+        .err_has("tenants/acme/config.json")
+        .err_has("unknown field `routr`");
+
+    // GIVEN a deployment.json that is not JSON
+    let p = project(&[]);
+    std::fs::write(p.path().join("deployment.json"), "{ \"buckets\": ").unwrap();
+    // THEN every verb that opens the project fails with exit 2 naming it
+    native(p.path(), &["check"])
+        .code(2)
+        .err_has("deployment.json");
+    native(p.path(), &["ls", "acme", "In"])
+        .code(2)
+        .err_has("deployment.json");
+}
+
+#[test]
+fn check_names_file_and_line_of_a_syntax_error() {
+    // GIVEN a good script and a script with a syntax error on line 3
+    let p = project(&[
+        ("good", "function on_invoke() return 1 end"),
+        (
+            "bad",
+            "-- a comment\nfunction on_invoke(ctx, ev)\n  local x = = 1\nend\n",
+        ),
+    ]);
+    // WHEN `native check` runs THEN exit 2 names the file and the line
+    native(p.path(), &["check"])
+        .code(2)
+        .err_has("tenants/acme/scripts/bad.luau:3:");
+    // AND the good script still runs
+    native(p.path(), &["invoke", "acme", "good"]).ok();
+    // WHEN the bad one is invoked THEN it fails naming the script and line
+    native(p.path(), &["invoke", "acme", "bad"])
+        .code(1)
+        .err_has("bad.luau:3:");
+}
+
+#[test]
+fn project_flag_and_the_current_folder() {
+    // GIVEN a project, and another folder that is none
+    let p = project(&[("s", "function on_invoke(ctx, ev) return ev end")]);
+    let elsewhere = tempfile::tempdir().unwrap();
+    // WHEN run from elsewhere with --project (before or after the verb) THEN it works
+    let r = native_in(
+        elsewhere.path(),
+        &[
+            "--project",
+            p.path().to_str().unwrap(),
+            "invoke",
+            "acme",
+            "s",
+            "[1]",
+        ],
+    );
+    assert_eq!(
+        serde_json::from_slice::<Value>(&r.ok().stdout).unwrap(),
+        json!([1])
+    );
+    let r = native_in(
+        elsewhere.path(),
+        &[
+            "invoke",
+            "acme",
+            "s",
+            "[2]",
+            "--project",
+            p.path().to_str().unwrap(),
+        ],
+    );
+    assert_eq!(
+        serde_json::from_slice::<Value>(&r.ok().stdout).unwrap(),
+        json!([2])
+    );
+    // WHEN run from inside the project without --project THEN it works too
+    native_in(p.path(), &["invoke", "acme", "s"]).ok();
+    // WHEN run elsewhere without --project THEN exit 2 says how to fix it
+    native_in(elsewhere.path(), &["invoke", "acme", "s"])
+        .code(2)
+        .err_has("deployment.json")
+        .err_has("--project");
+    // AND the folder that is no project stays untouched
+    assert_eq!(std::fs::read_dir(elsewhere.path()).unwrap().count(), 0);
+}
+
+// ---------------------------------------------------------------------------------------------
+// invoke, send
+
+#[test]
+fn invoke_prints_the_return_value_as_json_and_takes_events_from_files() {
+    // GIVEN a script that echoes what it got, with ctx
+    let p = project(&[(
+        "echo",
+        r#"function on_invoke(ctx, ev)
+  native.log("debug", "dbg", { n = 1 })
+  native.log("warn", "careful")
+  return { ev = ev, tenant = ctx.tenant, script = ctx.script, attempt = ctx.attempt }
+end"#,
+    )]);
+    // WHEN invoked with inline JSON
+    let r = native(
+        p.path(),
+        &[
+            "invoke",
+            "acme",
+            "echo",
+            r#"{"a":[1,2,{"b":null}],"s":"é"}"#,
+        ],
+    );
+    // THEN stdout is exactly the return value as JSON
+    r.ok();
+    let out: Value = serde_json::from_slice(&r.stdout).unwrap();
+    assert_eq!(
+        out,
+        json!({ "ev": { "a": [1, 2, {}], "s": "é" }, "tenant": "acme", "script": "echo", "attempt": 1 })
+    );
+    // AND stderr holds nothing but JSON log lines, with their levels and fields
+    for line in r.stderr.lines() {
+        assert!(
+            serde_json::from_str::<Value>(line).is_ok(),
+            "not a JSON line: {line:?}"
+        );
+    }
+    let logs = r.logs();
+    assert!(
+        logs.iter()
+            .any(|l| l["level"] == "debug" && l["msg"] == "dbg" && l["n"] == 1),
+        "{logs:?}"
+    );
+    assert!(
+        logs.iter()
+            .any(|l| l["level"] == "warn" && l["msg"] == "careful"),
+        "{logs:?}"
+    );
+
+    // WHEN invoked with @FILE, or with no event at all
+    let file = p.path().join("ev.json");
+    std::fs::write(&file, r#"{ "from": "file" }"#).unwrap();
+    let at = format!("@{}", file.display());
+    let r = native(p.path(), &["invoke", "acme", "echo", &at]);
+    // THEN the event is the file's content, or {}
+    assert_eq!(
+        serde_json::from_slice::<Value>(&r.ok().stdout).unwrap()["ev"],
+        json!({ "from": "file" })
+    );
+    let r = native(p.path(), &["invoke", "acme", "echo"]);
+    assert_eq!(
+        serde_json::from_slice::<Value>(&r.ok().stdout).unwrap()["ev"],
+        json!({})
+    );
+}
+
+#[test]
+fn a_script_error_exits_1_naming_script_and_line() {
+    // GIVEN a script that fails on line 3
+    let p = project(&[(
+        "boom",
+        "function on_invoke(ctx, ev)\n  local x = 1\n  error('it broke')\nend",
+    )]);
+    // WHEN invoked THEN exit 1, stderr names tenant, script and line, and stdout is empty
+    let r = native(p.path(), &["invoke", "acme", "boom"]);
+    r.code(1)
+        .err_has("script \"boom\" of tenant \"acme\" failed: boom.luau:3: it broke");
+    assert!(r.stdout.is_empty(), "{}", r.out());
+}
+
+#[test]
+fn send_queues_for_on_queue_and_delay_holds_it_back() {
+    // GIVEN a script whose on_queue writes the event it got into Acks (whose events are dropped)
+    let p = project(&[
+        ("router", "function on_route() return nil end"),
+        (
+            "ack",
+            r#"function on_queue(ctx, ev)
+  native.bucket.Acks.put(ev.id .. ".json", native.json.encode({ ev = ev, attempt = ctx.attempt }))
+end"#,
+        ),
+    ]);
+    // WHEN sent without delay THEN the drain after it ran on_queue with exactly that event
+    native(
+        p.path(),
+        &["send", "acme", "ack", r#"{"id":"now","n":[1,2]}"#],
+    )
+    .ok();
+    let got = native(p.path(), &["get", "acme", "Acks", "now.json"]);
+    assert_eq!(
+        serde_json::from_slice::<Value>(&got.ok().stdout).unwrap(),
+        json!({ "ev": { "id": "now", "n": [1, 2] }, "attempt": 1 })
+    );
+
+    // WHEN sent with --delay 3
+    native(
+        p.path(),
+        &["send", "acme", "ack", r#"{"id":"later"}"#, "--delay", "3"],
+    )
+    .ok();
+    // THEN it has not run yet, and a plain drain leaves it waiting
+    native(p.path(), &["get", "acme", "Acks", "later.json"]).code(1);
+    native(p.path(), &["drain"])
+        .ok()
+        .err_has("drained: 0 handled, 0 failed");
+    native(p.path(), &["get", "acme", "Acks", "later.json"]).code(1);
+    // AND `drain --wait` waits for it and runs it (two messages: it, and the event of its write)
+    native(p.path(), &["drain", "--wait"])
+        .ok()
+        .err_has("drained: 2 handled, 0 failed");
+    native(p.path(), &["get", "acme", "Acks", "later.json"]).ok();
+
+    // WHEN the delay is above 900 s THEN it is a usage error and nothing is queued
+    native(
+        p.path(),
+        &["send", "acme", "ack", r#"{"id":"x"}"#, "--delay", "901"],
+    )
+    .code(2)
+    .err_has("900");
+    native(p.path(), &["drain", "--wait"])
+        .ok()
+        .err_has("drained: 0 handled, 0 failed");
+}
+
+#[test]
+fn no_drain_leaves_the_queues_for_a_later_drain() {
+    // GIVEN a router that copies In objects to Acks, and a script that queues a message
+    let p = project(&[
+        ("router", ROUTER),
+        ("copy", COPY),
+        (
+            "start",
+            r#"function on_invoke(ctx, ev)
+  native.bucket.In.put("from-invoke.txt", "i")
+  native.queue.send("mark", { key = "from-send-by-script.txt" })
+  return "started"
+end"#,
+        ),
+        (
+            "mark",
+            r#"function on_queue(ctx, ev) native.bucket.Acks.put(ev.key, "m") end"#,
+        ),
+    ]);
+    // WHEN invoke, put and send run with --no-drain
+    let r = native(p.path(), &["invoke", "acme", "start", "--no-drain"]);
+    assert_eq!(
+        serde_json::from_slice::<Value>(&r.ok().stdout).unwrap(),
+        json!("started")
+    );
+    native(
+        p.path(),
+        &[
+            "put",
+            "acme",
+            "In",
+            "from-put.txt",
+            "--data",
+            "p",
+            "--no-drain",
+        ],
+    )
+    .ok();
+    native(
+        p.path(),
+        &[
+            "send",
+            "acme",
+            "mark",
+            r#"{"key":"from-send.txt"}"#,
+            "--no-drain",
+        ],
+    )
+    .ok();
+    // THEN nothing was processed yet
+    assert_eq!(native(p.path(), &["ls", "acme", "Acks"]).ok().out(), "");
+    // WHEN drained THEN everything ran once: four messages, and the four events of the Acks
+    // objects that they wrote (which the router drops)
+    native(p.path(), &["drain"])
+        .ok()
+        .err_has("drained: 8 handled, 0 failed");
+    assert_eq!(
+        native(p.path(), &["ls", "acme", "Acks"]).ok().out(),
+        "from-invoke.txt\nfrom-put.txt\nfrom-send-by-script.txt\nfrom-send.txt\n"
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// put, get, ls
+
+#[test]
+fn put_from_data_file_and_stdin_then_get_and_ls() {
+    // GIVEN a tenant whose router drops every event
+    let p = project(&[("router", "function on_route() return nil end")]);
+    let file = p.path().join("upload.bin");
+    let binary: Vec<u8> = (0..=255u8).collect();
+    std::fs::write(&file, &binary).unwrap();
+    // WHEN objects are put with --data, @FILE and - (stdin)
+    native(
+        p.path(),
+        &["put", "acme", "In", "docs/a.txt", "--data", "alpha"],
+    )
+    .ok();
+    let at = format!("@{}", file.display());
+    native(p.path(), &["put", "acme", "In", "docs/b.bin", &at]).ok();
+    native_stdin(
+        p.path(),
+        &["put", "acme", "In", "docs/sub/c.txt", "-"],
+        b"from stdin\n",
+    )
+    .ok();
+    native(p.path(), &["put", "acme", "In", "other.txt", "--data", ""]).ok();
+    // THEN get prints each byte for byte
+    assert_eq!(
+        native(p.path(), &["get", "acme", "In", "docs/a.txt"])
+            .ok()
+            .stdout,
+        b"alpha"
+    );
+    assert_eq!(
+        native(p.path(), &["get", "acme", "In", "docs/b.bin"])
+            .ok()
+            .stdout,
+        binary
+    );
+    assert_eq!(
+        native(p.path(), &["get", "acme", "In", "docs/sub/c.txt"])
+            .ok()
+            .stdout,
+        b"from stdin\n"
+    );
+    assert_eq!(
+        native(p.path(), &["get", "acme", "In", "other.txt"])
+            .ok()
+            .stdout,
+        b""
+    );
+    // AND ls prints one key a line, in order, relative to the tenant folder, by prefix
+    assert_eq!(
+        native(p.path(), &["ls", "acme", "In"]).ok().out(),
+        "docs/a.txt\ndocs/b.bin\ndocs/sub/c.txt\nother.txt\n"
+    );
+    assert_eq!(
+        native(p.path(), &["ls", "acme", "In", "docs/s"]).ok().out(),
+        "docs/sub/c.txt\n"
+    );
+    assert_eq!(native(p.path(), &["ls", "acme", "Acks"]).ok().out(), "");
+    // AND another tenant sees none of it
+    assert_eq!(native(p.path(), &["ls", "other", "In"]).ok().out(), "");
+    // WHEN an object is put again THEN get prints the new content
+    native(
+        p.path(),
+        &["put", "acme", "In", "docs/a.txt", "--data", "beta"],
+    )
+    .ok();
+    assert_eq!(
+        native(p.path(), &["get", "acme", "In", "docs/a.txt"])
+            .ok()
+            .out(),
+        "beta"
+    );
+}
+
+#[test]
+fn the_batch_bucket_takes_puts_and_only_done_json_notifies() {
+    // GIVEN a router that logs each event it gets, and a tenant with batch on
+    let p = project_with_config(
+        r#"{ "queue": true, "batch": true }"#,
+        &[(
+            "router",
+            "function on_route(ctx, ev) native.log('info', 'routed', ev) return nil end",
+        )],
+    );
+    // WHEN a part and then done.json are put into $batch
+    let part = native(
+        p.path(),
+        &[
+            "put",
+            "acme",
+            "$batch",
+            "jobs/j1/part.ndjson",
+            "--data",
+            "{}\n",
+        ],
+    );
+    let done = native(
+        p.path(),
+        &[
+            "put",
+            "acme",
+            "$batch",
+            "jobs/j1/done.json",
+            "--data",
+            "{\"ok\":true}",
+        ],
+    );
+    // THEN only done.json reached the router, as the $batch bucket with its relative key
+    assert!(
+        !part.ok().logs().iter().any(|l| l["msg"] == "routed"),
+        "{}",
+        part.stderr
+    );
+    let routed = done
+        .ok()
+        .logs()
+        .into_iter()
+        .find(|l| l["msg"] == "routed")
+        .unwrap_or_else(|| panic!("done.json was not routed:\n{}", done.stderr));
+    assert_eq!(routed["bucket"], "$batch");
+    assert_eq!(routed["key"], "jobs/j1/done.json");
+    assert_eq!(routed["size"], 11);
+    assert_eq!(routed["event_name"], "ObjectCreated:Put");
+    // AND ls and get see both
+    assert_eq!(
+        native(p.path(), &["ls", "acme", "$batch", "jobs/"])
+            .ok()
+            .out(),
+        "jobs/j1/done.json\njobs/j1/part.ndjson\n"
+    );
+    assert_eq!(
+        native(p.path(), &["get", "acme", "$batch", "jobs/j1/done.json"])
+            .ok()
+            .out(),
+        "{\"ok\":true}"
+    );
+}
+
+#[test]
+fn put_without_content_or_with_bad_keys_is_a_usage_error() {
+    let p = project(&[("router", "function on_route() return nil end")]);
+    // WHEN put has no content, two contents, or a source that is neither @FILE nor -
+    native(p.path(), &["put", "acme", "In", "k"])
+        .code(2)
+        .err_has("--data");
+    native(p.path(), &["put", "acme", "In", "k", "-", "--data", "x"])
+        .code(2)
+        .err_has("not both");
+    native(p.path(), &["put", "acme", "In", "k", "text"])
+        .code(2)
+        .err_has("@FILE");
+    native(p.path(), &["put", "acme", "In", "k", "@/no/such/file"])
+        .code(2)
+        .err_has("/no/such/file");
+    // WHEN keys or prefixes would leave the tenant folder THEN exit 2 says why
+    native(p.path(), &["put", "acme", "In", "../x", "--data", "x"])
+        .code(2)
+        .err_has("\"..\" segment");
+    native(p.path(), &["get", "acme", "In", "/abs"])
+        .code(2)
+        .err_has("absolute");
+    native(p.path(), &["ls", "acme", "In", "../"]).code(2);
+    // THEN nothing was written
+    assert_eq!(native(p.path(), &["ls", "acme", "In"]).ok().out(), "");
+}
+
+#[test]
+fn get_of_a_missing_object_exits_1() {
+    // GIVEN an empty bucket
+    let p = project(&[]);
+    // WHEN a missing object is read THEN exit 1 names it, and stdout is empty
+    let r = native(p.path(), &["get", "acme", "In", "nope.txt"]);
+    r.code(1).err_has("In/nope.txt").err_has("does not exist");
+    assert!(r.stdout.is_empty());
+}
+
+// ---------------------------------------------------------------------------------------------
+// bad input: clear errors, nothing lost
+
+#[test]
+fn malformed_json_events_are_usage_errors_and_queue_nothing() {
+    let p = project(&[
+        ("s", "function on_invoke() return 1 end"),
+        ("q", "function on_queue() end"),
+    ]);
+    // WHEN the event argument is not JSON THEN exit 2 says so
+    native(p.path(), &["invoke", "acme", "s", "{bad"])
+        .code(2)
+        .err_has("event is not valid JSON");
+    native(p.path(), &["send", "acme", "q", "{\"a\":"])
+        .code(2)
+        .err_has("event is not valid JSON");
+    // AND an event file that is not JSON, or missing, is named
+    let file = p.path().join("ev.json");
+    std::fs::write(&file, "not json").unwrap();
+    let at = format!("@{}", file.display());
+    native(p.path(), &["send", "acme", "q", &at])
+        .code(2)
+        .err_has("ev.json is not valid JSON");
+    native(p.path(), &["invoke", "acme", "s", "@/no/such/event.json"])
+        .code(2)
+        .err_has("cannot read event file /no/such/event.json");
+    // THEN nothing was queued
+    native(p.path(), &["drain", "--wait"])
+        .ok()
+        .err_has("drained: 0 handled, 0 failed");
+}
+
+#[test]
+fn unknown_bucket_script_or_tenant_are_usage_errors() {
+    let p = project(&[
+        ("s", "function on_invoke() return 1 end"),
+        ("q", "function on_queue() end"),
+    ]);
+    // WHEN a bucket is not in buckets.map THEN exit 2 lists the known ones
+    for verb in [
+        &["put", "acme", "Nope", "k", "--data", "x"][..],
+        &["get", "acme", "Nope", "k"][..],
+        &["ls", "acme", "Nope"][..],
+    ] {
+        native(p.path(), verb)
+            .code(2)
+            .err_has("bucket \"Nope\" not found: deployment.json has Acks, In and $batch");
+    }
+    // WHEN a script does not exist THEN exit 2 lists the tenant's scripts
+    for verb in ["invoke", "send"] {
+        native(p.path(), &[verb, "acme", "ghost"])
+            .code(2)
+            .err_has("script \"ghost\" of tenant \"acme\" not found: the tenant has q, s");
+    }
+    // WHEN the tenant does not exist THEN exit 2 says so
+    native(p.path(), &["invoke", "nobody", "s"])
+        .code(2)
+        .err_has("tenant \"nobody\" not found");
+    native(p.path(), &["send", "nobody", "q"])
+        .code(2)
+        .err_has("tenant \"nobody\" not found");
+    // THEN nothing was queued or dead-lettered
+    native(p.path(), &["drain", "--wait"])
+        .ok()
+        .err_has("drained: 0 handled, 0 failed");
+    assert_eq!(native(p.path(), &["dlq"]).ok().out(), "");
+}
+
+#[test]
+fn router_returning_an_unknown_script_is_retried_then_dead_lettered() {
+    // GIVEN a router that routes to a script that does not exist
+    let p = project(&[
+        (
+            "router",
+            "local function on_route(ctx, event) return 'ghost' end\nreturn { on_route = on_route }",
+        ),
+        ("real", "function on_queue() end"),
+    ]);
+    // WHEN an object lands THEN the first attempt fails: exit 1, naming the router's choice
+    native(p.path(), &["put", "acme", "In", "doc.json", "--data", "{}"])
+        .code(1)
+        .err_has("on_route chose an unknown script")
+        .err_has("\"ghost\"")
+        .err_has("attempt 1");
+    // AND the message stays: it is not yet dead
+    assert_eq!(native(p.path(), &["dlq"]).ok().out(), "");
+    // WHEN drained with --wait THEN it is retried until its fifth receive, each attempt counted
+    let r = native(p.path(), &["drain", "--wait"]);
+    r.code(1).err_has("4 failed").err_has("attempt 5");
+    for n in 2..=5 {
+        r.err_has(&format!("attempt {n}:"));
+    }
+    // AND `native dlq` lists it with its receive count and last error
+    let r = native(p.path(), &["dlq"]);
+    r.ok().err_has("1 dead letter(s)");
+    let lines: Vec<Value> = r
+        .out()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 1, "{}", r.out());
+    let d = &lines[0];
+    assert_eq!(d["queue"], "events");
+    assert_eq!(d["tenant"], "acme");
+    assert_eq!(d["receives"], 5);
+    let last = d["last_error"].as_str().unwrap();
+    assert!(
+        last.contains("on_route chose an unknown script") && last.contains("ghost"),
+        "{last}"
+    );
+    // AND filtering by tenant keeps it for acme, hides it for another
+    assert_eq!(
+        native(p.path(), &["dlq", "acme"])
+            .ok()
+            .out()
+            .lines()
+            .count(),
+        1
+    );
+    assert_eq!(native(p.path(), &["dlq", "other"]).ok().out(), "");
+    // AND it is not retried again; the object itself is untouched
+    native(p.path(), &["drain", "--wait"])
+        .ok()
+        .err_has("drained: 0 handled, 0 failed");
+    assert_eq!(
+        native(p.path(), &["get", "acme", "In", "doc.json"])
+            .ok()
+            .out(),
+        "{}"
+    );
+}
+
+#[test]
+fn a_failing_queued_script_is_dead_lettered_with_its_error() {
+    // GIVEN a script whose on_queue always fails on line 2
+    let p = project(&[(
+        "flaky",
+        "function on_queue(ctx, ev)\n  error('attempt ' .. ctx.attempt .. ' failed')\nend",
+    )]);
+    // WHEN a message is sent and drained until it is dead
+    native(p.path(), &["send", "acme", "flaky", r#"{"id":7}"#])
+        .code(1)
+        .err_has("flaky.luau:2: attempt 1 failed");
+    native(p.path(), &["drain", "--wait"]).code(1);
+    // THEN dlq shows it on the work queue with the event it carried and its last error
+    let r = native(p.path(), &["dlq", "acme"]);
+    let d: Value = serde_json::from_str(r.ok().out().trim()).unwrap();
+    assert_eq!(d["queue"], "work");
+    assert_eq!(d["receives"], 5);
+    assert_eq!(
+        d["body"],
+        json!({ "tenant": "acme", "script": "flaky", "event": { "id": 7 } })
+    );
+    assert!(
+        d["last_error"]
+            .as_str()
+            .unwrap()
+            .contains("flaky.luau:2: attempt 5 failed"),
+        "{d}"
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// two processes at once
+
+#[test]
+fn concurrent_processes_on_one_project_lose_nothing() {
+    // GIVEN a router that copies every In object to Acks
+    let p = project(&[("router", ROUTER), ("copy", COPY)]);
+    let bin = native_bin();
+    let n = 8;
+    // WHEN several puts (each draining) and two drains run at the same time
+    let mut children = Vec::new();
+    for i in 0..n {
+        children.push((
+            format!("put {i}"),
+            Command::new(&bin)
+                .arg("--project")
+                .arg(p.path())
+                .args(["put", "acme", "In", &format!("k{i:02}.txt"), "--data"])
+                .arg(format!("body {i}"))
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap(),
+        ));
+        if i % 4 == 0 {
+            children.push((
+                format!("drain {i}"),
+                Command::new(&bin)
+                    .arg("--project")
+                    .arg(p.path())
+                    .arg("drain")
+                    .stdout(Stdio::piped())
+                    .stderr(Stdio::piped())
+                    .spawn()
+                    .unwrap(),
+            ));
+        }
+    }
+    // THEN every process succeeds
+    for (what, c) in children {
+        let r = Run::from(c.wait_with_output().unwrap());
+        assert_eq!(r.code, 0, "{what} failed:\n{}", r.stderr);
+    }
+    // AND after a final drain every object was copied exactly as written, none lost
+    native(p.path(), &["drain", "--wait"]).ok();
+    let keys: Vec<String> = (0..n).map(|i| format!("k{i:02}.txt")).collect();
+    let want: String = keys.iter().map(|k| format!("{k}\n")).collect();
+    assert_eq!(native(p.path(), &["ls", "acme", "In"]).ok().out(), want);
+    assert_eq!(native(p.path(), &["ls", "acme", "Acks"]).ok().out(), want);
+    for (i, k) in keys.iter().enumerate() {
+        assert_eq!(
+            native(p.path(), &["get", "acme", "Acks", k]).ok().out(),
+            format!("body {i}")
+        );
+    }
+    assert_eq!(native(p.path(), &["dlq"]).ok().out(), "");
+}
