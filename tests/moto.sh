@@ -2,7 +2,8 @@
 # Runs the AWS tests (tests/tests/aws.rs) against moto, AWS's emulator, and lints the SAM
 # template with cfn-lint.
 #
-#   tests/moto.sh                 # cfn-lint + every AWS test
+#   tests/moto.sh                 # cfn-lint, every AWS test, then the three function binaries
+#                                 # against a local Lambda Runtime API (tests/lambda_smoke.py)
 #   tests/moto.sh end_to_end      # extra arguments go to `cargo test` (a test name filter, ...)
 #   MOTO_PORT=5000 tests/moto.sh  # a fixed port instead of a free one
 #
@@ -60,3 +61,10 @@ export AWS_EC2_METADATA_DISABLED=true
 unset NATIVE_SKIP_AWS
 
 cargo test -p native-tests --features aws --test aws -- "$@"
+
+# The function binaries as Lambda runs them: a Lambda Runtime API (tests/lambda_smoke.py) hands
+# each its sample event from events/, against the same moto. Skipped when a test filter is given.
+if [ "$#" -eq 0 ]; then
+    cargo build -p native-invoke -p native-route -p native-queue
+    python3 tests/lambda_smoke.py
+fi

@@ -1,0 +1,224 @@
+#!/usr/bin/env python3
+"""Runs the three function binaries as Lambda would, against moto, and times their cold start.
+
+    python3 tests/lambda_smoke.py [--release]
+
+Needs moto at AWS_ENDPOINT_URL (tests/moto.sh starts it and runs this) and the binaries built
+(`cargo build -p native-invoke -p native-route -p native-queue [--release]`).
+
+It provisions what template.yaml makes (named as the stack `native` in moto's account
+123456789012, so that events/*.json apply unchanged), uploads the `hello` example tenant to the
+scripts bucket as `native deploy` would, then for each function starts its binary against a
+small Lambda Runtime API served here, hands it its sample event from events/, and checks the
+answer. "cold start" is the time from spawning the process to the runtime API receiving the
+first response: process start, configuration, SDK clients, the first event's work included.
+"""
+
+import json
+import os
+import queue
+import subprocess
+import sys
+import threading
+import time
+import uuid
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import boto3
+
+ROOT = Path(__file__).resolve().parent.parent
+ACCOUNT, REGION, PREFIX = "123456789012", "us-east-1", "native"
+
+
+def name(role):
+    return f"{PREFIX}-{role}-{ACCOUNT}-{REGION}"
+
+
+class RuntimeApi(BaseHTTPRequestHandler):
+    """The Lambda Runtime API (2018-06-01): next invocation, response, errors."""
+
+    events: "queue.Queue[tuple[str, bytes]]" = queue.Queue()
+    results: "queue.Queue[tuple[str, str, bytes]]" = queue.Queue()
+
+    def log_message(self, *args):
+        pass
+
+    def do_GET(self):
+        if not self.path.endswith("/runtime/invocation/next"):
+            self.send_error(404)
+            return
+        req_id, body = self.events.get()
+        if not req_id:  # the process is gone; just end this long-poll
+            self.close_connection = True
+            return
+        self.send_response(200)
+        self.send_header("Lambda-Runtime-Aws-Request-Id", req_id)
+        self.send_header("Lambda-Runtime-Deadline-Ms", str(int(time.time() * 1000) + 60_000))
+        self.send_header(
+            "Lambda-Runtime-Invoked-Function-Arn",
+            f"arn:aws:lambda:{REGION}:{ACCOUNT}:function:smoke",
+        )
+        self.send_header("Lambda-Runtime-Trace-Id", "Root=1-00000000-000000000000000000000000")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def do_POST(self):
+        data = self.rfile.read(int(self.headers.get("Content-Length", 0)))
+        parts = self.path.strip("/").split("/")
+        kind = parts[-1]  # response | error (invocation or init)
+        self.results.put((kind, parts[-2] if len(parts) > 1 else "", data))
+        self.send_response(202)
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
+
+def provision(endpoint):
+    kw = dict(endpoint_url=endpoint, region_name=REGION)
+    s3, sqs, ddb = (boto3.client(s, **kw) for s in ("s3", "sqs", "dynamodb"))
+    # Idempotent, so that a second run against the same moto works.
+    existing = {b["Name"] for b in s3.list_buckets().get("Buckets", [])}
+    for role in ("in", "out", "batch", "scripts"):
+        if name(role) not in existing:
+            s3.create_bucket(Bucket=name(role))
+    urls = {}
+    for q in ("events", "work"):
+        dlq = sqs.create_queue(QueueName=f"{PREFIX}-{q}-dlq")["QueueUrl"]
+        arn = sqs.get_queue_attributes(QueueUrl=dlq, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
+        policy = json.dumps({"deadLetterTargetArn": arn, "maxReceiveCount": 5})
+        urls[q] = sqs.create_queue(
+            QueueName=f"{PREFIX}-{q}",
+            Attributes={"RedrivePolicy": policy, "VisibilityTimeout": "360"},
+        )["QueueUrl"]
+        urls[q + "_dlq"] = dlq
+        sqs.purge_queue(QueueUrl=urls[q])
+    table = f"{PREFIX}-table"
+    if table in ddb.list_tables()["TableNames"]:
+        ddb.delete_table(TableName=table)
+    ddb.create_table(
+        TableName=table,
+        BillingMode="PAY_PER_REQUEST",
+        AttributeDefinitions=[
+            {"AttributeName": "pk", "AttributeType": "S"},
+            {"AttributeName": "sk", "AttributeType": "S"},
+        ],
+        KeySchema=[
+            {"AttributeName": "pk", "KeyType": "HASH"},
+            {"AttributeName": "sk", "KeyType": "RANGE"},
+        ],
+    )
+    ddb.update_time_to_live(
+        TableName=table, TimeToLiveSpecification={"AttributeName": "ttl", "Enabled": True}
+    )
+    # The hello tenant, as `native deploy hello --bucket <scripts>` uploads it.
+    tenant = ROOT / "examples/hello/tenants/hello"
+    for f in sorted(tenant.rglob("*")):
+        if f.is_file():
+            s3.put_object(Bucket=name("scripts"), Key=f"hello/{f.relative_to(tenant)}", Body=f.read_bytes())
+    # What the route event points at: the document the start script would have written.
+    s3.put_object(
+        Bucket=name("in"),
+        Key="hello/greetings/Ada.json",
+        Body=json.dumps({"name": "Ada", "requested_by": "smoke"}).encode(),
+    )
+    s3.put_object(
+        Bucket=name("in"),
+        Key="hello/greetings/Grace.json",
+        Body=json.dumps({"name": "Grace", "requested_by": "smoke"}).encode(),
+    )
+    env = {
+        "NATIVE_TABLE": table,
+        "NATIVE_EVENTS_QUEUE_URL": urls["events"],
+        "NATIVE_WORK_QUEUE_URL": urls["work"],
+        "NATIVE_EVENTS_DLQ_URL": urls["events_dlq"],
+        "NATIVE_WORK_DLQ_URL": urls["work_dlq"],
+        "NATIVE_SCRIPTS_BUCKET": name("scripts"),
+        "NATIVE_BUCKETS": json.dumps({"In": name("in"), "Out": name("out")}),
+        "NATIVE_BATCH_BUCKET": name("batch"),
+        "NATIVE_BATCH_PREFIX": "tenants/",
+    }
+    return s3, sqs, urls, env
+
+
+def run(binary, event_file, env):
+    # A fresh API per process: a killed process leaves a long-poll behind that would swallow
+    # the next event.
+    api = type("Api", (RuntimeApi,), {"events": queue.Queue(), "results": queue.Queue()})
+    server = ThreadingHTTPServer(("127.0.0.1", 0), api)
+    server.daemon_threads = True
+    port = server.server_address[1]
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    body = (ROOT / "events" / event_file).read_bytes()
+    req_id = str(uuid.uuid4())
+    api.events.put((req_id, body))
+    full_env = dict(os.environ)
+    full_env.update(env)
+    full_env.update(
+        {
+            "AWS_LAMBDA_RUNTIME_API": f"127.0.0.1:{port}",
+            "AWS_LAMBDA_FUNCTION_NAME": binary,
+            "AWS_LAMBDA_FUNCTION_VERSION": "$LATEST",
+            "AWS_LAMBDA_FUNCTION_MEMORY_SIZE": "512",
+            "AWS_LAMBDA_LOG_GROUP_NAME": f"/aws/lambda/{binary}",
+            "AWS_LAMBDA_LOG_STREAM_NAME": "smoke",
+        }
+    )
+    start = time.perf_counter()
+    proc = subprocess.Popen([str(binary_path(binary))], env=full_env, stderr=subprocess.PIPE)
+    try:
+        kind, got_id, data = api.results.get(timeout=60)
+        elapsed_ms = (time.perf_counter() - start) * 1000
+    finally:
+        proc.kill()
+        _, err = proc.communicate()
+        api.events.put(("", b""))  # releases the dead process's long-poll
+        server.shutdown()
+    if kind != "response" or got_id != req_id:
+        sys.exit(f"{binary}: expected a response to {req_id}, got {kind} {got_id}: {data!r}\nstderr:\n{err.decode()}")
+    return elapsed_ms, json.loads(data), err.decode()
+
+
+PROFILE = "release" if "--release" in sys.argv else "debug"
+
+
+def binary_path(binary):
+    target = Path(os.environ.get("CARGO_TARGET_DIR", ROOT / "target"))
+    return target / PROFILE / binary
+
+
+def main():
+    endpoint = os.environ.get("AWS_ENDPOINT_URL")
+    if not endpoint:
+        sys.exit("AWS_ENDPOINT_URL is not set: run tests/moto.sh, which starts moto and runs this")
+    for b in ("native-invoke", "native-route", "native-queue"):
+        if not binary_path(b).exists():
+            sys.exit(f"{binary_path(b)} is missing: cargo build -p native-invoke -p native-route -p native-queue" + (" --release" if PROFILE == "release" else ""))
+    s3, sqs, urls, env = provision(endpoint)
+
+    rows = []
+    ms, out, _ = run("native-invoke", "invoke.json", env)
+    assert out == {"key": "greetings/Ada.json"}, out
+    rows.append(("native-invoke", ms))
+
+    ms, out, err = run("native-route", "route.json", env)
+    assert out == {"batchItemFailures": []}, (out, err)
+    msgs = sqs.receive_message(QueueUrl=urls["work"], MaxNumberOfMessages=10).get("Messages", [])
+    assert any(json.loads(m["Body"])["script"] == "finish" for m in msgs), msgs
+    rows.append(("native-route", ms))
+
+    ms, out, err = run("native-queue", "queue.json", env)
+    assert out == {"batchItemFailures": []}, (out, err)
+    text = s3.get_object(Bucket=name("out"), Key="hello/results/Ada.txt")["Body"].read().decode()
+    assert text.endswith("Ada!"), text
+    rows.append(("native-queue", ms))
+
+    print(f"| function | binary ({PROFILE}) | cold start to first response |")
+    print("|---|---|---|")
+    for b, ms in rows:
+        size = binary_path(b).stat().st_size / (1024 * 1024)
+        print(f"| {b} | {size:.1f} MiB | {ms:.0f} ms |")
+
+
+if __name__ == "__main__":
+    main()
