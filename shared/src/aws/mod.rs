@@ -18,7 +18,7 @@ use std::sync::Arc;
 pub use config::{AwsConfig, ENV_FILE};
 pub use dynamodb::DynamoKv;
 pub use s3::S3Objects;
-pub use scripts::{S3Tenants, RECHECK_EVERY};
+pub use scripts::{upload_tenant, S3Tenants, RECHECK_EVERY};
 pub use sqs::{QueueUrls, SqsQueues};
 
 pub use aws_config::SdkConfig;

@@ -162,6 +162,80 @@ impl TenantSource for S3Tenants {
     }
 }
 
+/// Uploads a tenant folder (`config.json`, `scripts/*.luau`) to `<tenant>/` of the scripts
+/// bucket and deletes scripts there that the folder no longer has: what `native deploy` does
+/// after `native check` passed. `config.json` goes last, so a warm function that re-reads
+/// between two uploads sees new scripts before the config that may name them. Returns the keys
+/// written and deleted.
+pub async fn upload_tenant(
+    store: &dyn ObjectStore,
+    bucket: &str,
+    tenant: &str,
+    dir: &std::path::Path,
+) -> Result<(Vec<String>, Vec<String>)> {
+    check_name("tenant", tenant).map_err(Error::InvalidInput)?;
+    let io = |what: String, e: std::io::Error| Error::InvalidInput(format!("{what}: {e}"));
+    let mut files = Vec::new();
+    let sdir = dir.join("scripts");
+    if sdir.is_dir() {
+        for entry in std::fs::read_dir(&sdir)
+            .map_err(|e| io(format!("cannot read {}", sdir.display()), e))?
+        {
+            let path = entry
+                .map_err(|e| io(format!("cannot read {}", sdir.display()), e))?
+                .path();
+            if let Some(name) = path
+                .file_name()
+                .and_then(|n| n.to_str())
+                .and_then(|n| n.strip_suffix(".luau"))
+            {
+                check_name("script", name)
+                    .map_err(|why| Error::config(path.display(), "-", why))?;
+                files.push((format!("{tenant}/scripts/{name}.luau"), path));
+            }
+        }
+    }
+    files.sort();
+    let config = dir.join("config.json");
+    if config.is_file() {
+        files.push((format!("{tenant}/config.json"), config));
+    }
+    if files.is_empty() {
+        return Err(Error::InvalidInput(format!(
+            "{} has no config.json and no scripts/*.luau: nothing to deploy",
+            dir.display()
+        )));
+    }
+    let mut written = Vec::new();
+    for (key, path) in &files {
+        let data =
+            std::fs::read(path).map_err(|e| io(format!("cannot read {}", path.display()), e))?;
+        store
+            .put(bucket, key, data.into(), crate::ports::PutMode::Overwrite)
+            .await?;
+        written.push(key.clone());
+    }
+    let mut deleted = Vec::new();
+    let prefix = format!("{tenant}/scripts/");
+    let mut after: Option<String> = None;
+    loop {
+        let page = store.list(bucket, &prefix, after.as_deref(), 1000).await?;
+        for o in &page.objects {
+            if o.key.ends_with(".luau") && !written.contains(&o.key) {
+                deleted.push(o.key.clone());
+            }
+        }
+        match page.next {
+            Some(n) => after = Some(n),
+            None => break,
+        }
+    }
+    for key in &deleted {
+        store.delete(bucket, key).await?;
+    }
+    Ok((written, deleted))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -210,5 +284,20 @@ mod tests {
         put("bad/config.json", r#"{"queue":"yes"}"#).await;
         let e = src.load("bad").await.unwrap_err().to_string();
         assert!(e.starts_with("s3://scripts-b/bad/config.json: "), "{e}");
+
+        // A deploy replaces the scripts and removes the ones that are gone.
+        let t = dir.path().join("acme");
+        std::fs::create_dir_all(t.join("scripts")).unwrap();
+        std::fs::write(t.join("config.json"), "{}").unwrap();
+        std::fs::write(t.join("scripts/b.luau"), "return 3").unwrap();
+        let (written, deleted) = upload_tenant(&*store, "scripts-b", "acme", &t)
+            .await
+            .unwrap();
+        assert_eq!(written, ["acme/scripts/b.luau", "acme/config.json"]);
+        assert_eq!(deleted, ["acme/scripts/a.luau"]);
+        tokio::time::sleep(Duration::from_millis(350)).await;
+        let t5 = src.load("acme").await.unwrap();
+        assert_eq!(t5.scripts.keys().collect::<Vec<_>>(), ["b"]);
+        assert!(!t5.config.queue);
     }
 }
