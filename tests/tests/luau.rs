@@ -110,11 +110,7 @@ luau_tests! {
     log,
     queue,
     ctx,
-    // Known bugs of native-core, each described at the top of its file; un-ignore when fixed.
-    #[ignore = "bug: host errors reach pcall as an `error` value, not a string"]
     pcall_errors,
-    #[ignore = "bug: json.encode silently drops entries of mixed and sparse tables"]
     json_tables,
-    #[ignore = "bug: a null NDJSON line ends a for loop over native.ndjson.rows"]
     ndjson_null,
 }

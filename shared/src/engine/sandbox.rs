@@ -21,6 +21,25 @@ const REMOVED: [&str; 6] = [
     "dofile",
 ];
 
+/// `pcall` and `xpcall` that hand scripts error messages as strings.
+const PCALL: &str = r#"
+local clean = ...
+local rawpcall, rawxpcall, typeof = pcall, xpcall, typeof
+local function fix(ok, ...)
+  if ok then return ok, ... end
+  local e = ...
+  if typeof(e) == "error" then e = clean(e) end
+  return false, e
+end
+return function(f, ...) return fix(rawpcall(f, ...)) end,
+  function(f, handler, ...)
+    return rawxpcall(f, function(e)
+      if typeof(e) == "error" then e = clean(e) end
+      return handler(e)
+    end, ...)
+  end
+"#;
+
 /// A VM with its shared read-only globals.
 pub struct Vm {
     /// The Luau state.
@@ -57,6 +76,16 @@ impl Vm {
             }
         }
         g.raw_set("collectgarbage", lua.create_function(collectgarbage)?)?;
+        // Errors raised by host functions reach Luau as error values; a script that catches one
+        // with pcall or xpcall gets its message as a plain string, as for Luau's own errors.
+        let clean = lua.create_function(|lua, v: Value| match v {
+            Value::Error(e) => lua.create_string(super::message_of(&e)).map(Value::String),
+            other => Ok(other),
+        })?;
+        let (pcall, xpcall): (mlua::Function, mlua::Function) =
+            lua.load(PCALL).set_name("=[native]").call(clean)?;
+        g.raw_set("pcall", pcall)?;
+        g.raw_set("xpcall", xpcall)?;
         g.raw_set("print", lua.create_function(print)?)?;
         g.raw_set(
             "native",

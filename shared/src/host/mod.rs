@@ -64,12 +64,18 @@ pub fn invocation(lua: &Lua) -> mlua::Result<AppDataRef<'_, Invocation>> {
 /// An error raised into the script, prefixed with the script and line that called the host
 /// function, as Luau's own errors are.
 pub fn raise(lua: &Lua, message: impl Display) -> mlua::Error {
-    let at = lua
-        .inspect_stack(1, |d| {
-            let src = d.source().short_src.map(|s| s.into_owned());
-            (src, d.current_line())
+    // The nearest script frame: host functions may be called through pcall or a wrapper.
+    let at = (1..16)
+        .map_while(|level| {
+            lua.inspect_stack(level, |d| {
+                let src = d.source().short_src.map(|s| s.into_owned());
+                (src, d.current_line())
+            })
         })
-        .and_then(|(src, line)| Some(format!("{}:{}: ", src?, line?)))
+        .find_map(|(src, line)| match (src, line) {
+            (Some(src), Some(line)) if src.ends_with(".luau") => Some(format!("{src}:{line}: ")),
+            _ => None,
+        })
         .unwrap_or_default();
     mlua::Error::RuntimeError(format!("{at}{message}"))
 }

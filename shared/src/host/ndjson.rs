@@ -1,7 +1,7 @@
 //! `native.ndjson.rows(string)`: an iterator over the JSON values of NDJSON text, one a line,
 //! blank lines skipped; a bad line is an error that names the line.
 
-use mlua::{Lua, Table, Value};
+use mlua::{Lua, LuaSerdeExt, Table, Value};
 
 use super::{invocation, raise, to_lua};
 
@@ -37,6 +37,10 @@ fn rows(lua: &Lua, text: mlua::LuaString) -> mlua::Result<mlua::Function> {
             }
             let v: serde_json::Value = serde_json::from_slice(trimmed)
                 .map_err(|e| raise(lua, format!("ndjson line {line_no}: invalid JSON: {e}")))?;
+            // A null row must not end the caller's for loop: it is native.json.null.
+            if v.is_null() {
+                return Ok(lua.null());
+            }
             return to_lua(lua, &v);
         }
     })

@@ -1,87 +1,16 @@
 //! End-to-end tests of the `native` command: each test drives the built binary as a subprocess
 //! against a project in a temporary folder, and checks exit codes, stdout and stderr.
-//!
-//! The binary is not built here: `cargo build -p native-cli` first (the CI script does).
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
-use std::sync::OnceLock;
-use std::time::SystemTime;
 
 use native_tests::{write_tenant, DEPLOYMENT};
 use serde_json::{json, Value};
 
-/// The built `native` binary: beside the test binary's `deps/` folder (which follows
-/// `CARGO_TARGET_DIR` and the profile), or `$NATIVE_BIN`. Panics when it is missing, or older
-/// than the sources it is built from, rather than testing something else.
+/// The `native` binary that cargo built for these tests.
 fn native_bin() -> PathBuf {
-    static BIN: OnceLock<PathBuf> = OnceLock::new();
-    BIN.get_or_init(|| {
-        if let Some(p) = std::env::var_os("NATIVE_BIN") {
-            return PathBuf::from(p);
-        }
-        let exe = format!("native{}", std::env::consts::EXE_SUFFIX);
-        let mut candidates = Vec::new();
-        if let Some(profile_dir) = std::env::current_exe()
-            .ok()
-            .and_then(|p| p.parent()?.parent().map(Path::to_path_buf))
-        {
-            candidates.push(profile_dir.join(&exe));
-        }
-        let target = std::env::var_os("CARGO_TARGET_DIR")
-            .map(PathBuf::from)
-            .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../target"));
-        candidates.push(target.join("debug").join(&exe));
-        let bin = candidates
-            .iter()
-            .find(|p| p.is_file())
-            .cloned()
-            .unwrap_or_else(|| {
-                panic!(
-                    "the native binary is not built (looked at {candidates:?}): run `cargo build -p native-cli` first"
-                )
-            });
-        if let Some(newer) = newer_source(&bin) {
-            panic!(
-                "{} is older than {}: run `cargo build -p native-cli` first",
-                bin.display(),
-                newer.display()
-            );
-        }
-        bin
-    })
-    .clone()
-}
-
-fn modified(p: &Path) -> SystemTime {
-    std::fs::metadata(p)
-        .and_then(|m| m.modified())
-        .unwrap_or(SystemTime::UNIX_EPOCH)
-}
-
-/// A source file of the binary modified after it was built, from cargo's dep-info file beside
-/// it (`native.d`: `target: source source ...`, spaces in paths escaped with a backslash).
-fn newer_source(bin: &Path) -> Option<PathBuf> {
-    let built = modified(bin);
-    let info = std::fs::read_to_string(bin.with_extension("d")).ok()?;
-    let (_, deps) = info.lines().next()?.split_once(": ")?;
-    let mut sources = Vec::new();
-    let mut cur = String::new();
-    let mut chars = deps.chars();
-    while let Some(c) = chars.next() {
-        match c {
-            '\\' => cur.extend(chars.next()),
-            ' ' => sources.push(std::mem::take(&mut cur)),
-            c => cur.push(c),
-        }
-    }
-    sources.push(cur);
-    sources
-        .into_iter()
-        .filter(|s| !s.is_empty())
-        .map(PathBuf::from)
-        .find(|p| modified(p) > built)
+    PathBuf::from(env!("CARGO_BIN_EXE_native"))
 }
 
 /// What one run of `native` did.
