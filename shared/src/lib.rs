@@ -4,6 +4,7 @@
 #[cfg(feature = "aws")]
 pub mod aws;
 pub mod barrier;
+pub mod batch;
 pub mod config;
 pub mod conformance;
 pub mod embedded;

@@ -1,0 +1,5 @@
+//! `native.batch`: partner jobs through the batch bucket. A script writes a request (and inputs)
+//! into `jobs/<job>/`, the partner answers with result parts and `done.json` last, and the
+//! `done.json` notification runs the continuation, which reads the results verified.
+
+pub mod manifest;
