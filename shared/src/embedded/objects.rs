@@ -9,7 +9,7 @@ use sha2::{Digest, Sha256};
 
 use super::{db_err, io_err, token, Embedded};
 use crate::events::object_created_body;
-use crate::ports::{now_ms, ListPage, ObjectMeta, ObjectStore, PutMode, QueueKind};
+use crate::ports::{now_ms, ListPage, ObjectMeta, ObjectReader, ObjectStore, PutMode, QueueKind};
 use crate::{Error, Result};
 
 impl Embedded {
@@ -173,6 +173,16 @@ impl ObjectStore for Embedded {
         }
     }
 
+    async fn open(
+        &self,
+        bucket: &str,
+        key: &str,
+    ) -> Result<Option<(ObjectMeta, Box<dyn ObjectReader>)>> {
+        Ok(self
+            .open_object(bucket, key)?
+            .map(|(meta, file)| (meta, Box::new(FileReader(file)) as Box<dyn ObjectReader>)))
+    }
+
     async fn head(&self, bucket: &str, key: &str) -> Result<Option<ObjectMeta>> {
         Ok(Self::meta_row(&self.conn(), bucket, key)?.map(|(m, _)| m))
     }
@@ -236,5 +246,27 @@ impl ObjectStore for Embedded {
             None
         };
         Ok(ListPage { objects, next })
+    }
+}
+
+/// Reads a blob file in chunks.
+struct FileReader(std::fs::File);
+
+const CHUNK: usize = 256 * 1024;
+
+#[async_trait]
+impl ObjectReader for FileReader {
+    async fn next_chunk(&mut self) -> Result<Option<Bytes>> {
+        use std::io::Read;
+        let mut buf = vec![0u8; CHUNK];
+        let n = self
+            .0
+            .read(&mut buf)
+            .map_err(|e| io_err("cannot read object".into(), e))?;
+        if n == 0 {
+            return Ok(None);
+        }
+        buf.truncate(n);
+        Ok(Some(Bytes::from(buf)))
     }
 }

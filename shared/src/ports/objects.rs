@@ -28,6 +28,23 @@ pub struct ListPage {
     pub next: Option<String>,
 }
 
+/// An object's bytes, a chunk at a time, so that nothing holds a whole object in memory.
+#[async_trait]
+pub trait ObjectReader: Send {
+    /// The next chunk; `None` at the end.
+    async fn next_chunk(&mut self) -> Result<Option<Bytes>>;
+}
+
+/// A reader over bytes already in memory.
+pub struct InMemory(pub Option<Bytes>);
+
+#[async_trait]
+impl ObjectReader for InMemory {
+    async fn next_chunk(&mut self) -> Result<Option<Bytes>> {
+        Ok(self.0.take().filter(|b| !b.is_empty()))
+    }
+}
+
 /// Buckets of objects. Bucket names are real names (`acme-in`), keys are full keys; mapping from
 /// the logical names and tenant folders that scripts use happens in the host API.
 #[async_trait]
@@ -37,6 +54,21 @@ pub trait ObjectStore: std::fmt::Debug + Send + Sync {
 
     /// Reads an object whole; `None` when there is none.
     async fn get(&self, bucket: &str, key: &str) -> Result<Option<(ObjectMeta, Bytes)>>;
+
+    /// Opens an object for reading as a stream; `None` when there is none. Backends that can
+    /// stream override this; the default reads the object whole.
+    async fn open(
+        &self,
+        bucket: &str,
+        key: &str,
+    ) -> Result<Option<(ObjectMeta, Box<dyn ObjectReader>)>> {
+        Ok(self.get(bucket, key).await?.map(|(meta, data)| {
+            (
+                meta,
+                Box::new(InMemory(Some(data))) as Box<dyn ObjectReader>,
+            )
+        }))
+    }
 
     /// Reads an object's metadata; `None` when there is none.
     async fn head(&self, bucket: &str, key: &str) -> Result<Option<ObjectMeta>>;
