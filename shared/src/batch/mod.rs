@@ -3,3 +3,4 @@
 //! `done.json` notification runs the continuation, which reads the results verified.
 
 pub mod manifest;
+pub mod reader;

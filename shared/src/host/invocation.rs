@@ -66,6 +66,33 @@ impl Invocation {
         Ok(())
     }
 
+    /// Counts bytes read through streams against `max_stream_mb`, and checks the deadline.
+    pub fn stream_consumed(&self, bytes: u64) -> crate::Result<()> {
+        let used = self.stream_bytes.get() + bytes;
+        self.stream_bytes.set(used);
+        let max = u64::from(self.tenant.config.limits.max_stream_mb);
+        let breach = if used > max * 1024 * 1024 {
+            Some(crate::Error::LimitExceeded {
+                limit: "max_stream_mb",
+                detail: format!("this invocation read more than {max} MB through streams (decompressed); raise limits.max_stream_mb or read less per invocation"),
+            })
+        } else if Instant::now() >= self.deadline {
+            Some(crate::Error::Timeout(self.timeout_message()))
+        } else {
+            None
+        };
+        match breach {
+            Some(e) => {
+                let mut b = self.breach.borrow_mut();
+                if b.is_none() {
+                    *b = Some(e.to_string());
+                }
+                Err(e)
+            }
+            None => Ok(()),
+        }
+    }
+
     /// Counts backend calls against `max_data_ops`, raising into the script past the limit.
     pub fn charge(&self, lua: &Lua, calls: u32) -> mlua::Result<()> {
         self.try_charge(calls).map_err(|m| super::raise(lua, m))

@@ -3,6 +3,7 @@
 //! data ([`Invocation`]), so the tables are built once per VM.
 
 mod barrier;
+mod batch;
 mod bucket;
 mod db;
 mod invocation;
@@ -36,6 +37,7 @@ pub fn native_table(
     native.set("queue", queue::module(lua)?)?;
     native.set("ndjson", ndjson::module(lua)?)?;
     native.set("barrier", barrier::module(lua)?)?;
+    native.set("batch", batch::module(lua)?)?;
     deep_readonly(&native)?;
     Ok(native)
 }

@@ -1,0 +1,604 @@
+//! `native.batch`: jobs for partners through the batch bucket. `new` gives a draft to fill and
+//! submit; `route` tells a router which script owns a `done.json`; `hydrate` gives the
+//! continuation the verified results.
+
+use std::collections::BTreeMap;
+use std::io::Read;
+
+use bytes::Bytes;
+use mlua::{Lua, Table, UserData, UserDataFields, UserDataMethods, Value};
+use serde_json::json;
+use sha2::{Digest, Sha256};
+
+use super::{from_lua, invocation, raise, to_lua, Invocation};
+use crate::batch::manifest::{
+    check_job_id, check_part_key, done_job, job_dir, state_key, Dataset, Done, Part, Query,
+    Request, State, REQUEST_VERSION,
+};
+use crate::batch::reader::{Blocking, PartSource, Rows};
+use crate::ports::PutMode;
+
+const MB: u64 = 1024 * 1024;
+/// Input parts are cut at this size (or `max_object_mb`, if smaller).
+const INPUT_PART_BYTES: u64 = 64 * MB;
+/// The most keys `job:keys()` returns: what `{ delete = ... }` takes.
+const MAX_KEYS: usize = crate::runtime::MAX_DELETES;
+
+/// The batch bucket and this tenant's folder in it, or why the tenant cannot use it.
+fn batch_place(lua: &Lua, inv: &Invocation) -> mlua::Result<(String, String)> {
+    if !inv.tenant.config.batch {
+        return Err(raise(
+            lua,
+            format!(
+                "native.batch is off for tenant {:?}: set \"batch\": true in {}",
+                inv.tenant.name,
+                inv.config_file()
+            ),
+        ));
+    }
+    let d = &inv.services.deployment;
+    let Some(bucket) = d.real_bucket("$batch") else {
+        return Err(raise(lua, "native.batch needs a batch bucket: add { \"batch\": { \"bucket\": ..., \"prefix\": ... } } to deployment.json"));
+    };
+    Ok((
+        bucket.to_string(),
+        d.full_key("$batch", &inv.tenant.name, ""),
+    ))
+}
+
+fn put(lua: &Lua, inv: &Invocation, key: &str, data: Vec<u8>) -> mlua::Result<()> {
+    let (bucket, folder) = batch_place(lua, inv)?;
+    inv.charge(lua, 1)?;
+    let full = format!("{folder}{key}");
+    inv.block_on(
+        lua,
+        inv.services
+            .backends
+            .objects
+            .put(&bucket, &full, Bytes::from(data), PutMode::Overwrite),
+    )?;
+    Ok(())
+}
+
+fn get(lua: &Lua, inv: &Invocation, key: &str) -> mlua::Result<Option<Bytes>> {
+    let (bucket, folder) = batch_place(lua, inv)?;
+    inv.charge(lua, 1)?;
+    let full = format!("{folder}{key}");
+    Ok(inv
+        .block_on(lua, inv.services.backends.objects.get(&bucket, &full))?
+        .map(|(_, b)| b))
+}
+
+/// A job being built by a script.
+#[derive(Debug, Default)]
+struct Draft {
+    id: String,
+    id_given: bool,
+    inputs: BTreeMap<String, Dataset>,
+    input_keys: Vec<String>,
+    queries: Vec<Query>,
+    state: serde_json::Value,
+    continue_with: Option<String>,
+    submitted: bool,
+}
+
+impl Draft {
+    fn not_submitted(&self, lua: &Lua) -> mlua::Result<()> {
+        if self.submitted {
+            return Err(raise(
+                lua,
+                format!(
+                    "job {:?} is already submitted; start another with native.batch.new()",
+                    self.id
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    fn input_rows(&mut self, lua: &Lua, name: String, rows: Table) -> mlua::Result<String> {
+        self.not_submitted(lua)?;
+        crate::keys::check_name("input", &name).map_err(|e| raise(lua, e))?;
+        if self.inputs.contains_key(&name) {
+            return Err(raise(
+                lua,
+                format!("job:input_rows: input {name:?} is already attached"),
+            ));
+        }
+        let inv = invocation(lua)?;
+        let cut =
+            INPUT_PART_BYTES.min(u64::from(inv.tenant.config.limits.max_object_mb) * MB) as usize;
+        let dir = job_dir(&self.id);
+        let mut parts = Vec::new();
+        let mut buf: Vec<u8> = Vec::new();
+        let mut count = 0u64;
+        let flush = |buf: &mut Vec<u8>, parts: &mut Vec<Part>| -> mlua::Result<()> {
+            let key = format!("inputs/{name}.{:04}.ndjson", parts.len());
+            let sha = hex::encode(Sha256::digest(&buf[..]));
+            let bytes = buf.len() as u64;
+            put(lua, &inv, &format!("{dir}{key}"), std::mem::take(buf))?;
+            parts.push(Part {
+                key,
+                bytes: Some(bytes),
+                sha256: Some(sha),
+            });
+            Ok(())
+        };
+        for v in rows.sequence_values::<Value>() {
+            let line = serde_json::to_vec(&from_lua(lua, v?)?).map_err(|e| raise(lua, e))?;
+            if !buf.is_empty() && buf.len() + line.len() + 1 > cut {
+                flush(&mut buf, &mut parts)?;
+            }
+            buf.extend_from_slice(&line);
+            buf.push(b'\n');
+            count += 1;
+        }
+        if !buf.is_empty() || parts.is_empty() {
+            flush(&mut buf, &mut parts)?;
+        }
+        self.input_keys
+            .extend(parts.iter().map(|p| format!("{dir}{}", p.key)));
+        self.inputs.insert(
+            name.clone(),
+            Dataset {
+                rows: Some(count),
+                parts,
+                extra: BTreeMap::new(),
+            },
+        );
+        Ok(name)
+    }
+
+    fn submit(&mut self, lua: &Lua) -> mlua::Result<String> {
+        self.not_submitted(lua)?;
+        let Some(script) = self.continue_with.clone() else {
+            return Err(raise(lua, "job:submit: call job:continue_with(script) first; it names the script that runs when the partner is done"));
+        };
+        if self.queries.is_empty() {
+            return Err(raise(
+                lua,
+                "job:submit: the job has no queries; add one with job:query(name, query, params)",
+            ));
+        }
+        let inv = invocation(lua)?;
+        let dir = job_dir(&self.id);
+        let request_key = format!("{dir}request.json");
+        if self.id_given {
+            let (bucket, folder) = batch_place(lua, &inv)?;
+            inv.charge(lua, 1)?;
+            let exists = inv.block_on(
+                lua,
+                inv.services
+                    .backends
+                    .objects
+                    .head(&bucket, &format!("{folder}{request_key}")),
+            )?;
+            if exists.is_some() {
+                self.submitted = true;
+                return Ok(self.id.clone());
+            }
+        }
+        let now = crate::ports::now_ms();
+        let state = State {
+            v: 1,
+            job: self.id.clone(),
+            continue_with: Some(script),
+            state: self.state.clone(),
+            queries: self.queries.iter().map(|q| q.name.clone()).collect(),
+            inputs: self.input_keys.clone(),
+            created_ms: now,
+        };
+        let request = Request {
+            v: REQUEST_VERSION,
+            job: self.id.clone(),
+            created_ms: now,
+            inputs: self.inputs.clone(),
+            queries: self.queries.clone(),
+        };
+        // State first: request.json is what the partner reacts to, and its answer must find it.
+        put(
+            lua,
+            &inv,
+            &state_key(&self.id),
+            serde_json::to_vec(&state).map_err(|e| raise(lua, e))?,
+        )?;
+        put(
+            lua,
+            &inv,
+            &request_key,
+            serde_json::to_vec_pretty(&request).map_err(|e| raise(lua, e))?,
+        )?;
+        self.submitted = true;
+        Ok(self.id.clone())
+    }
+}
+
+impl UserData for Draft {
+    fn add_fields<F: UserDataFields<Self>>(f: &mut F) {
+        f.add_field_method_get("id", |_, d| Ok(d.id.clone()));
+    }
+
+    fn add_methods<M: UserDataMethods<Self>>(m: &mut M) {
+        m.add_method_mut("input_rows", |lua, d, (name, rows): (String, Table)| {
+            d.input_rows(lua, name, rows)
+        });
+        m.add_method_mut(
+            "query",
+            |lua, d, (name, query, params): (String, String, Value)| {
+                d.not_submitted(lua)?;
+                crate::keys::check_name("query", &name).map_err(|e| raise(lua, e))?;
+                if d.queries.iter().any(|q| q.name == name) {
+                    return Err(raise(
+                        lua,
+                        format!("job:query: a query named {name:?} is already in the job"),
+                    ));
+                }
+                if query.is_empty() {
+                    return Err(raise(lua, "job:query: the query is empty"));
+                }
+                let params = match params {
+                    Value::Nil => json!({}),
+                    v => from_lua(lua, v)?,
+                };
+                d.queries.push(Query {
+                    name: name.clone(),
+                    query,
+                    params,
+                });
+                Ok(name)
+            },
+        );
+        m.add_method_mut("state", |lua, d, v: Value| {
+            d.not_submitted(lua)?;
+            d.state = from_lua(lua, v)?;
+            Ok(())
+        });
+        m.add_method_mut("continue_with", |lua, d, script: String| {
+            d.not_submitted(lua)?;
+            invocation(lua)?
+                .tenant
+                .script(&script)
+                .map_err(|e| raise(lua, format!("job:continue_with: {e}")))?;
+            d.continue_with = Some(script);
+            Ok(())
+        });
+        m.add_method_mut("http", |lua, d, (name, opts): (String, Table)| -> mlua::Result<()> {
+            d.not_submitted(lua)?;
+            crate::keys::check_name("request", &name).map_err(|e| raise(lua, e))?;
+            let url: Option<String> = opts.get("url")?;
+            let method: Option<String> = opts.get("method")?;
+            if url.as_deref().is_none_or(|u| !(u.starts_with("https://") || u.starts_with("http://"))) {
+                return Err(raise(lua, "job:http: url must be an http:// or https:// URL"));
+            }
+            if let Some(m) = &method {
+                if !["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD"].contains(&m.as_str()) {
+                    return Err(raise(lua, format!("job:http: method {m:?} is not one of GET, POST, PUT, PATCH, DELETE, HEAD")));
+                }
+            }
+            Err(raise(
+                lua,
+                "job:http needs the long-running server runtime (Fargate), which performs the request in the background; \
+                 the Lambda functions and the native CLI cannot, since nothing runs after the invocation returns",
+            ))
+        });
+        m.add_method_mut("submit", |lua, d, ()| d.submit(lua));
+    }
+}
+
+fn new(lua: &Lua, opts: Option<Table>) -> mlua::Result<Draft> {
+    let inv = invocation(lua)?;
+    batch_place(lua, &inv)?;
+    let id: Option<String> = match &opts {
+        Some(o) => o.get("id")?,
+        None => None,
+    };
+    if let Some(id) = &id {
+        check_job_id(id).map_err(|e| raise(lua, format!("native.batch.new: {e}")))?;
+    }
+    Ok(Draft {
+        id_given: id.is_some(),
+        id: id.unwrap_or_else(|| format!("{:032x}", rand::random::<u128>())),
+        state: json!({}),
+        ..Default::default()
+    })
+}
+
+fn route(lua: &Lua, event: Value) -> mlua::Result<Value> {
+    let Value::Table(ev) = &event else {
+        return Ok(Value::Nil);
+    };
+    if ev.get::<Option<String>>("bucket")?.as_deref() != Some("$batch") {
+        return Ok(Value::Nil);
+    }
+    let key: String = ev.get::<Option<String>>("key")?.unwrap_or_default();
+    let Some(job) = done_job(&key) else {
+        return Ok(Value::Nil);
+    };
+    let inv = invocation(lua)?;
+    let state = get(lua, &inv, &state_key(job))?;
+    let routed_ev = lua.create_table()?;
+    for pair in ev.pairs::<Value, Value>() {
+        let (k, v) = pair?;
+        routed_ev.set(k, v)?;
+    }
+    routed_ev.set("job", job)?;
+    let out = lua.create_table()?;
+    out.set("event", routed_ev)?;
+    if let Some(bytes) = state {
+        let st: State = serde_json::from_slice(&bytes)
+            .map_err(|e| raise(lua, format!("state/{job}.json is damaged: {e}")))?;
+        out.set("script", st.continue_with)?;
+    }
+    Ok(Value::Table(out))
+}
+
+/// A job as its continuation sees it.
+struct Finished {
+    id: String,
+    ok: bool,
+    error: Option<String>,
+    done: Done,
+    state: State,
+}
+
+impl Finished {
+    fn dataset(&self, lua: &Lua, name: &str) -> mlua::Result<&Dataset> {
+        self.done.results.get(name).ok_or_else(|| {
+            raise(
+                lua,
+                format!(
+                    "job {:?} has no result {name:?}; it has {}",
+                    self.id,
+                    self.done
+                        .results
+                        .keys()
+                        .cloned()
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            )
+        })
+    }
+
+    fn keys(&self) -> Vec<String> {
+        let dir = job_dir(&self.id);
+        let mut keys = vec![
+            format!("{dir}done.json"),
+            state_key(&self.id),
+            format!("{dir}request.json"),
+        ];
+        for d in self.done.results.values() {
+            keys.extend(d.parts.iter().map(|p| format!("{dir}{}", p.key)));
+        }
+        keys.extend(self.state.inputs.iter().cloned());
+        keys.dedup();
+        keys
+    }
+}
+
+/// Opens parts of a job in the batch bucket for a reader, within the invocation's limits.
+struct JobParts<'a> {
+    lua: &'a Lua,
+    inv: &'a Invocation,
+    bucket: String,
+    dir: String,
+}
+
+impl PartSource for JobParts<'_> {
+    fn open(&mut self, key: &str) -> crate::Result<Option<(u64, Box<dyn Read + Send>)>> {
+        use crate::barrier::Budget;
+        self.inv.spend(1)?;
+        let full = format!("{}{key}", self.dir);
+        let objects = self.inv.services.backends.objects.clone();
+        let bucket = self.bucket.clone();
+        let got = self
+            .inv
+            .handle
+            .block_on(async move { objects.open(&bucket, &full).await })?;
+        let _ = self.lua;
+        Ok(got.map(|(meta, r)| {
+            (
+                meta.size,
+                Box::new(Blocking::new(r, self.inv.handle.clone(), self.inv.deadline))
+                    as Box<dyn Read + Send>,
+            )
+        }))
+    }
+
+    fn consumed(&mut self, bytes: u64) -> crate::Result<()> {
+        self.inv.stream_consumed(bytes)
+    }
+
+    fn max_row(&self) -> usize {
+        (u64::from(self.inv.tenant.config.limits.max_object_mb) * MB) as usize
+    }
+}
+
+/// A row iterator over parts in the batch bucket.
+pub(crate) fn row_iterator(
+    lua: &Lua,
+    mut rows: Rows,
+    bucket: String,
+    dir: String,
+) -> mlua::Result<mlua::Function> {
+    lua.create_function_mut(move |lua, ()| -> mlua::Result<Value> {
+        let inv = invocation(lua)?;
+        let mut src = JobParts {
+            lua,
+            inv: &inv,
+            bucket: bucket.clone(),
+            dir: dir.clone(),
+        };
+        let (bytes, line) = match rows.next_line(&mut src) {
+            Ok(Some((b, l))) => (b.to_vec(), l),
+            Ok(None) => return Ok(Value::Nil),
+            Err(e) => return Err(raise(lua, e)),
+        };
+        let v: serde_json::Value =
+            serde_json::from_slice(&bytes).map_err(|e| raise(lua, rows.bad_row(line, e)))?;
+        if v.is_null() {
+            return Ok(mlua::LuaSerdeExt::null(lua));
+        }
+        to_lua(lua, &v)
+    })
+}
+
+impl UserData for Finished {
+    fn add_fields<F: UserDataFields<Self>>(f: &mut F) {
+        f.add_field_method_get("id", |_, j| Ok(j.id.clone()));
+        f.add_field_method_get("ok", |_, j| Ok(j.ok));
+        f.add_field_method_get("error", |_, j| Ok(j.error.clone()));
+        f.add_field_method_get("results", |lua, j| {
+            to_lua(
+                lua,
+                &serde_json::to_value(&j.done.results).unwrap_or_default(),
+            )
+        });
+        f.add_field_method_get("state", |lua, j| to_lua(lua, &j.state.state));
+    }
+
+    fn add_methods<M: UserDataMethods<Self>>(m: &mut M) {
+        m.add_method("rows", |lua, j, name: String| {
+            let d = j.dataset(lua, &name)?;
+            let inv = invocation(lua)?;
+            let (bucket, folder) = batch_place(lua, &inv)?;
+            let rows = Rows::new(
+                format!("result {name:?} of job {:?}", j.id),
+                d.parts.clone(),
+                d.rows,
+            );
+            drop(inv);
+            row_iterator(lua, rows, bucket, format!("{folder}{}", job_dir(&j.id)))
+        });
+        m.add_method("body", |lua, j, name: String| {
+            let d = j.dataset(lua, &name)?;
+            let inv = invocation(lua)?;
+            let (bucket, folder) = batch_place(lua, &inv)?;
+            let max = u64::from(inv.tenant.config.limits.max_object_mb) * MB;
+            let mut src = JobParts { lua, inv: &inv, bucket, dir: format!("{folder}{}", job_dir(&j.id)) };
+            let mut out = Vec::new();
+            for part in &d.parts {
+                let what = format!("result {name:?} of job {:?}, part {:?}", j.id, part.key);
+                let (size, mut r) = src.open(&part.key).map_err(|e| raise(lua, e))?.ok_or_else(|| raise(lua, format!("{what}: the part is missing")))?;
+                if out.len() as u64 + size > max {
+                    return Err(raise(lua, format!("{what}: the body is larger than max_object_mb ({max} bytes); read it with job:rows")));
+                }
+                let start = out.len();
+                r.read_to_end(&mut out).map_err(|e| raise(lua, format!("{what}: {e}")))?;
+                src.consumed((out.len() - start) as u64).map_err(|e| raise(lua, e))?;
+                let got = &out[start..];
+                if part.bytes.is_some_and(|b| b != got.len() as u64) {
+                    return Err(raise(lua, format!("{what}: read {} bytes, the manifest says {}", got.len(), part.bytes.unwrap_or(0))));
+                }
+                if let Some(want) = &part.sha256 {
+                    let have = hex::encode(Sha256::digest(got));
+                    if !have.eq_ignore_ascii_case(want) {
+                        return Err(raise(lua, format!("{what}: sha256 is {have}, the manifest says {want}")));
+                    }
+                }
+            }
+            lua.create_string(&out)
+        });
+        m.add_method("keys", |lua, j, ()| {
+            let mut keys = j.keys();
+            if keys.len() > MAX_KEYS {
+                let inv = invocation(lua)?;
+                inv.services.log.write(&json!({
+                    "level": "warn", "tenant": inv.tenant.name, "script": inv.script,
+                    "msg": format!("job {:?} has {} objects; keys() returns the first {MAX_KEYS} (done.json, state, request first): expire jobs/ and state/ with a lifecycle rule", j.id, keys.len()),
+                }));
+                keys.truncate(MAX_KEYS);
+            }
+            let t = lua.create_table()?;
+            for (i, k) in keys.into_iter().enumerate() {
+                let e = lua.create_table()?;
+                e.set("bucket", "$batch")?;
+                e.set("key", k)?;
+                t.raw_seti(i + 1, e)?;
+            }
+            Ok(t)
+        });
+    }
+}
+
+fn hydrate(lua: &Lua, (ev, opts): (Value, Option<Table>)) -> mlua::Result<Value> {
+    let allow_failure = match &opts {
+        Some(o) => o.get::<Option<bool>>("allow_failure")?.unwrap_or(false),
+        None => false,
+    };
+    let job = match &ev {
+        Value::Table(t) => t.get::<Option<String>>("job")?,
+        _ => None,
+    }
+    .ok_or_else(|| {
+        raise(
+            lua,
+            "batch.hydrate expects the routed event, which has job (see native.batch.route)",
+        )
+    })?;
+    check_job_id(&job).map_err(|e| raise(lua, e))?;
+    let inv = invocation(lua)?;
+    let Some(state) = get(lua, &inv, &state_key(&job))? else {
+        return Ok(Value::Nil);
+    };
+    let state: State = serde_json::from_slice(&state)
+        .map_err(|e| raise(lua, format!("state/{job}.json is damaged: {e}")))?;
+    let Some(done) = get(lua, &inv, &format!("{}done.json", job_dir(&job)))? else {
+        return Ok(Value::Nil);
+    };
+    let done: Done = serde_json::from_slice(&done).map_err(|e| {
+        raise(
+            lua,
+            format!("jobs/{job}/done.json is not a valid manifest: {e}"),
+        )
+    })?;
+    drop(inv);
+    if !done.ok {
+        let why = done
+            .error
+            .clone()
+            .unwrap_or_else(|| "the partner gave no error".into());
+        if !allow_failure {
+            return Err(raise(lua, format!("batch job {job:?} failed: {why} (pass {{ allow_failure = true }} to hydrate to handle it)")));
+        }
+        let f = Finished {
+            id: job,
+            ok: false,
+            error: Some(why),
+            done,
+            state,
+        };
+        return lua.create_userdata(f).map(Value::UserData);
+    }
+    for q in &state.queries {
+        if !done.results.contains_key(q) {
+            return Err(raise(
+                lua,
+                format!("jobs/{job}/done.json has no result for query {q:?}"),
+            ));
+        }
+    }
+    for (name, d) in &done.results {
+        for p in &d.parts {
+            check_part_key(&p.key)
+                .map_err(|e| raise(lua, format!("jobs/{job}/done.json: result {name:?}: {e}")))?;
+        }
+    }
+    let f = Finished {
+        id: job,
+        ok: true,
+        error: None,
+        done,
+        state,
+    };
+    lua.create_userdata(f).map(Value::UserData)
+}
+
+/// The `native.batch` table.
+pub fn module(lua: &Lua) -> mlua::Result<Table> {
+    let t = lua.create_table()?;
+    t.set("new", lua.create_function(new)?)?;
+    t.set("route", lua.create_function(route)?)?;
+    t.set("hydrate", lua.create_function(hydrate)?)?;
+    Ok(t)
+}

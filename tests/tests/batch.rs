@@ -1,0 +1,655 @@
+//! native.batch on the embedded backend: submit, route, hydrate, verified streaming reads, and
+//! partners that misbehave. The partner is played here by writing into the batch bucket.
+
+use std::io::Write;
+
+use native_core::ports::PutMode;
+use native_tests::TestProject;
+use serde_json::{json, Value};
+use sha2::{Digest, Sha256};
+
+const DEPLOYMENT: &str = r#"{
+  "buckets": { "map": { "Out": "shop-out", "In": "shop-in" } },
+  "batch": { "bucket": "shop-batch", "prefix": "tenants/" }
+}"#;
+
+fn script(name: &str) -> String {
+    let p = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../examples/batch/tenants/shop/scripts")
+        .join(format!("{name}.luau"));
+    std::fs::read_to_string(p).unwrap()
+}
+
+/// The example tenant, with extra scripts and limits.
+fn shop(config: &str, extra: &[(&str, &str)]) -> TestProject {
+    let names = ["request", "router", "batch-gone", "default", "settle"];
+    let sources: Vec<String> = names.iter().map(|n| script(n)).collect();
+    let mut scripts: Vec<(&str, &str)> = names
+        .iter()
+        .copied()
+        .zip(sources.iter().map(String::as_str))
+        .collect();
+    scripts.extend_from_slice(extra);
+    TestProject::with_tenants(
+        DEPLOYMENT,
+        &[
+            ("shop", config, &scripts),
+            ("nobatch", r#"{ "queue": true }"#, &scripts),
+        ],
+    )
+}
+
+const SHOP: &str = r#"{ "queue": true, "batch": true }"#;
+
+async fn raw(p: &TestProject, key: &str) -> Option<Vec<u8>> {
+    p.rt.services
+        .backends
+        .objects
+        .get("shop-batch", &format!("tenants/shop/{key}"))
+        .await
+        .unwrap()
+        .map(|(_, b)| b.to_vec())
+}
+
+async fn write(p: &TestProject, key: &str, data: Vec<u8>) {
+    p.rt.services
+        .backends
+        .objects
+        .put(
+            "shop-batch",
+            &format!("tenants/shop/{key}"),
+            data.into(),
+            PutMode::Overwrite,
+        )
+        .await
+        .unwrap();
+}
+
+fn gzip(data: &[u8]) -> Vec<u8> {
+    let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    e.write_all(data).unwrap();
+    e.finish().unwrap()
+}
+
+fn part(key: &str, data: &[u8]) -> Value {
+    json!({ "key": key, "bytes": data.len(), "sha256": hex::encode(Sha256::digest(data)) })
+}
+
+const CUSTOMERS: &str = "{\"id\":1,\"name\":\"Ada\"}\n{\"id\":3,\"name\":\"Edsger\"}\n";
+const ORDERS: &str = "{\"id\":\"o-1\",\"customer_id\":1,\"amount\":120}\n\n{\"id\":\"o-2\",\"customer_id\":3,\"amount\":80}\n";
+
+/// Submits the example request; returns the job id.
+async fn submit(p: &TestProject) -> String {
+    let id = p
+        .invoke(
+            "shop",
+            "request",
+            json!({ "ids": [1, 2, 3], "since": "2026-11-01", "ref": "r-1" }),
+        )
+        .await
+        .unwrap();
+    id.as_str().unwrap().to_string()
+}
+
+/// A well-behaved partner: both results, customers gzipped, then done.json.
+async fn answer(p: &TestProject, job: &str) -> Value {
+    let c = gzip(CUSTOMERS.as_bytes());
+    write(
+        p,
+        &format!("jobs/{job}/customers.0000.ndjson.gz"),
+        c.clone(),
+    )
+    .await;
+    write(
+        p,
+        &format!("jobs/{job}/orders.0000.ndjson"),
+        ORDERS.as_bytes().to_vec(),
+    )
+    .await;
+    json!({ "ok": true, "results": {
+        "customers": { "rows": 2, "parts": [part("customers.0000.ndjson.gz", &c)] },
+        "orders": { "rows": 2, "parts": [part("orders.0000.ndjson", ORDERS.as_bytes())] } } })
+}
+
+async fn done(p: &TestProject, job: &str, manifest: &Value) {
+    write(
+        p,
+        &format!("jobs/{job}/done.json"),
+        manifest.to_string().into_bytes(),
+    )
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn submit_writes_inputs_state_and_a_v1_request() {
+    let p = shop(SHOP, &[]);
+    let job = submit(&p).await;
+    let req: Value =
+        serde_json::from_slice(&raw(&p, &format!("jobs/{job}/request.json")).await.unwrap())
+            .unwrap();
+    let ids = "1\n2\n3\n";
+    assert_eq!(req["v"], 1);
+    assert_eq!(req["job"], job.as_str());
+    assert!(req["created_ms"].as_i64().unwrap() > 0);
+    assert_eq!(
+        req["inputs"],
+        json!({ "ids": { "rows": 3, "parts": [part("inputs/ids.0000.ndjson", ids.as_bytes())] } })
+    );
+    assert_eq!(
+        req["queries"],
+        json!([
+            { "name": "customers", "query": "customers_by_id", "params": { "input": "ids" } },
+            { "name": "orders", "query": "open_orders", "params": { "since": "2026-11-01" } },
+        ])
+    );
+    assert_eq!(
+        raw(&p, &format!("jobs/{job}/inputs/ids.0000.ndjson"))
+            .await
+            .unwrap(),
+        ids.as_bytes()
+    );
+    let state: Value =
+        serde_json::from_slice(&raw(&p, &format!("state/{job}.json")).await.unwrap()).unwrap();
+    assert_eq!(state["continue_with"], "settle");
+    assert_eq!(state["state"], json!({ "ref": "r-1" }));
+    // Parts and request.json do not notify; only done.json does.
+    assert_eq!(p.drain().await.handled, 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_partner_answers_and_the_continuation_reads_verified_rows_then_cleans_up() {
+    let p = shop(SHOP, &[]);
+    let job = submit(&p).await;
+    let manifest = answer(&p, &job).await;
+    done(&p, &job, &manifest).await;
+    let r = p.drain().await;
+    assert!(r.failures.is_empty(), "{:?}", r.failures);
+    let out: Value =
+        serde_json::from_str(&p.get("shop", "Out", "settlements/r-1.json").await.unwrap()).unwrap();
+    assert_eq!(out["total"], 200);
+    assert_eq!(
+        out["orders"][1],
+        json!({ "order": "o-2", "customer": "Edsger", "amount": 80 })
+    );
+    // Cleaned up: every file of the job is gone.
+    let left =
+        p.rt.services
+            .backends
+            .objects
+            .list("shop-batch", "tenants/shop/", None, 100)
+            .await
+            .unwrap();
+    assert!(
+        left.objects.is_empty(),
+        "left behind: {:?}",
+        left.objects.iter().map(|o| &o.key).collect::<Vec<_>>()
+    );
+    // A duplicate done.json notification now goes to batch-gone.
+    done(&p, &job, &manifest).await;
+    assert!(p.drain().await.failures.is_empty());
+    assert!(p
+        .log
+        .messages()
+        .iter()
+        .any(|m| m == "duplicate done.json for a finished job"));
+}
+
+/// A misbehaviour: its name, how it spoils the manifest, a part to write, the error expected.
+type Case = (&'static str, Box<dyn Fn(&mut Value)>, Option<(&'static str, Vec<u8>)>, &'static str);
+
+/// A partner that misbehaves: each case names the problem, the continuation fails, and the job
+/// stays intact for the retry.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn misbehaving_partners_get_clear_errors_and_the_job_stays_intact() {
+    let cases: Vec<Case> = vec![
+        (
+            "missing part",
+            Box::new(|m| m["results"]["orders"]["parts"][0]["key"] = json!("orders.9999.ndjson")),
+            None,
+            "part \"orders.9999.ndjson\": the part is missing",
+        ),
+        (
+            "wrong sha256",
+            Box::new(|m| m["results"]["orders"]["parts"][0]["sha256"] = json!("00".repeat(32))),
+            None,
+            "sha256 is",
+        ),
+        (
+            "wrong bytes",
+            Box::new(|m| m["results"]["orders"]["parts"][0]["bytes"] = json!(5)),
+            None,
+            "the manifest says 5",
+        ),
+        (
+            "wrong rows",
+            Box::new(|m| m["results"]["orders"]["rows"] = json!(3)),
+            None,
+            "read 2 rows, the manifest says 3",
+        ),
+        (
+            "bad JSON line",
+            Box::new(|m| {
+                m["results"]["orders"]["parts"][0] = json!({ "key": "orders.0000.ndjson" })
+            }),
+            Some((
+                "orders.0000.ndjson",
+                b"{\"id\":\"o\",\"customer_id\":1,\"amount\":1}\n{oops\n".to_vec(),
+            )),
+            "part \"orders.0000.ndjson\", line 2: invalid JSON",
+        ),
+        (
+            "climbs out",
+            Box::new(|m| m["results"]["orders"]["parts"][0]["key"] = json!("../../state/x.json")),
+            None,
+            "climbs out of the job folder",
+        ),
+        (
+            "encoded climb",
+            Box::new(|m| m["results"]["orders"]["parts"][0]["key"] = json!("%2e%2e/x")),
+            None,
+            "percent-encoded",
+        ),
+        (
+            "absolute",
+            Box::new(|m| m["results"]["orders"]["parts"][0]["key"] = json!("/etc/passwd")),
+            None,
+            "is absolute",
+        ),
+        (
+            "no result",
+            Box::new(|m| {
+                m["results"].as_object_mut().unwrap().remove("orders");
+            }),
+            None,
+            "done.json has no result for query \"orders\"",
+        ),
+        (
+            "partner failed",
+            Box::new(|m| *m = json!({ "ok": false, "error": "partner timeout" })),
+            None,
+            "failed: partner timeout",
+        ),
+        (
+            "not a manifest",
+            Box::new(|m| *m = json!({ "results": 1 })),
+            None,
+            "is not a valid manifest",
+        ),
+    ];
+    for (case, spoil, data, want) in cases {
+        let p = shop(SHOP, &[]);
+        let job = submit(&p).await;
+        let mut manifest = answer(&p, &job).await;
+        if let Some((key, bytes)) = data {
+            write(&p, &format!("jobs/{job}/{key}"), bytes).await;
+        }
+        spoil(&mut manifest);
+        done(&p, &job, &manifest).await;
+        let r = native_core::local::drain(
+            &p.rt,
+            native_core::local::DrainOptions {
+                wait: false,
+                retry_delay_s: 60,
+                ..Default::default()
+            },
+        )
+        .await
+        .unwrap();
+        assert_eq!(r.failures.len(), 1, "{case}: {:?}", r.failures);
+        assert!(
+            r.failures[0].error.contains(want),
+            "{case}: {}",
+            r.failures[0].error
+        );
+        assert!(
+            r.failures[0].error.contains("settle.luau:"),
+            "{case}: names the script line: {}",
+            r.failures[0].error
+        );
+        for key in [
+            format!("jobs/{job}/request.json"),
+            format!("jobs/{job}/done.json"),
+            format!("state/{job}.json"),
+            format!("jobs/{job}/orders.0000.ndjson"),
+        ] {
+            assert!(raw(&p, &key).await.is_some(), "{case}: {key} is gone");
+        }
+        assert!(
+            p.get("shop", "Out", "settlements/r-1.json").await.is_none(),
+            "{case}: no partial result"
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn allow_failure_hands_the_failure_to_the_script() {
+    let check = r#"function on_invoke(ctx, ev)
+        local job = native.batch.hydrate(ev, { allow_failure = true })
+        return { ok = job.ok, error = job.error, ref = job.state.ref, keys = #job:keys() }
+    end"#;
+    let p = shop(SHOP, &[("check", check)]);
+    let job = submit(&p).await;
+    done(
+        &p,
+        &job,
+        &json!({ "ok": false, "error": "partner timeout" }),
+    )
+    .await;
+    let got = p
+        .invoke("shop", "check", json!({ "job": job }))
+        .await
+        .unwrap();
+    assert_eq!(
+        got,
+        json!({ "ok": false, "error": "partner timeout", "ref": "r-1", "keys": 4 })
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_done_json_written_before_its_parts_fails_until_they_land() {
+    let p = shop(SHOP, &[]);
+    let job = submit(&p).await;
+    // GIVEN done.json lands first
+    let c = gzip(CUSTOMERS.as_bytes());
+    let manifest = json!({ "ok": true, "results": {
+        "customers": { "parts": [part("customers.0000.ndjson.gz", &c)] },
+        "orders": { "parts": [part("orders.0000.ndjson", ORDERS.as_bytes())] } } });
+    done(&p, &job, &manifest).await;
+    let r = native_core::local::drain(
+        &p.rt,
+        native_core::local::DrainOptions {
+            wait: false,
+            retry_delay_s: 1,
+            ..Default::default()
+        },
+    )
+    .await
+    .unwrap();
+    assert!(
+        r.failures[0].error.contains("the part is missing"),
+        "{:?}",
+        r.failures
+    );
+    // WHEN the parts arrive THEN the retry succeeds
+    write(&p, &format!("jobs/{job}/customers.0000.ndjson.gz"), c).await;
+    write(
+        &p,
+        &format!("jobs/{job}/orders.0000.ndjson"),
+        ORDERS.as_bytes().to_vec(),
+    )
+    .await;
+    let r = p.drain().await;
+    assert!(r.failures.is_empty(), "{:?}", r.failures);
+    assert!(p.get("shop", "Out", "settlements/r-1.json").await.is_some());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn streams_obey_max_stream_mb_and_rows_obey_max_object_mb() {
+    let count = r#"function on_invoke(ctx, ev)
+        local job = native.batch.hydrate(ev)
+        local n = 0
+        for _ in job:rows("orders") do n += 1 end
+        return n
+    end"#;
+    let p = shop(
+        r#"{ "queue": true, "batch": true, "limits": { "max_stream_mb": 2, "max_object_mb": 1 } }"#,
+        &[("count", count)],
+    );
+    // A gzip bomb: 1 KB of gzip that inflates to 64 MB of rows.
+    let job = submit(&p).await;
+    let row = b"{\"id\":\"o\",\"customer_id\":1,\"amount\":1}\n";
+    let mut plain = Vec::with_capacity(64 << 20);
+    while plain.len() < 64 << 20 {
+        plain.extend_from_slice(row);
+    }
+    let bomb = gzip(&plain);
+    assert!(bomb.len() < 1 << 20);
+    write(&p, &format!("jobs/{job}/orders.0000.ndjson"), bomb.clone()).await;
+    let c = CUSTOMERS.as_bytes();
+    write(&p, &format!("jobs/{job}/c.ndjson"), c.to_vec()).await;
+    done(&p, &job, &json!({ "ok": true, "results": { "customers": { "parts": [part("c.ndjson", c)] }, "orders": { "parts": [part("orders.0000.ndjson", &bomb)] } } })).await;
+    let e = p
+        .invoke("shop", "count", json!({ "job": job }))
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("limit max_stream_mb exceeded"), "{e}");
+    // A row longer than max_object_mb.
+    let job = submit(&p).await;
+    let long = format!("{{\"pad\":\"{}\"}}\n", "x".repeat(1_100_000));
+    write(
+        &p,
+        &format!("jobs/{job}/orders.0000.ndjson"),
+        long.clone().into_bytes(),
+    )
+    .await;
+    done(&p, &job, &json!({ "ok": true, "results": { "customers": { "parts": [] }, "orders": { "parts": [part("orders.0000.ndjson", long.as_bytes())] } } })).await;
+    let e = p
+        .invoke("shop", "count", json!({ "job": job }))
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("line 1 is longer than max_object_mb"), "{e}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn gzip_is_detected_from_the_data_and_parts_are_read_in_order() {
+    let read = r#"function on_invoke(ctx, ev)
+        local job = native.batch.hydrate(ev)
+        local ids = {}
+        for row in job:rows("orders") do table.insert(ids, row.id) end
+        return { ids = ids, body = job:body("customers") }
+    end"#;
+    let p = shop(SHOP, &[("read", read)]);
+    let job = submit(&p).await;
+    let a = gzip(b"{\"id\":1}\n\n{\"id\":2}");
+    let b = b"\n{\"id\":3}\r\n".to_vec();
+    let c = gzip(b"{\"id\":4}\n");
+    write(&p, &format!("jobs/{job}/p/a.ndjson"), a.clone()).await; // gzip, named plain
+    write(&p, &format!("jobs/{job}/p/b.ndjson.gz"), b.clone()).await; // plain, named gz
+    write(&p, &format!("jobs/{job}/p/c"), c.clone()).await;
+    write(&p, &format!("jobs/{job}/cust.txt"), b"raw body".to_vec()).await;
+    done(&p, &job, &json!({ "ok": true, "results": {
+        "orders": { "rows": 4, "parts": [part("p/a.ndjson", &a), part("p/b.ndjson.gz", &b), { "key": "p/c" }] },
+        "customers": { "parts": [part("cust.txt", b"raw body")] } } })).await;
+    let got = p
+        .invoke("shop", "read", json!({ "job": job }))
+        .await
+        .unwrap();
+    assert_eq!(got, json!({ "ids": [1, 2, 3, 4], "body": "raw body" }));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn route_owns_only_batch_done_json_and_says_when_the_state_is_gone() {
+    let probe = r#"function on_invoke(ctx, ev) return native.batch.route(ev) or "nil" end"#;
+    let p = shop(SHOP, &[("probe", probe)]);
+    let job = submit(&p).await;
+    let r = |ev: Value| p.invoke("shop", "probe", ev);
+    assert_eq!(
+        r(json!({ "bucket": "In", "key": format!("jobs/{job}/done.json") }))
+            .await
+            .unwrap(),
+        json!("nil")
+    );
+    assert_eq!(
+        r(json!({ "bucket": "$batch", "key": format!("jobs/{job}/request.json") }))
+            .await
+            .unwrap(),
+        json!("nil")
+    );
+    let ev = json!({ "bucket": "$batch", "key": format!("jobs/{job}/done.json"), "size": 1, "etag": "e", "event_name": "ObjectCreated:Put" });
+    let mut want_ev = ev.clone();
+    want_ev["job"] = json!(job);
+    assert_eq!(
+        r(ev.clone()).await.unwrap(),
+        json!({ "script": "settle", "event": want_ev })
+    );
+    p.rt.services
+        .backends
+        .objects
+        .delete("shop-batch", &format!("tenants/shop/state/{job}.json"))
+        .await
+        .unwrap();
+    assert_eq!(
+        r(ev).await.unwrap(),
+        json!({ "event": want_ev }),
+        "script is nil when the state is gone"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ids_make_resubmits_idempotent_and_bad_calls_are_refused() {
+    let again = r#"function on_invoke(ctx, ev)
+        local job = native.batch.new({ id = "order-7" })
+        job:query("q", "x", {})
+        job:continue_with("settle")
+        return job:submit()
+    end"#;
+    let p = shop(SHOP, &[
+        ("again", again),
+        ("no_cont", "function on_invoke() local j = native.batch.new() j:query('q', 'x') return j:submit() end"),
+        ("no_query", "function on_invoke() local j = native.batch.new() j:continue_with('settle') return j:submit() end"),
+        ("bad_id", "function on_invoke() native.batch.new({ id = '../x' }) end"),
+        ("http", "function on_invoke() local j = native.batch.new() j:http('charge', { method = 'POST', url = 'https://api.example.com/charges' }) end"),
+        ("http_bad", "function on_invoke() local j = native.batch.new() j:http('charge', { url = 'ftp://x' }) end"),
+        ("twice", "function on_invoke() local j = native.batch.new() j:query('q', 'x') j:continue_with('settle') j:submit() j:submit() end"),
+    ]);
+    assert_eq!(
+        p.invoke("shop", "again", json!({})).await.unwrap(),
+        json!("order-7")
+    );
+    let first = raw(&p, "jobs/order-7/request.json").await.unwrap();
+    assert_eq!(
+        p.invoke("shop", "again", json!({})).await.unwrap(),
+        json!("order-7")
+    );
+    assert_eq!(
+        raw(&p, "jobs/order-7/request.json").await.unwrap(),
+        first,
+        "not rewritten"
+    );
+    for (s, want) in [
+        ("no_cont", "call job:continue_with(script) first"),
+        ("no_query", "the job has no queries"),
+        ("bad_id", "job id \"../x\" must be"),
+        (
+            "http",
+            "job:http needs the long-running server runtime (Fargate)",
+        ),
+        ("http_bad", "url must be an http:// or https:// URL"),
+        ("twice", "is already submitted"),
+    ] {
+        let e = p
+            .invoke("shop", s, json!({}))
+            .await
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains(want), "{s}: {e}");
+    }
+    let e = p
+        .invoke("nobatch", "request", json!({ "ids": [1] }))
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("native.batch is off for tenant \"nobatch\": set \"batch\": true in tenants/nobatch/config.json"), "{e}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_continuation_can_submit_the_next_stage() {
+    let stage1 = r#"function on_invoke(ctx, ev)
+        local job = native.batch.new()
+        job:query("a", "first", {})
+        job:state({ n = 1 })
+        job:continue_with("stage2")
+        return job:submit()
+    end"#;
+    let stage2 = r#"function on_queue(ctx, ev)
+        local job = native.batch.hydrate(ev)
+        if not job then return end
+        local sum = 0
+        for row in job:rows("a") do sum += row.v end
+        local next = native.batch.new()
+        next:input_rows("prev", { { sum = sum } })
+        next:query("b", "second", { input = "prev" })
+        next:state({ n = job.state.n + 1, sum = sum })
+        next:continue_with("stage3")
+        next:submit()
+        return { delete = job:keys() }
+    end"#;
+    let stage3 = r#"function on_queue(ctx, ev)
+        local job = native.batch.hydrate(ev)
+        if not job then return end
+        native.bucket.Out.put("stages.json", native.json.encode({ n = job.state.n, sum = job.state.sum, body = job:body("b") }))
+        return { delete = job:keys() }
+    end"#;
+    let p = shop(
+        SHOP,
+        &[("stage1", stage1), ("stage2", stage2), ("stage3", stage3)],
+    );
+    let j1 = p
+        .invoke("shop", "stage1", json!({}))
+        .await
+        .unwrap()
+        .as_str()
+        .unwrap()
+        .to_string();
+    let a = b"{\"v\":2}\n{\"v\":5}\n";
+    write(&p, &format!("jobs/{j1}/a.ndjson"), a.to_vec()).await;
+    done(
+        &p,
+        &j1,
+        &json!({ "ok": true, "results": { "a": { "rows": 2, "parts": [part("a.ndjson", a)] } } }),
+    )
+    .await;
+    assert!(p.drain().await.failures.is_empty());
+    // The second job is pending; find it and answer it.
+    let left =
+        p.rt.services
+            .backends
+            .objects
+            .list("shop-batch", "tenants/shop/state/", None, 10)
+            .await
+            .unwrap();
+    assert_eq!(
+        left.objects.len(),
+        1,
+        "only the second stage's state is left"
+    );
+    let j2 = left.objects[0]
+        .key
+        .trim_start_matches("tenants/shop/state/")
+        .trim_end_matches(".json")
+        .to_string();
+    assert_ne!(j1, j2);
+    let input = raw(&p, &format!("jobs/{j2}/inputs/prev.0000.ndjson"))
+        .await
+        .unwrap();
+    assert_eq!(input, b"{\"sum\":7}\n");
+    write(&p, &format!("jobs/{j2}/b.txt"), b"ok".to_vec()).await;
+    done(
+        &p,
+        &j2,
+        &json!({ "ok": true, "results": { "b": { "parts": [{ "key": "b.txt" }] } } }),
+    )
+    .await;
+    assert!(p.drain().await.failures.is_empty());
+    let out: Value =
+        serde_json::from_str(&p.get("shop", "Out", "stages.json").await.unwrap()).unwrap();
+    assert_eq!(out, json!({ "n": 2, "sum": 7, "body": "ok" }));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ndjson_rows_reads_strings() {
+    let s = r#"function on_invoke(ctx, ev)
+        local n = 0
+        for row in native.ndjson.rows(ev.text) do n += row.v end
+        return n
+    end"#;
+    let p = shop(SHOP, &[("s", s)]);
+    assert_eq!(
+        p.invoke("shop", "s", json!({ "text": "{\"v\":1}\n\n{\"v\":2}\r\n" }))
+            .await
+            .unwrap(),
+        json!(3)
+    );
+}
