@@ -214,6 +214,31 @@ mod with_aws {
         make_bucket(&c, &bucket).await;
         let store = S3Objects::new(c.s3.clone());
         conformance::objects_put_get_delete_list(&store, &bucket).await;
+        // open streams the body in chunks.
+        let big: Vec<u8> = (0..3_000_000u32).map(|i| (i % 251) as u8).collect();
+        store
+            .put(
+                &bucket,
+                "big.bin",
+                big.clone().into(),
+                native_core::ports::PutMode::Overwrite,
+            )
+            .await
+            .unwrap();
+        let (meta, mut r) = store.open(&bucket, "big.bin").await.unwrap().unwrap();
+        assert_eq!(meta.size, big.len() as u64);
+        let mut got = Vec::new();
+        let mut chunks = 0;
+        while let Some(c) = r.next_chunk().await.unwrap() {
+            got.extend_from_slice(&c);
+            chunks += 1;
+        }
+        assert!(
+            got == big && chunks > 1,
+            "{chunks} chunks, {} bytes",
+            got.len()
+        );
+        assert!(store.open(&bucket, "none").await.unwrap().is_none());
         // A missing bucket is an error that names it, not a missing object.
         let e = store
             .get(&unique("missing"), "k")

@@ -8,7 +8,7 @@ use aws_sdk_s3::primitives::ByteStream;
 use bytes::Bytes;
 
 use super::sdk_err;
-use crate::ports::{now_ms, ListPage, ObjectMeta, ObjectStore, PutMode};
+use crate::ports::{now_ms, ListPage, ObjectMeta, ObjectReader, ObjectStore, PutMode};
 use crate::{Error, Result};
 
 /// Buckets in S3.
@@ -26,6 +26,65 @@ impl S3Objects {
     /// The client, for what the port does not cover (notifications, bucket setup).
     pub fn client(&self) -> &aws_sdk_s3::Client {
         &self.client
+    }
+
+    /// GetObject: the metadata and the body still to be read; `None` when there is no object.
+    async fn get_stream(
+        &self,
+        bucket: &str,
+        key: &str,
+    ) -> Result<Option<(ObjectMeta, ByteStream)>> {
+        let out = match self
+            .client
+            .get_object()
+            .bucket(bucket)
+            .key(key)
+            .send()
+            .await
+        {
+            Ok(out) => out,
+            Err(e) => {
+                let (status, code) = status_code(&e);
+                // A missing bucket is also a 404, but with its own code: that is an error.
+                if code.as_deref() == Some("NoSuchKey") || (status == Some(404) && code.is_none()) {
+                    return Ok(None);
+                }
+                return Err(sdk_err("s3", format!("cannot get {bucket}/{key}"), e));
+            }
+        };
+        let meta = ObjectMeta {
+            key: key.to_string(),
+            size: out.content_length().unwrap_or(0).max(0) as u64,
+            etag: bare(out.e_tag()),
+            modified_ms: ms(out.last_modified()),
+        };
+        Ok(Some((meta, out.body)))
+    }
+}
+
+/// An S3 object's body, read as it arrives.
+struct S3Reader {
+    body: ByteStream,
+    what: String,
+}
+
+#[async_trait]
+impl ObjectReader for S3Reader {
+    async fn next_chunk(&mut self) -> Result<Option<Bytes>> {
+        loop {
+            match self.body.next().await {
+                None => return Ok(None),
+                Some(Ok(b)) if b.is_empty() => continue,
+                Some(Ok(b)) => return Ok(Some(b)),
+                Some(Err(e)) => {
+                    return Err(sdk_err(
+                        "s3",
+                        format!("cannot read the body of {}", self.what),
+                        e,
+                    ))
+                }
+            }
+        }
     }
 }
 
@@ -103,32 +162,10 @@ impl ObjectStore for S3Objects {
     }
 
     async fn get(&self, bucket: &str, key: &str) -> Result<Option<(ObjectMeta, Bytes)>> {
-        let out = match self
-            .client
-            .get_object()
-            .bucket(bucket)
-            .key(key)
-            .send()
-            .await
-        {
-            Ok(out) => out,
-            Err(e) => {
-                let (status, code) = status_code(&e);
-                // A missing bucket is also a 404, but with its own code: that is an error.
-                if code.as_deref() == Some("NoSuchKey") || (status == Some(404) && code.is_none()) {
-                    return Ok(None);
-                }
-                return Err(sdk_err("s3", format!("cannot get {bucket}/{key}"), e));
-            }
+        let Some((meta, body)) = self.get_stream(bucket, key).await? else {
+            return Ok(None);
         };
-        let meta = ObjectMeta {
-            key: key.to_string(),
-            size: out.content_length().unwrap_or(0).max(0) as u64,
-            etag: bare(out.e_tag()),
-            modified_ms: ms(out.last_modified()),
-        };
-        let data = out
-            .body
+        let data = body
             .collect()
             .await
             .map_err(|e| sdk_err("s3", format!("cannot read the body of {bucket}/{key}"), e))?
@@ -140,6 +177,21 @@ impl ObjectStore for S3Objects {
             },
             data,
         )))
+    }
+
+    /// Streams the body as S3 sends it, chunk by chunk, without holding the object in memory.
+    async fn open(
+        &self,
+        bucket: &str,
+        key: &str,
+    ) -> Result<Option<(ObjectMeta, Box<dyn ObjectReader>)>> {
+        Ok(self.get_stream(bucket, key).await?.map(|(meta, body)| {
+            let reader = S3Reader {
+                body,
+                what: format!("{bucket}/{key}"),
+            };
+            (meta, Box::new(reader) as Box<dyn ObjectReader>)
+        }))
     }
 
     async fn head(&self, bucket: &str, key: &str) -> Result<Option<ObjectMeta>> {
