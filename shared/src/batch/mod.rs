@@ -3,4 +3,5 @@
 //! `done.json` notification runs the continuation, which reads the results verified.
 
 pub mod manifest;
+pub mod partner;
 pub mod reader;
