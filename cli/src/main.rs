@@ -99,6 +99,36 @@ pub enum Command {
         /// Only keys starting with this.
         prefix: Option<String>,
     },
+    /// Play the partner of native.batch: answer every pending request of a tenant (a
+    /// jobs/<job>/request.json without done.json), then drain so that the continuations run.
+    ///
+    /// Each query's rows come from --exec CMD (run as `sh -c CMD` once per query, with the
+    /// request JSON on stdin and NATIVE_TENANT, NATIVE_JOB, NATIVE_QUERY_NAME, NATIVE_QUERY,
+    /// NATIVE_QUERY_PARAMS and, when the request has inputs, NATIVE_INPUTS_DIR in the
+    /// environment; stdout is the NDJSON result) or from --fixtures DIR (DIR/<query>.ndjson, else
+    /// DIR/<name>.ndjson). Results are written as <name>.NNNN.ndjson parts with rows, bytes and
+    /// sha256 in done.json, which is written last. A command exiting non-zero, output that is not
+    /// NDJSON or a missing fixture answers the job with ok: false. Prints one line per job.
+    #[command(group(clap::ArgGroup::new("source").required(true).args(["exec", "fixtures"])))]
+    Partner {
+        /// The tenant.
+        tenant: String,
+        /// Run this shell command per query; its stdout is the result.
+        #[arg(long, value_name = "CMD")]
+        exec: Option<String>,
+        /// Answer from the files of this folder.
+        #[arg(long, value_name = "DIR")]
+        fixtures: Option<PathBuf>,
+        /// Store the parts gzipped (<name>.NNNN.ndjson.gz).
+        #[arg(long)]
+        gzip: bool,
+        /// The largest part in MiB of NDJSON (before compression); parts hold whole lines.
+        #[arg(long, value_name = "N", default_value_t = 64, value_parser = clap::value_parser!(u64).range(1..=4096))]
+        part_mb: u64,
+        /// Do not process the queues afterwards.
+        #[arg(long)]
+        no_drain: bool,
+    },
     /// Process every due message until idle.
     Drain {
         /// Also wait for delayed messages and retries until the queues are empty.

@@ -166,7 +166,7 @@ fn help_documents_every_verb_and_unknown_verbs_are_usage_errors() {
     let r = native_in(&std::env::temp_dir(), &["--help"]);
     r.ok();
     for verb in [
-        "demo", "init", "check", "invoke", "send", "put", "get", "ls", "drain", "dlq",
+        "demo", "init", "check", "invoke", "send", "put", "get", "ls", "partner", "drain", "dlq",
     ] {
         assert!(
             r.out().lines().any(|l| l.trim_start().starts_with(verb)),
@@ -921,4 +921,323 @@ fn concurrent_processes_on_one_project_lose_nothing() {
         );
     }
     assert_eq!(native(p.path(), &["dlq"]).ok().out(), "");
+}
+
+// ---------------------------------------------------------------------------------------------
+// partner
+
+/// A router that logs every event it gets and routes batch jobs to their continuation.
+const BATCH_ROUTER: &str = r#"
+function on_route(ctx, event)
+  native.log("info", "routed", event)
+  local routed = native.batch.route(event)
+  if routed and routed.script then
+    return { script = routed.script, event = routed.event }
+  end
+  return nil
+end
+"#;
+
+/// A project whose tenant `acme` has batch on, with `scripts` beside [`BATCH_ROUTER`].
+fn batch_project(scripts: &[(&str, &str)]) -> tempfile::TempDir {
+    let mut all = vec![("router", BATCH_ROUTER)];
+    all.extend_from_slice(scripts);
+    project_with_config(r#"{ "queue": true, "batch": true }"#, &all)
+}
+
+/// Puts `request` as `jobs/<job>/request.json` of acme, as a script's submit would.
+fn put_request(p: &Path, request: &Value) {
+    let file = p.join("request.json");
+    std::fs::write(&file, serde_json::to_vec(request).unwrap()).unwrap();
+    let key = format!("jobs/{}/request.json", request["job"].as_str().unwrap());
+    let at = format!("@{}", file.display());
+    native(p, &["put", "acme", "$batch", &key, &at, "--no-drain"]).ok();
+}
+
+fn request(job: &str, queries: &[(&str, &str)]) -> Value {
+    json!({ "v": 1, "job": job, "created_ms": 1761300000000_i64, "inputs": {},
+            "queries": queries.iter().map(|(n, q)| json!({ "name": n, "query": q, "params": {} })).collect::<Vec<_>>() })
+}
+
+/// Reads `jobs/<job>/done.json` and checks every part it names against the bucket: present,
+/// the promised bytes and sha256, and the promised rows. Returns done.json and the NDJSON text
+/// of each result, decompressed.
+fn check_done(p: &Path, job: &str) -> (Value, std::collections::BTreeMap<String, String>) {
+    use sha2::Digest;
+    let done: Value = serde_json::from_slice(
+        &native(
+            p,
+            &["get", "acme", "$batch", &format!("jobs/{job}/done.json")],
+        )
+        .ok()
+        .stdout,
+    )
+    .unwrap();
+    let mut texts = std::collections::BTreeMap::new();
+    for (name, result) in done["results"].as_object().into_iter().flatten() {
+        let mut text = Vec::new();
+        for part in result["parts"].as_array().unwrap() {
+            let key = format!("jobs/{job}/{}", part["key"].as_str().unwrap());
+            let data = native(p, &["get", "acme", "$batch", &key])
+                .ok()
+                .stdout
+                .clone();
+            assert_eq!(part["bytes"], json!(data.len()), "bytes of {key}");
+            assert_eq!(
+                part["sha256"],
+                json!(hex::encode(sha2::Sha256::digest(&data))),
+                "sha256 of {key}"
+            );
+            if data.starts_with(&[0x1f, 0x8b]) {
+                use std::io::Read;
+                flate2::read::MultiGzDecoder::new(&data[..])
+                    .read_to_end(&mut text)
+                    .unwrap();
+            } else {
+                text.extend(data);
+            }
+        }
+        let text = String::from_utf8(text).unwrap();
+        let rows = text.lines().filter(|l| !l.trim().is_empty()).count();
+        assert_eq!(result["rows"], json!(rows), "rows of {name}");
+        texts.insert(name.clone(), text);
+    }
+    (done, texts)
+}
+
+#[test]
+fn partner_exec_writes_verified_parts_then_done_json_and_the_router_sees_it() {
+    // GIVEN a request with two queries, the second of which looks at the bucket while it runs
+    let p = batch_project(&[]);
+    put_request(
+        p.path(),
+        &request("j1", &[("nums", "seq"), ("probe", "probe")]),
+    );
+    let probe = format!(
+        "n='{}'; d='{}'; \
+         if \"$n\" --project \"$d\" get acme '$batch' jobs/j1/done.json >/dev/null 2>&1; \
+         then done=true; else done=false; fi; \
+         if \"$n\" --project \"$d\" get acme '$batch' jobs/j1/nums.0001.ndjson.gz >/dev/null 2>&1; \
+         then part=true; else part=false; fi; \
+         echo \"{{\\\"done_json\\\":$done,\\\"nums_part\\\":$part}}\"",
+        native_bin().display(),
+        p.path().display()
+    );
+    let cmd = format!("if [ \"$NATIVE_QUERY\" = seq ]; then seq 1 300000; else {probe}; fi");
+    // WHEN the partner answers it, gzipped, in parts of at most 1 MiB
+    let r = native(
+        p.path(),
+        &[
+            "partner",
+            "acme",
+            "--exec",
+            &cmd,
+            "--gzip",
+            "--part-mb",
+            "1",
+        ],
+    );
+    // THEN it prints the job and drains: the router saw done.json, and no part
+    r.ok();
+    assert_eq!(r.out(), "j1: 2 queries, 300001 rows: ok\n");
+    let routed: Vec<_> = r
+        .logs()
+        .into_iter()
+        .filter(|l| l["msg"] == "routed")
+        .map(|l| l["key"].clone())
+        .collect();
+    assert_eq!(routed, [json!("jobs/j1/done.json")], "{}", r.stderr);
+    // AND every part done.json names is there with its bytes, sha256 and rows
+    let (done, texts) = check_done(p.path(), "j1");
+    assert_eq!(done["ok"], true);
+    let parts: Vec<_> = done["results"]["nums"]["parts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["key"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(parts, ["nums.0000.ndjson.gz", "nums.0001.ndjson.gz"]);
+    let want: String = (1..=300000).map(|i| format!("{i}\n")).collect();
+    assert_eq!(texts["nums"], want);
+    // AND while the last query ran, the first query's parts were there and done.json was not
+    assert_eq!(texts["probe"], "{\"done_json\":false,\"nums_part\":true}\n");
+    // AND a second run finds nothing pending
+    let again = native(p.path(), &["partner", "acme", "--exec", "exit 9"]);
+    again.ok().err_has("no pending requests");
+    assert_eq!(again.out(), "");
+}
+
+#[test]
+fn partner_fixtures_drive_a_script_submitted_job_to_its_continuation() {
+    // GIVEN a script that submits a job, and a continuation that reads it and cleans up
+    let start = r#"
+function on_invoke(ctx, ev)
+  local job = native.batch.new({ id = ev.id })
+  job:query("customers", "customers_by_id", { ids = ev.ids })
+  job:query("orders", "open_orders", {})
+  job:state({ ref = ev.ref })
+  job:continue_with("settle")
+  return job:submit()
+end
+"#;
+    let settle = r#"
+function on_queue(ctx, ev)
+  local job = native.batch.hydrate(ev)
+  if not job then return end
+  local names, total = {}, 0
+  for row in job:rows("customers") do table.insert(names, row.name) end
+  for row in job:rows("orders") do total = total + row.amount end
+  native.bucket.Acks.put("summary/" .. job.state.ref .. ".json",
+    native.json.encode({ names = table.concat(names, ","), total = total }))
+  return { delete = job:keys() }
+end
+"#;
+    let p = batch_project(&[("start", start), ("settle", settle)]);
+    let fixtures = p.path().join("fixtures");
+    std::fs::create_dir(&fixtures).unwrap();
+    std::fs::write(
+        fixtures.join("customers_by_id.ndjson"),
+        "{\"name\":\"Ada\"}\n\n{\"name\":\"Grace\"}\n",
+    )
+    .unwrap();
+    std::fs::write(
+        fixtures.join("orders.ndjson"),
+        "{\"amount\":5}\n{\"amount\":7}",
+    )
+    .unwrap();
+    // WHEN the job is submitted
+    let submitted = native(
+        p.path(),
+        &[
+            "invoke",
+            "acme",
+            "start",
+            r#"{"id":"job-1","ref":"r1","ids":[1,2]}"#,
+        ],
+    );
+    assert_eq!(submitted.ok().out().trim(), "\"job-1\"");
+    let fixtures_arg = fixtures.display().to_string();
+    let r = native(
+        p.path(),
+        &["partner", "acme", "--fixtures", &fixtures_arg, "--gzip"],
+    );
+    // THEN the partner answers it (orders by name, since there is no open_orders.ndjson)
+    r.ok();
+    assert_eq!(r.out(), "job-1: 2 queries, 4 rows: ok\n");
+    // AND the continuation ran on the results and cleaned the job up
+    assert_eq!(
+        native(p.path(), &["get", "acme", "Acks", "summary/r1.json"])
+            .ok()
+            .out(),
+        r#"{"names":"Ada,Grace","total":12}"#
+    );
+    assert_eq!(
+        native(p.path(), &["ls", "acme", "$batch"]).ok().out(),
+        "",
+        "the job's objects are left after the continuation"
+    );
+}
+
+#[test]
+fn partner_answers_ok_false_when_a_query_fails() {
+    // GIVEN two jobs: one whose command fails, one whose fixture is missing
+    let p = batch_project(&[]);
+    put_request(p.path(), &request("a", &[("x", "q")]));
+    let r = native(
+        p.path(),
+        &[
+            "partner",
+            "acme",
+            "--exec",
+            "echo '{}'; echo 'no such table' >&2; exit 3",
+            "--no-drain",
+        ],
+    );
+    // THEN the job is answered ok:false with the exit code and stderr, and nothing else is left
+    r.ok();
+    assert_eq!(
+        r.out(),
+        "a: 1 queries, 0 rows: failed: query x: command exited with 3: no such table\n"
+    );
+    let (done, _) = check_done(p.path(), "a");
+    assert_eq!(
+        done,
+        json!({ "ok": false, "error": "query x: command exited with 3: no such table", "results": {} })
+    );
+    assert_eq!(
+        native(p.path(), &["ls", "acme", "$batch", "jobs/a/"])
+            .ok()
+            .out(),
+        "jobs/a/done.json\njobs/a/request.json\n"
+    );
+    // AND --no-drain left the notification for a later drain
+    let drained = native(p.path(), &["drain"]);
+    assert!(
+        drained.ok().logs().iter().any(|l| l["msg"] == "routed"),
+        "{}",
+        drained.stderr
+    );
+    // WHEN a fixture is missing THEN the error says what was looked for
+    put_request(p.path(), &request("b", &[("x", "q")]));
+    let empty = tempfile::tempdir().unwrap();
+    let r = native(
+        p.path(),
+        &[
+            "partner",
+            "acme",
+            "--fixtures",
+            empty.path().to_str().unwrap(),
+        ],
+    );
+    assert!(
+        r.ok()
+            .out()
+            .starts_with("b: 1 queries, 0 rows: failed: query x: no fixture file"),
+        "{}",
+        r.out()
+    );
+}
+
+#[test]
+fn partner_usage_errors() {
+    let p = batch_project(&[]);
+    // no source, both sources, a fixture folder that is not there, a zero part size
+    native(p.path(), &["partner", "acme"]).code(2);
+    native(
+        p.path(),
+        &["partner", "acme", "--exec", "true", "--fixtures", "."],
+    )
+    .code(2);
+    native(p.path(), &["partner", "acme", "--fixtures", "/no/such/dir"])
+        .code(2)
+        .err_has("not a folder");
+    native(
+        p.path(),
+        &["partner", "acme", "--exec", "true", "--part-mb", "0"],
+    )
+    .code(2);
+    // a bad tenant name
+    native(p.path(), &["partner", "../x", "--exec", "true"]).code(2);
+    // a request.json that is not a request names its key
+    native(
+        p.path(),
+        &[
+            "put",
+            "acme",
+            "$batch",
+            "jobs/j/request.json",
+            "--data",
+            "{",
+            "--no-drain",
+        ],
+    )
+    .ok();
+    native(p.path(), &["partner", "acme", "--exec", "true"])
+        .code(2)
+        .err_has("tenants/acme/jobs/j/request.json");
+    // a deployment without a batch bucket
+    std::fs::write(p.path().join("deployment.json"), "{}").unwrap();
+    native(p.path(), &["partner", "acme", "--exec", "true"])
+        .code(2)
+        .err_has("batch");
 }

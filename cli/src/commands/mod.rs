@@ -5,6 +5,7 @@ mod barrier;
 mod check;
 mod demo;
 mod objects;
+mod partner;
 mod queues;
 
 use std::path::Path;
@@ -112,6 +113,24 @@ pub async fn run(cli: Cli) -> ExitCode {
             bucket,
             prefix,
         } => objects::ls(&project, &tenant, &bucket, prefix.as_deref()).await,
+        Command::Partner {
+            tenant,
+            exec,
+            fixtures,
+            gzip,
+            part_mb,
+            no_drain,
+        } => {
+            partner::run(
+                &project,
+                &tenant,
+                exec,
+                fixtures,
+                partner::Parts { gzip, part_mb },
+                no_drain,
+            )
+            .await
+        }
         Command::Drain { wait } => drain_cmd(&project, wait).await,
         Command::Barrier { command } => barrier::run(&project, command).await,
         Command::Dlq { tenant } => queues::dlq(&project, tenant.as_deref()).await,
