@@ -195,7 +195,12 @@ async fn the_partner_answers_and_the_continuation_reads_verified_rows_then_clean
 }
 
 /// A misbehaviour: its name, how it spoils the manifest, a part to write, the error expected.
-type Case = (&'static str, Box<dyn Fn(&mut Value)>, Option<(&'static str, Vec<u8>)>, &'static str);
+type Case = (
+    &'static str,
+    Box<dyn Fn(&mut Value)>,
+    Option<(&'static str, Vec<u8>)>,
+    &'static str,
+);
 
 /// A partner that misbehaves: each case names the problem, the continuation fails, and the job
 /// stays intact for the retry.

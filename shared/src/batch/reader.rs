@@ -122,6 +122,8 @@ struct Current {
 /// The rows of one dataset (a result or an input): its parts in order, verified.
 pub struct Rows {
     what: String,
+    /// Every part's key, in order, for errors about rows already handed out.
+    keys: Vec<String>,
     parts: VecDeque<Part>,
     expected_rows: Option<u64>,
     rows: u64,
@@ -139,6 +141,7 @@ impl Rows {
     pub fn new(what: impl Into<String>, parts: Vec<Part>, expected_rows: Option<u64>) -> Self {
         Rows {
             what: what.into(),
+            keys: parts.iter().map(|p| p.key.clone()).collect(),
             parts: parts.into(),
             expected_rows,
             rows: 0,
@@ -220,9 +223,10 @@ impl Rows {
         Ok(())
     }
 
-    /// The next row's bytes (one JSON value, blank lines skipped), or `None` at the end, when
-    /// every part has been verified and the row count checked.
-    pub fn next_line(&mut self, src: &mut dyn PartSource) -> Result<Option<(&[u8], u64)>> {
+    /// The next row's bytes (one JSON value, blank lines skipped) with its line number and the
+    /// index of its part, or `None` at the end, when every part has been verified and the row
+    /// count checked.
+    pub fn next_line(&mut self, src: &mut dyn PartSource) -> Result<Option<(&[u8], u64, usize)>> {
         if self.done {
             return Ok(None);
         }
@@ -268,17 +272,14 @@ impl Rows {
             let line_no = cur.line;
             let start = self.line.len() - self.line.trim_ascii_start().len();
             let end = start + trimmed.len();
-            return Ok(Some((&self.line[start..end], line_no)));
+            let part_no = self.keys.len() - self.parts.len() - 1;
+            return Ok(Some((&self.line[start..end], line_no, part_no)));
         }
     }
 
     /// The error for a row that is not JSON, naming the part and line.
-    pub fn bad_row(&self, line: u64, err: impl std::fmt::Display) -> Error {
-        let part = self
-            .current
-            .as_ref()
-            .map(|c| c.part.key.as_str())
-            .unwrap_or("?");
+    pub fn bad_row(&self, line: u64, part_no: usize, err: impl std::fmt::Display) -> Error {
+        let part = self.keys.get(part_no).map(String::as_str).unwrap_or("?");
         Error::InvalidInput(format!(
             "{}, part {part:?}, line {line}: invalid JSON: {err}",
             self.what

@@ -146,12 +146,14 @@ impl Engine {
             stream_bytes: Cell::new(0),
             breach: RefCell::new(None),
         });
+        vm.set_deadline(Instant::now() + timeout);
         let base = vm.lua.used_memory();
         let _ = vm
             .lua
             .set_memory_limit(base + limits.max_memory_mb as usize * 1024 * 1024);
 
         let result = run_in(&vm, call, &code, &request_id, deadline_ms);
+        vm.clear_deadline();
         let inv = vm.lua.remove_app_data::<Invocation>();
         let breach = inv.and_then(|i| i.breach.into_inner());
         let _ = vm.lua.set_memory_limit(0);

@@ -377,11 +377,10 @@ impl Finished {
 }
 
 /// Opens parts of a job in the batch bucket for a reader, within the invocation's limits.
-struct JobParts<'a> {
-    lua: &'a Lua,
-    inv: &'a Invocation,
-    bucket: String,
-    dir: String,
+pub(crate) struct JobParts<'a> {
+    pub(crate) inv: &'a Invocation,
+    pub(crate) bucket: &'a str,
+    pub(crate) dir: &'a str,
 }
 
 impl PartSource for JobParts<'_> {
@@ -390,12 +389,7 @@ impl PartSource for JobParts<'_> {
         self.inv.spend(1)?;
         let full = format!("{}{key}", self.dir);
         let objects = self.inv.services.backends.objects.clone();
-        let bucket = self.bucket.clone();
-        let got = self
-            .inv
-            .handle
-            .block_on(async move { objects.open(&bucket, &full).await })?;
-        let _ = self.lua;
+        let got = self.inv.handle.block_on(objects.open(self.bucket, &full))?;
         Ok(got.map(|(meta, r)| {
             (
                 meta.size,
@@ -414,33 +408,27 @@ impl PartSource for JobParts<'_> {
     }
 }
 
-/// A row iterator over parts in the batch bucket.
-pub(crate) fn row_iterator(
-    lua: &Lua,
-    mut rows: Rows,
+/// The rows of a result, read from the batch bucket.
+struct JobRows {
+    rows: Rows,
     bucket: String,
     dir: String,
-) -> mlua::Result<mlua::Function> {
-    lua.create_function_mut(move |lua, ()| -> mlua::Result<Value> {
+}
+
+impl super::rows::LineSource for JobRows {
+    fn next_line(&mut self, lua: &Lua) -> mlua::Result<Option<(&[u8], u64, usize)>> {
         let inv = invocation(lua)?;
         let mut src = JobParts {
-            lua,
             inv: &inv,
-            bucket: bucket.clone(),
-            dir: dir.clone(),
+            bucket: &self.bucket,
+            dir: &self.dir,
         };
-        let (bytes, line) = match rows.next_line(&mut src) {
-            Ok(Some((b, l))) => (b.to_vec(), l),
-            Ok(None) => return Ok(Value::Nil),
-            Err(e) => return Err(raise(lua, e)),
-        };
-        let v: serde_json::Value =
-            serde_json::from_slice(&bytes).map_err(|e| raise(lua, rows.bad_row(line, e)))?;
-        if v.is_null() {
-            return Ok(mlua::LuaSerdeExt::null(lua));
-        }
-        to_lua(lua, &v)
-    })
+        self.rows.next_line(&mut src).map_err(|e| raise(lua, e))
+    }
+
+    fn bad_row(&self, line: u64, part: usize, err: String) -> String {
+        self.rows.bad_row(line, part, err).to_string()
+    }
 }
 
 impl UserData for Finished {
@@ -468,14 +456,22 @@ impl UserData for Finished {
                 d.rows,
             );
             drop(inv);
-            row_iterator(lua, rows, bucket, format!("{folder}{}", job_dir(&j.id)))
+            super::rows::iterator(
+                lua,
+                JobRows {
+                    rows,
+                    bucket,
+                    dir: format!("{folder}{}", job_dir(&j.id)),
+                },
+            )
         });
         m.add_method("body", |lua, j, name: String| {
             let d = j.dataset(lua, &name)?;
             let inv = invocation(lua)?;
             let (bucket, folder) = batch_place(lua, &inv)?;
             let max = u64::from(inv.tenant.config.limits.max_object_mb) * MB;
-            let mut src = JobParts { lua, inv: &inv, bucket, dir: format!("{folder}{}", job_dir(&j.id)) };
+            let dir = format!("{folder}{}", job_dir(&j.id));
+            let mut src = JobParts { inv: &inv, bucket: &bucket, dir: &dir };
             let mut out = Vec::new();
             for part in &d.parts {
                 let what = format!("result {name:?} of job {:?}, part {:?}", j.id, part.key);

@@ -107,6 +107,21 @@ fn bucket(lua: &Lua, logical: &str) -> mlua::Result<Table> {
 
     let n = name.clone();
     t.set(
+        "open",
+        lua.create_function(move |lua, key: String| {
+            check_key(lua, &key)?;
+            let inv = invocation(lua)?;
+            let (bucket, key_full) = locate(&inv.services.deployment, &n, &inv.tenant.name, &key);
+            Ok(super::ndjson::Stream {
+                bucket,
+                key: key_full,
+                label: format!("{n}/{key}"),
+            })
+        })?,
+    )?;
+
+    let n = name.clone();
+    t.set(
         "head",
         lua.create_function(move |lua, key: String| {
             check_key(lua, &key)?;

@@ -8,9 +8,11 @@ mod bucket;
 mod db;
 mod invocation;
 mod json;
+mod json_seed;
 mod log;
 mod ndjson;
 mod queue;
+mod rows;
 
 pub use invocation::Invocation;
 pub use json::{from_lua, to_lua};

@@ -1,49 +1,111 @@
-//! `native.ndjson.rows(string)`: an iterator over the JSON values of NDJSON text, one a line,
-//! blank lines skipped; a bad line is an error that names the line.
+//! `native.ndjson.rows(string_or_stream)`: an iterator over the JSON values of NDJSON, one a line,
+//! blank lines skipped, a `null` line as `native.json.null`; a bad line is an error naming the
+//! line. A stream (`native.bucket.<Name>.open(key)`) is read in chunks, gzip detected from the
+//! data, within `max_stream_mb`, exactly as batch results are.
 
-use mlua::{Lua, LuaSerdeExt, Table, Value};
+use mlua::{Lua, Table, UserData, Value};
 
-use super::{invocation, raise, to_lua};
+use super::rows::{iterator, LineSource};
+use super::{invocation, raise};
+use crate::batch::manifest::Part;
+use crate::batch::reader::Rows;
 
-fn rows(lua: &Lua, text: mlua::LuaString) -> mlua::Result<mlua::Function> {
-    let bytes = text.as_bytes().to_vec();
-    let max_row = u64::from(invocation(lua)?.tenant.config.limits.max_object_mb) * 1024 * 1024;
-    let mut pos = 0usize;
-    let mut line_no = 0u64;
-    lua.create_function_mut(move |lua, ()| -> mlua::Result<Value> {
+/// An object opened for streaming by `native.bucket.<Name>.open(key)`.
+#[derive(Debug, Clone)]
+pub struct Stream {
+    /// The real bucket.
+    pub bucket: String,
+    /// The full key.
+    pub key: String,
+    /// How scripts name it, for errors.
+    pub label: String,
+}
+
+impl UserData for Stream {}
+
+/// NDJSON text held in memory.
+struct Text {
+    bytes: Vec<u8>,
+    pos: usize,
+    line: u64,
+    max: usize,
+}
+
+impl LineSource for Text {
+    fn next_line(&mut self, lua: &Lua) -> mlua::Result<Option<(&[u8], u64, usize)>> {
         loop {
-            if pos >= bytes.len() {
-                return Ok(Value::Nil);
+            if self.pos >= self.bytes.len() {
+                return Ok(None);
             }
-            let end = bytes[pos..]
+            let start = self.pos;
+            let end = self.bytes[start..]
                 .iter()
                 .position(|b| *b == b'\n')
-                .map_or(bytes.len(), |i| pos + i);
-            let line = &bytes[pos..end];
-            pos = end + 1;
-            line_no += 1;
-            if line.len() as u64 > max_row {
+                .map_or(self.bytes.len(), |i| start + i);
+            self.pos = end + 1;
+            self.line += 1;
+            if end - start > self.max {
                 return Err(raise(
                     lua,
                     format!(
-                        "ndjson line {line_no} is {} bytes; rows may be at most max_object_mb",
-                        line.len()
+                        "ndjson line {} is {} bytes; rows may be at most max_object_mb",
+                        self.line,
+                        end - start
                     ),
                 ));
             }
-            let trimmed = line.trim_ascii();
-            if trimmed.is_empty() {
-                continue;
+            let row = self.bytes[start..end].trim_ascii();
+            if !row.is_empty() {
+                let offset = row.as_ptr() as usize - self.bytes.as_ptr() as usize;
+                return Ok(Some((
+                    &self.bytes[offset..offset + row.len()],
+                    self.line,
+                    0,
+                )));
             }
-            let v: serde_json::Value = serde_json::from_slice(trimmed)
-                .map_err(|e| raise(lua, format!("ndjson line {line_no}: invalid JSON: {e}")))?;
-            // A null row must not end the caller's for loop: it is native.json.null.
-            if v.is_null() {
-                return Ok(lua.null());
-            }
-            return to_lua(lua, &v);
         }
-    })
+    }
+
+    fn bad_row(&self, line: u64, _part: usize, err: String) -> String {
+        format!("ndjson line {line}: invalid JSON: {err}")
+    }
+}
+
+/// NDJSON read from an object, as a stream.
+struct Object {
+    rows: Rows,
+    bucket: String,
+}
+
+impl LineSource for Object {
+    fn next_line(&mut self, lua: &Lua) -> mlua::Result<Option<(&[u8], u64, usize)>> {
+        let inv = invocation(lua)?;
+        let mut src = super::batch::JobParts {
+            inv: &inv,
+            bucket: &self.bucket,
+            dir: "",
+        };
+        self.rows.next_line(&mut src).map_err(|e| raise(lua, e))
+    }
+
+    fn bad_row(&self, line: u64, part: usize, err: String) -> String {
+        self.rows.bad_row(line, part, err).to_string()
+    }
+}
+
+fn rows(lua: &Lua, source: Value) -> mlua::Result<mlua::Function> {
+    let max =
+        (u64::from(invocation(lua)?.tenant.config.limits.max_object_mb) * 1024 * 1024) as usize;
+    match source {
+        Value::String(s) => iterator(lua, Text { bytes: s.as_bytes().to_vec(), pos: 0, line: 0, max }),
+        Value::UserData(ud) => {
+            let s = ud.borrow::<Stream>().map_err(|_| raise(lua, "native.ndjson.rows takes a string or a stream from native.bucket.<Name>.open(key)"))?;
+            let part = Part { key: s.key.clone(), bytes: None, sha256: None };
+            let rows = Rows::new(s.label.clone(), vec![part], None);
+            iterator(lua, Object { rows, bucket: s.bucket.clone() })
+        }
+        other => Err(raise(lua, format!("native.ndjson.rows takes a string or a stream from native.bucket.<Name>.open(key), not a {}", other.type_name()))),
+    }
 }
 
 /// The `native.ndjson` table.

@@ -1,0 +1,101 @@
+//! Row iterators for scripts (`for row in job:rows("x") do`, `native.ndjson.rows(s)`): rows
+//! are read and converted in batches on the Rust side and handed out one by one by a small Luau
+//! closure, so that the per-row cost is a table lookup, not a call into Rust.
+
+use mlua::{Function, Lua, Table};
+
+use super::json_seed::parse_rows;
+
+/// Rows fetched per call into Rust.
+const BATCH_ROWS: usize = 256;
+/// Bytes of JSON text fetched per call into Rust, at most (a single longer row still goes).
+const BATCH_BYTES: usize = 1 << 20;
+
+/// Where the lines of an iterator come from.
+pub trait LineSource: Send + 'static {
+    /// The next line (a JSON value, not blank), its line number and the index of the part it
+    /// is in, or `None` at the end.
+    fn next_line(&mut self, lua: &Lua) -> mlua::Result<Option<(&[u8], u64, usize)>>;
+    /// The error for a line that is not JSON.
+    fn bad_row(&self, line: u64, part: usize, err: String) -> String;
+}
+
+const WRAP: &str = r#"
+local fill = ...
+local buf, i, n = {}, 0, 0
+return function()
+  i += 1
+  if i > n then
+    table.clear(buf)
+    n = fill(buf)
+    i = 1
+    if n == 0 then return nil end
+  end
+  return buf[i]
+end
+"#;
+
+/// An iterator function over the rows of `src`.
+pub fn iterator<S: LineSource>(lua: &Lua, mut src: S) -> mlua::Result<Function> {
+    let mut data: Vec<u8> = Vec::new();
+    let mut spans: Vec<(usize, usize, u64)> = Vec::new();
+    let mut part_of: Vec<usize> = Vec::new();
+    // Errors to raise, in order: a bad row, then whatever stopped the reading after it.
+    let mut pending: std::collections::VecDeque<mlua::Error> = Default::default();
+    let mut ended = false;
+    // Rows read but not yet handed out start at `from` (a bad row in the middle of a batch
+    // is raised, and the rows after it still follow if the script catches the error).
+    let mut from = 0usize;
+    let fill = lua.create_function_mut(move |lua, buf: Table| -> mlua::Result<usize> {
+        if let Some(e) = pending.pop_front() {
+            return Err(e);
+        }
+        if from >= spans.len() {
+            if ended {
+                return Ok(0);
+            }
+            data.clear();
+            spans.clear();
+            part_of.clear();
+            from = 0;
+            while spans.len() < BATCH_ROWS && data.len() < BATCH_BYTES {
+                match src.next_line(lua) {
+                    Ok(Some((bytes, line, part))) => {
+                        let start = data.len();
+                        data.extend_from_slice(bytes);
+                        spans.push((start, data.len(), line));
+                        part_of.push(part);
+                    }
+                    Ok(None) => {
+                        ended = true;
+                        break;
+                    }
+                    Err(e) => {
+                        pending.push_back(e);
+                        break;
+                    }
+                }
+            }
+        }
+        let (n, bad) = parse_rows(lua, &buf, &data, &spans[from..])?;
+        if let Some((line, err)) = bad {
+            let part = part_of[from + n];
+            // Raised after the rows before it; the rows after it stay for the next call.
+            let e = super::raise(lua, src.bad_row(line, part, err));
+            from += n + 1;
+            if n == 0 {
+                return Err(e);
+            }
+            pending.push_front(e);
+            return Ok(n);
+        }
+        from = spans.len();
+        if n == 0 {
+            if let Some(e) = pending.pop_front() {
+                return Err(e);
+            }
+        }
+        Ok(n)
+    })?;
+    lua.load(WRAP).set_name("=[native]").call(fill)
+}

@@ -1,0 +1,244 @@
+//! Rows through `job:rows` into a Luau loop, for plain and gzipped parts, beside the same
+//! machine's raw gunzip + sha256 + JSON parse of the same bytes, measured in the same run; and
+//! the peak memory of reading, for parts of 10 MB and 1 GB.
+//!
+//! Run: `cargo bench -p native-tests --bench batch` (add `-- --big` for the 1 GB parts).
+
+use std::io::{BufRead, Read, Write};
+use std::time::Instant;
+
+use native_core::ports::PutMode;
+use native_tests::TestProject;
+use serde_json::{json, Value};
+use sha2::{Digest, Sha256};
+
+const MB: usize = 1024 * 1024;
+
+fn rows(size: usize) -> (Vec<u8>, u64) {
+    let mut out = Vec::with_capacity(size + 256);
+    let mut n = 0u64;
+    while out.len() < size {
+        writeln!(
+            out,
+            r#"{{"id":{n},"name":"customer-{n}","email":"c{n}@example.com","amount":{}.{:02},"active":{},"tags":["a","b{}"]}}"#,
+            n * 7 % 10_000,
+            n % 100,
+            n.is_multiple_of(3),
+            n % 10
+        )
+        .unwrap();
+        n += 1;
+    }
+    (out, n)
+}
+
+fn gzip(data: &[u8]) -> Vec<u8> {
+    let mut e = flate2::write::GzEncoder::new(
+        Vec::with_capacity(data.len() / 4),
+        flate2::Compression::fast(),
+    );
+    e.write_all(data).unwrap();
+    e.finish().unwrap()
+}
+
+/// The baseline: sha256 of the stored bytes, gunzip when gzipped, and a serde_json parse of
+/// every line, streaming from the stored blob file.
+fn raw(path: &std::path::Path, gz: bool) -> u64 {
+    struct Hash<R>(R, Sha256);
+    impl<R: Read> Read for Hash<R> {
+        fn read(&mut self, b: &mut [u8]) -> std::io::Result<usize> {
+            let n = self.0.read(b)?;
+            self.1.update(&b[..n]);
+            Ok(n)
+        }
+    }
+    let f = std::io::BufReader::with_capacity(
+        256 * 1024,
+        Hash(std::fs::File::open(path).unwrap(), Sha256::new()),
+    );
+    let r: Box<dyn BufRead> = if gz {
+        Box::new(std::io::BufReader::with_capacity(
+            256 * 1024,
+            flate2::bufread::MultiGzDecoder::new(f),
+        ))
+    } else {
+        Box::new(f)
+    };
+    let mut n = 0;
+    for line in r.split(b'\n') {
+        let line = line.unwrap();
+        if !line.is_empty() {
+            let _: Value = serde_json::from_slice(&line).unwrap();
+            n += 1;
+        }
+    }
+    n
+}
+
+fn peak_rss_reset() {
+    let _ = std::fs::write("/proc/self/clear_refs", "5");
+}
+
+fn peak_rss_mb() -> f64 {
+    let s = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    s.lines()
+        .find(|l| l.starts_with("VmHWM:"))
+        .and_then(|l| l.split_whitespace().nth(1))
+        .and_then(|kb| kb.parse::<f64>().ok())
+        .map_or(0.0, |kb| kb / 1024.0)
+}
+
+fn main() {
+    let big = std::env::args().any(|a| a == "--big");
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let deployment = r#"{ "batch": { "bucket": "bench-batch", "prefix": "" } }"#;
+    let count = r#"function on_invoke(ctx, ev)
+        local job = native.batch.hydrate(ev)
+        local n, sum = 0, 0
+        for row in job:rows("r") do n += 1 sum += row.amount end
+        return n
+    end"#;
+    let p = TestProject::with_tenants(
+        deployment,
+        &[(
+            "b",
+            r#"{ "batch": true, "limits": { "timeout_s": 900, "max_stream_mb": 65536 } }"#,
+            &[("count", count)],
+        )],
+    );
+    let sizes: &[usize] = if big {
+        &[10 * MB, 1024 * MB]
+    } else {
+        &[10 * MB, 100 * MB]
+    };
+    println!(
+        "{:<28} {:>10} {:>10} {:>12} {:>10} {:>12}",
+        "part", "rows", "MB", "rows/s", "MB/s", "of raw"
+    );
+    for &size in sizes {
+        for gz in [false, true] {
+            let (plain, n) = rows(size);
+            let stored = if gz { gzip(&plain) } else { plain.clone() };
+            let mb = plain.len() as f64 / MB as f64;
+            drop(plain);
+            let job = format!("j{size}{gz}");
+            let manifest = json!({ "ok": true, "results": { "r": { "rows": n, "parts": [{ "key": "r.0000", "bytes": stored.len(), "sha256": hex::encode(Sha256::digest(&stored)) }] } } });
+            let state = json!({ "v": 1, "job": job, "continue_with": null, "state": {}, "queries": ["r"], "created_ms": 0 });
+            let objects = &p.rt.services.backends.objects;
+            rt.block_on(async {
+                objects
+                    .put(
+                        "bench-batch",
+                        &format!("b/jobs/{job}/r.0000"),
+                        stored.into(),
+                        PutMode::Overwrite,
+                    )
+                    .await
+                    .unwrap();
+                objects
+                    .put(
+                        "bench-batch",
+                        &format!("b/jobs/{job}/done.json"),
+                        manifest.to_string().into(),
+                        PutMode::Overwrite,
+                    )
+                    .await
+                    .unwrap();
+                objects
+                    .put(
+                        "bench-batch",
+                        &format!("b/state/{job}.json"),
+                        state.to_string().into(),
+                        PutMode::Overwrite,
+                    )
+                    .await
+                    .unwrap();
+            });
+            let (_, file) = p
+                .project
+                .backend
+                .open_object("bench-batch", &format!("b/jobs/{job}/r.0000"))
+                .unwrap()
+                .unwrap();
+            drop(file);
+            let blob = blob_path(&p, &format!("b/jobs/{job}/r.0000"));
+
+            let t = Instant::now();
+            assert_eq!(raw(&blob, gz), n);
+            let raw_s = t.elapsed().as_secs_f64();
+
+            peak_rss_reset();
+            let before = peak_rss_mb();
+            let t = Instant::now();
+            let got = rt
+                .block_on(p.invoke("b", "count", json!({ "job": job })))
+                .unwrap();
+            let ours_s = t.elapsed().as_secs_f64();
+            let peak = peak_rss_mb();
+            assert_eq!(got, json!(n));
+            let label = format!("{} MB {}", size / MB, if gz { "gzip" } else { "plain" });
+            println!(
+                "{:<28} {:>10} {:>10.0} {:>12.0} {:>10.1} {:>12}",
+                format!("raw: {label}"),
+                n,
+                mb,
+                n as f64 / raw_s,
+                mb / raw_s,
+                "100%"
+            );
+            println!(
+                "{:<28} {:>10} {:>10.0} {:>12.0} {:>10.1} {:>11.0}%   peak RSS {:.0} MB (process before: {:.0} MB)",
+                format!("job:rows: {label}"),
+                n,
+                mb,
+                n as f64 / ours_s,
+                mb / ours_s,
+                100.0 * raw_s / ours_s,
+                peak,
+                before
+            );
+            rt.block_on(async {
+                objects
+                    .delete("bench-batch", &format!("b/jobs/{job}/r.0000"))
+                    .await
+                    .unwrap()
+            });
+        }
+    }
+}
+
+/// The blob file behind an object of the embedded backend (content-addressed under .native).
+fn blob_path(p: &TestProject, key: &str) -> std::path::PathBuf {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap();
+    let (meta, _) = rt
+        .block_on(p.rt.services.backends.objects.head("bench-batch", key))
+        .map(|m| (m.unwrap(), ()))
+        .unwrap();
+    let _ = meta;
+    let root = p.dir.path().join(".native/blobs");
+    // The blob is named by the sha256 of the content: find it by size.
+    let want = p
+        .project
+        .backend
+        .open_object("bench-batch", key)
+        .unwrap()
+        .unwrap()
+        .1
+        .metadata()
+        .unwrap()
+        .len();
+    for dir in std::fs::read_dir(&root).unwrap().flatten() {
+        for f in std::fs::read_dir(dir.path()).unwrap().flatten() {
+            if f.metadata().unwrap().len() == want {
+                return f.path();
+            }
+        }
+    }
+    panic!("blob of {key} not found");
+}
