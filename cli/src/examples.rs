@@ -31,6 +31,19 @@ pub const BARRIER: &[File] = files!("barrier":
     "tenants/acme/scripts/finalize.luau",
 );
 
+/// `examples/batch`: the seed's customers/orders flow, with partner fixtures.
+pub const BATCH: &[File] = files!("batch":
+    "deployment.json",
+    "tenants/shop/config.json",
+    "tenants/shop/scripts/request.luau",
+    "tenants/shop/scripts/router.luau",
+    "tenants/shop/scripts/batch-gone.luau",
+    "tenants/shop/scripts/default.luau",
+    "tenants/shop/scripts/settle.luau",
+    "partner/customers_by_id.ndjson",
+    "partner/open_orders.ndjson",
+);
+
 /// Writes an example's files under `root`, refusing to overwrite anything.
 pub fn write(root: &std::path::Path, files: &[File]) -> std::io::Result<()> {
     for (path, content) in files {

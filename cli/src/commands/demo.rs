@@ -69,6 +69,7 @@ pub async fn run() -> Outcome {
         .is_none();
     println!("In/greetings/Ada.json deleted after the continuation succeeded: {gone}");
     barrier().await?;
+    batch().await?;
     println!("\ndone. Make your own project with `native init DIR`.");
     Ok(())
 }
@@ -122,6 +123,71 @@ async fn barrier() -> Outcome {
         Some((_, text)) => println!("{}", String::from_utf8_lossy(&text)),
         None => return Err(Failed::script("the barrier demo's summary is missing")),
     }
+    Ok(())
+}
+
+/// examples/batch: a job for a partner, answered by the CLI partner from fixture files.
+async fn batch() -> Outcome {
+    use native_core::batch::partner::{answer, pending, Options, Source};
+    let dir = tempfile::tempdir()
+        .map_err(|e| Failed::usage(format!("cannot make a temporary folder: {e}")))?;
+    examples::write(dir.path(), examples::BATCH).map_err(|e| Failed::usage(e.to_string()))?;
+    println!(
+        "\nnative demo, part 3: a partner job (examples/batch) in {}",
+        dir.path().display()
+    );
+    let p = Project::open(dir.path())?;
+    let rt = p.runtime();
+    let ev = json!({ "ids": [1, 2, 3], "since": "2026-11-01", "ref": "r-1" });
+    step(
+        10,
+        &format!("native invoke shop request '{ev}'  (input ids, two queries, state, submit)"),
+    );
+    let job = rt.invoke("shop", "request", ev).await?;
+    println!("returned {job}");
+    step(11, "native ls shop '$batch'");
+    let page = rt
+        .services
+        .backends
+        .objects
+        .list("shop-batch", "tenants/shop/", None, 100)
+        .await?;
+    for o in &page.objects {
+        println!("{}", o.key.trim_start_matches("tenants/shop/"));
+    }
+    step(12, "native partner shop --fixtures partner --gzip  (results, then done.json last; its notification runs settle)");
+    let opts = Options {
+        gzip: true,
+        ..Options::new(Source::Fixtures(dir.path().join("partner")))
+    };
+    let objects = rt.services.backends.objects.clone();
+    for request in pending(&*objects, &rt.services.deployment, "shop").await? {
+        let a = answer(&*objects, &rt.services.deployment, "shop", &request, &opts).await?;
+        println!(
+            "{}: {} queries, {} rows: {}",
+            a.job,
+            request.queries.len(),
+            a.rows(),
+            if a.done.ok { "ok" } else { "failed" }
+        );
+    }
+    drain_quiet(&rt).await?;
+    step(
+        13,
+        "native get shop Out settlements/r-1.json  (and the job's files are gone)",
+    );
+    let (real, full) = rt.locate("shop", "Out", "settlements/r-1.json")?;
+    match rt.services.backends.objects.get(&real, &full).await? {
+        Some((_, text)) => println!("{}", String::from_utf8_lossy(&text)),
+        None => return Err(Failed::script("the batch demo's settlement is missing")),
+    }
+    let left = rt
+        .services
+        .backends
+        .objects
+        .list("shop-batch", "tenants/shop/", None, 100)
+        .await?;
+    println!("objects left in the batch bucket: {}", left.objects.len());
     Ok(())
 }
 
