@@ -135,6 +135,15 @@ pub enum Command {
         #[arg(long)]
         wait: bool,
     },
+    /// Check a tenant, then upload its config and scripts to the scripts bucket of a deployment
+    /// on AWS (credentials and region from the environment, AWS_ENDPOINT_URL for emulators).
+    Deploy {
+        /// The tenant.
+        tenant: String,
+        /// The scripts bucket (the stack's ScriptsBucket output).
+        #[arg(long)]
+        bucket: String,
+    },
     /// Barriers: `native barrier status TENANT ID` prints where one stands, as JSON.
     Barrier {
         /// What to do with barriers.

@@ -1241,3 +1241,88 @@ fn partner_usage_errors() {
         .code(2)
         .err_has("batch");
 }
+
+/// The emulator's endpoint for the AWS tests (tests/run.sh starts moto and sets it).
+fn aws_endpoint() -> Option<String> {
+    match std::env::var("NATIVE_TEST_AWS_ENDPOINT") {
+        Ok(e) => Some(e),
+        Err(_) if std::env::var("NATIVE_SKIP_AWS").as_deref() == Ok("1") => None,
+        Err(_) => panic!("NATIVE_TEST_AWS_ENDPOINT is not set: run tests/run.sh, which starts moto (or set NATIVE_SKIP_AWS=1 to skip the AWS tests)"),
+    }
+}
+
+/// `python3 -c CODE` with boto3 (which moto brings) against the emulator.
+fn boto(endpoint: &str, code: &str) -> String {
+    let prelude = format!("import boto3, json\ns3 = boto3.client('s3', endpoint_url='{endpoint}', region_name='us-east-1', aws_access_key_id='testing', aws_secret_access_key='testing')\n");
+    let o = Command::new("python3")
+        .arg("-c")
+        .arg(format!("{prelude}{code}"))
+        .output()
+        .expect("python3");
+    assert!(
+        o.status.success(),
+        "boto3: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+#[test]
+fn deploy_checks_then_uploads_the_tenant_to_the_scripts_bucket() {
+    let Some(endpoint) = aws_endpoint() else {
+        return;
+    };
+    // GIVEN a project and a scripts bucket in the emulator
+    let bucket = format!("scripts-{}", std::process::id());
+    boto(&endpoint, &format!("s3.create_bucket(Bucket='{bucket}')"));
+    let dir = tempfile::tempdir().unwrap();
+    native(dir.path(), &["init", dir.path().to_str().unwrap()]).ok();
+    let deploy = |p: &Path| {
+        Run::from(
+            Command::new(native_bin())
+                .args([
+                    "--project",
+                    p.to_str().unwrap(),
+                    "deploy",
+                    "hello",
+                    "--bucket",
+                    &bucket,
+                ])
+                .env("AWS_ENDPOINT_URL", &endpoint)
+                .env("AWS_ACCESS_KEY_ID", "testing")
+                .env("AWS_SECRET_ACCESS_KEY", "testing")
+                .env("AWS_REGION", "us-east-1")
+                .env("AWS_EC2_METADATA_DISABLED", "true")
+                .output()
+                .unwrap(),
+        )
+    };
+    // WHEN it is deployed THEN config and scripts are in <tenant>/ of the bucket
+    deploy(dir.path()).ok();
+    let keys = boto(&endpoint, &format!("print(json.dumps(sorted(o['Key'] for o in s3.list_objects_v2(Bucket='{bucket}')['Contents'])))"));
+    let keys: Vec<String> = serde_json::from_str(&keys).unwrap();
+    assert_eq!(
+        keys,
+        [
+            "hello/config.json",
+            "hello/scripts/finish.luau",
+            "hello/scripts/greet.luau",
+            "hello/scripts/router.luau",
+            "hello/scripts/start.luau"
+        ]
+    );
+    // WHEN a script does not compile THEN nothing is deployed and the error names file and line
+    std::fs::write(
+        dir.path().join("tenants/hello/scripts/start.luau"),
+        "function on_invoke(\n  x = = 1\nend",
+    )
+    .unwrap();
+    deploy(dir.path())
+        .code(2)
+        .err_has("tenants/hello/scripts/start.luau:2:");
+    let body = boto(&endpoint, &format!("print(s3.get_object(Bucket='{bucket}', Key='hello/scripts/start.luau')['Body'].read().decode())"));
+    assert!(
+        body.contains("document written"),
+        "the deployed script is unchanged"
+    );
+}

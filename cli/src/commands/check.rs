@@ -3,14 +3,14 @@
 use std::path::Path;
 
 use native_core::engine::compile;
+use native_core::local::Project;
 use native_core::tenants::DirTenants;
 
 use super::{open, Failed, Outcome};
 
 pub fn run(project: &Path) -> Outcome {
     let p = open(project)?;
-    let tenants = DirTenants::new(&p.root);
-    let names = tenants.names()?;
+    let names = DirTenants::new(&p.root).names()?;
     if names.is_empty() {
         return Err(Failed::usage(format!(
             "{} has no tenants: add tenants/<tenant>/config.json",
@@ -20,24 +20,9 @@ pub fn run(project: &Path) -> Outcome {
     let mut errors = Vec::new();
     let mut scripts = 0;
     for name in &names {
-        let t = match tenants.read(name) {
-            Ok(t) => t,
-            Err(e) => {
-                errors.push(e.to_string());
-                continue;
-            }
-        };
-        for s in t.scripts.values() {
-            scripts += 1;
-            if let Err(e) = compile(&s.name, &s.source) {
-                errors.push(format!("tenants/{name}/scripts/{e}"));
-            }
-        }
-        if !t.scripts.contains_key(&t.config.router) && !p.deployment.buckets.map.is_empty() {
-            eprintln!(
-                "warning: tenants/{name}: no router script {:?}; object events for this tenant will fail until scripts/{}.luau exists",
-                t.config.router, t.config.router
-            );
+        match tenant(&p, name) {
+            Ok(n) => scripts += n,
+            Err(mut e) => errors.append(&mut e),
         }
     }
     if errors.is_empty() {
@@ -45,5 +30,33 @@ pub fn run(project: &Path) -> Outcome {
         Ok(())
     } else {
         Err(Failed::usage(errors.join("\n")))
+    }
+}
+
+/// Checks one tenant: its config, and every script compiles. Returns how many scripts it has,
+/// or every error found.
+pub fn tenant(p: &Project, name: &str) -> Result<usize, Vec<String>> {
+    let t = DirTenants::new(&p.root)
+        .read(name)
+        .map_err(|e| vec![e.to_string()])?;
+    let errors: Vec<String> = t
+        .scripts
+        .values()
+        .filter_map(|s| {
+            compile(&s.name, &s.source)
+                .err()
+                .map(|e| format!("tenants/{name}/scripts/{e}"))
+        })
+        .collect();
+    if !t.scripts.contains_key(&t.config.router) && !p.deployment.buckets.map.is_empty() {
+        eprintln!(
+            "warning: tenants/{name}: no router script {:?}; object events for this tenant will fail until scripts/{}.luau exists",
+            t.config.router, t.config.router
+        );
+    }
+    if errors.is_empty() {
+        Ok(t.scripts.len())
+    } else {
+        Err(errors)
     }
 }

@@ -4,6 +4,7 @@
 mod barrier;
 mod check;
 mod demo;
+mod deploy;
 mod objects;
 mod partner;
 mod queues;
@@ -132,6 +133,7 @@ pub async fn run(cli: Cli) -> ExitCode {
             .await
         }
         Command::Drain { wait } => drain_cmd(&project, wait).await,
+        Command::Deploy { tenant, bucket } => deploy::run(&project, &tenant, &bucket).await,
         Command::Barrier { command } => barrier::run(&project, command).await,
         Command::Dlq { tenant } => queues::dlq(&project, tenant.as_deref()).await,
     };

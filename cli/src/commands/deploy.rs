@@ -1,0 +1,30 @@
+//! `native deploy TENANT --bucket B`: checks a tenant, then uploads it to the scripts bucket of
+//! a deployment on AWS, where the functions pick it up within seconds.
+
+use std::path::Path;
+
+use native_core::aws::{load_sdk_config, upload_tenant, Clients, S3Objects};
+
+use super::{open, Failed, Outcome};
+
+pub async fn run(project: &Path, tenant: &str, bucket: &str) -> Outcome {
+    let p = open(project)?;
+    let scripts = super::check::tenant(&p, tenant).map_err(|e| {
+        Failed::usage(format!(
+            "not deployed, `native check` fails:\n{}",
+            e.join("\n")
+        ))
+    })?;
+    let sdk = load_sdk_config().await;
+    let store = S3Objects::new(Clients::new(&sdk).s3);
+    let dir = p.root.join("tenants").join(tenant);
+    let (written, deleted) = upload_tenant(&store, bucket, tenant, &dir).await?;
+    for k in &written {
+        println!("uploaded s3://{bucket}/{k}");
+    }
+    for k in &deleted {
+        println!("deleted  s3://{bucket}/{k}");
+    }
+    eprintln!("deployed tenant {tenant:?}: {scripts} script(s) to s3://{bucket}/{tenant}/; warm functions see it within {} s", native_core::aws::RECHECK_EVERY.as_secs());
+    Ok(())
+}
