@@ -277,3 +277,23 @@ async fn max_data_ops_counts_every_backend_call() {
         .to_string();
     assert!(e.contains("max_data_ops"), "{e}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bytecode_is_compiled_once_per_content() {
+    // GIVEN a script whose source no other test has
+    let src = format!(
+        "-- {}\nfunction on_invoke() return 1 end",
+        std::process::id()
+    );
+    let p = TestProject::new("acme", "{}", &[("s", &src), ("t", &src)]);
+    let before = native_core::engine::cached_count();
+    // WHEN it runs many times, and under another name with the same content
+    for _ in 0..5 {
+        p.invoke("acme", "s", json!({})).await.unwrap();
+        p.invoke("acme", "t", json!({})).await.unwrap();
+    }
+    // THEN it was compiled once (other tests in this binary may add their own meanwhile)
+    let cached = native_core::engine::compile_count_of(&src);
+    assert_eq!(cached, 1, "compiled {cached} times");
+    assert!(native_core::engine::cached_count() > before);
+}

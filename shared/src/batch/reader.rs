@@ -300,7 +300,7 @@ fn read_line(
         if buf.is_empty() {
             return Ok(out.is_empty());
         }
-        let (take, found) = match buf.iter().position(|b| *b == b'\n') {
+        let (take, found) = match memchr::memchr(b'\n', buf) {
             Some(i) => (i + 1, true),
             None => (buf.len(), false),
         };

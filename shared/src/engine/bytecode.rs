@@ -17,6 +17,26 @@ const EXPORTS: &str =
 /// Bytecode by the sha256 of its source.
 type Cache = Mutex<HashMap<[u8; 32], Arc<Vec<u8>>>>;
 
+/// How often each source hash was compiled, for tests that prove the cache works.
+fn compiles() -> &'static Mutex<HashMap<[u8; 32], u32>> {
+    static COMPILES: OnceLock<Mutex<HashMap<[u8; 32], u32>>> = OnceLock::new();
+    COMPILES.get_or_init(Default::default)
+}
+
+/// How many times a source was compiled in this process (0 or 1 when the cache works).
+pub fn compile_count_of(source: &str) -> u32 {
+    let hash: [u8; 32] = sha2::Digest::finalize(<sha2::Sha256 as sha2::Digest>::new_with_prefix(
+        source.as_bytes(),
+    ))
+    .into();
+    compiles()
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .get(&hash)
+        .copied()
+        .unwrap_or(0)
+}
+
 fn cache() -> &'static Cache {
     static CACHE: OnceLock<Cache> = OnceLock::new();
     CACHE.get_or_init(Default::default)
@@ -37,6 +57,11 @@ pub fn bytecode(script: &Script) -> Result<Arc<Vec<u8>>, String> {
         return Ok(b.clone());
     }
     let code = Arc::new(compile(&script.name, &script.source)?);
+    *compiles()
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .entry(script.hash)
+        .or_default() += 1;
     cache()
         .lock()
         .unwrap_or_else(|p| p.into_inner())

@@ -5,7 +5,7 @@
 mod bytecode;
 mod sandbox;
 
-pub use bytecode::{bytecode, cached_count, compile};
+pub use bytecode::{bytecode, cached_count, compile, compile_count_of};
 pub use sandbox::Vm;
 
 use std::cell::{Cell, RefCell};
