@@ -1,15 +1,135 @@
 //! Test kit: throwaway projects with tenants written from strings, a log sink that keeps what
 //! scripts log, and helpers to run and drain.
 
+#[cfg(feature = "aws")]
+pub mod aws_env;
 pub mod faults;
 
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 
+use native_core::embedded::Embedded;
 use native_core::host::LogSink;
 use native_core::local::{drain, DrainOptions, DrainReport, Project};
+use native_core::ports::Backends;
 use native_core::runtime::Runtime;
 use serde_json::Value;
+
+/// Where the AWS emulator is (`NATIVE_TEST_AWS_ENDPOINT`), or `None` when the AWS tests are
+/// skipped on purpose (`NATIVE_SKIP_AWS=1`). Panics when neither is set: the AWS tests must not
+/// pass silently for want of an emulator.
+pub fn aws_endpoint() -> Option<String> {
+    if let Some(e) = std::env::var("NATIVE_TEST_AWS_ENDPOINT")
+        .ok()
+        .filter(|e| !e.is_empty())
+    {
+        return Some(e);
+    }
+    if std::env::var("NATIVE_SKIP_AWS").as_deref() == Ok("1") {
+        eprintln!("NATIVE_SKIP_AWS=1: AWS tests skipped");
+        return None;
+    }
+    panic!(
+        "NATIVE_TEST_AWS_ENDPOINT is not set. The AWS tests need an emulator: run `tests/moto.sh` \
+         (it installs moto[server] with pip if missing, starts it on a free port and runs these \
+         tests), or start `moto_server -H 127.0.0.1 -p 5000` and set \
+         NATIVE_TEST_AWS_ENDPOINT=http://127.0.0.1:5000. To skip them on purpose, set NATIVE_SKIP_AWS=1."
+    );
+}
+
+/// The backend a test runs on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Backend {
+    /// The embedded backend in a temporary folder.
+    Embedded,
+    /// S3, DynamoDB and SQS in the emulator at [`aws_endpoint`] (feature `aws`).
+    Aws,
+}
+
+/// Runs each listed test body, an `async fn(Backend)`, once per backend: as `embedded::<name>`
+/// and, with the `aws` feature, as `aws::<name>` (skipped when [`aws_endpoint`] says so). The
+/// tests run on a multi-threaded runtime, as scripts block on backend calls.
+#[macro_export]
+macro_rules! on_both_backends {
+    ($($name:ident),* $(,)?) => {
+        mod embedded {
+            $(
+                #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+                async fn $name() {
+                    super::$name($crate::Backend::Embedded).await
+                }
+            )*
+        }
+        #[cfg(feature = "aws")]
+        mod aws {
+            $(
+                #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+                async fn $name() {
+                    if $crate::aws_endpoint().is_some() {
+                        super::$name($crate::Backend::Aws).await
+                    }
+                }
+            )*
+        }
+    };
+}
+
+/// The three ports on one backend, with no project around them (for tests of core APIs).
+#[derive(Debug)]
+pub struct TestBackends {
+    /// The ports.
+    pub backends: Backends,
+    /// Which backend.
+    pub backend: Backend,
+    origin: Origin,
+}
+
+#[derive(Debug)]
+enum Origin {
+    Embedded(tempfile::TempDir),
+    #[cfg(feature = "aws")]
+    Aws(Box<aws_env::Stack>),
+}
+
+impl TestBackends {
+    /// Fresh, empty storage on `backend`: a temporary folder, or a table and queues of their
+    /// own in the emulator.
+    pub async fn new(backend: Backend) -> Self {
+        let origin = match backend {
+            Backend::Embedded => Origin::Embedded(tempfile::tempdir().unwrap()),
+            #[cfg(feature = "aws")]
+            Backend::Aws => Origin::Aws(Box::new(
+                aws_env::stack(
+                    &aws_endpoint().expect("the AWS tests are skipped"),
+                    &native_core::config::Deployment::default(),
+                )
+                .await,
+            )),
+            #[cfg(not(feature = "aws"))]
+            Backend::Aws => panic!("native-tests is built without its `aws` feature"),
+        };
+        let backends = match &origin {
+            Origin::Embedded(dir) => Embedded::open(dir.path(), vec![]).unwrap().backends(),
+            #[cfg(feature = "aws")]
+            Origin::Aws(stack) => stack.backends.clone(),
+        };
+        TestBackends {
+            backends,
+            backend,
+            origin,
+        }
+    }
+
+    /// Another handle on the same storage, as a second process has: the folder opened again,
+    /// or new SDK clients on the same table and queues.
+    pub async fn another(&self) -> Backends {
+        match &self.origin {
+            Origin::Embedded(dir) => Embedded::open(dir.path(), vec![]).unwrap().backends(),
+            #[cfg(feature = "aws")]
+            Origin::Aws(stack) => stack.another().await,
+        }
+    }
+}
 
 /// A deployment with two data buckets and a batch bucket.
 pub const DEPLOYMENT: &str = r#"{
@@ -42,16 +162,22 @@ impl MemLog {
 /// A tenant to write: name, config.json text, and (name, source) of each script.
 pub type TenantSpec<'a> = (&'a str, &'a str, &'a [(&'a str, &'a str)]);
 
-/// A project in a temporary folder.
+/// A project in a temporary folder: tenants and `deployment.json` there, and a runtime over the
+/// embedded backend in its `.native/` or over AWS backends in the emulator.
 pub struct TestProject {
     /// Keeps the folder alive.
     pub dir: tempfile::TempDir,
-    /// The opened project.
+    /// The opened project. On AWS its embedded backend is unused: `rt` runs over the emulator.
     pub project: Project,
     /// The runtime over it, logging into `log`.
     pub rt: Runtime,
     /// What was logged.
     pub log: Arc<MemLog>,
+    /// Which backend `rt` runs on.
+    pub backend: Backend,
+    /// On AWS, the resources in the emulator.
+    #[cfg(feature = "aws")]
+    pub stack: Option<aws_env::Stack>,
 }
 
 /// Writes a tenant into a project folder.
@@ -85,7 +211,71 @@ impl TestProject {
             project,
             rt,
             log,
+            backend: Backend::Embedded,
+            #[cfg(feature = "aws")]
+            stack: None,
         }
+    }
+
+    /// A project with the given deployment and tenants on `backend`. On AWS the deployment's
+    /// buckets get real names of their own in the emulator (read them from
+    /// `p.rt.services.deployment`), with a table and queues of their own; tenants are still
+    /// read from the temporary folder.
+    pub async fn on(backend: Backend, deployment: &str, tenants: &[TenantSpec<'_>]) -> Self {
+        match backend {
+            Backend::Embedded => Self::with_tenants(deployment, tenants),
+            Backend::Aws => Self::aws(deployment, tenants).await,
+        }
+    }
+
+    /// A project with the given deployment and tenants over AWS backends in the emulator.
+    #[cfg(feature = "aws")]
+    pub async fn aws(deployment: &str, tenants: &[TenantSpec<'_>]) -> Self {
+        let ep = aws_endpoint().expect("the AWS tests are skipped (NATIVE_SKIP_AWS=1)");
+        let d = native_core::config::Deployment::from_json("deployment.json", deployment).unwrap();
+        let stack = aws_env::stack(&ep, &d).await;
+        let real = stack.deployment();
+        let mut text = serde_json::json!({ "buckets": { "map": real.buckets.map } });
+        if let Some(b) = &real.batch {
+            text["batch"] = serde_json::json!({ "bucket": b.bucket, "prefix": b.prefix });
+        }
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("deployment.json"), text.to_string()).unwrap();
+        for (t, c, s) in tenants {
+            write_tenant(dir.path(), t, c, s);
+        }
+        let project = Project::open(dir.path()).unwrap();
+        let log = Arc::new(MemLog::default());
+        let rt = Runtime::new(
+            real.clone(),
+            stack.backends.clone(),
+            project.tenants.clone(),
+        )
+        .with_log(log.clone());
+        TestProject {
+            dir,
+            project,
+            rt,
+            log,
+            backend: Backend::Aws,
+            stack: Some(stack),
+        }
+    }
+
+    /// Without the `aws` feature there is no AWS backend.
+    #[cfg(not(feature = "aws"))]
+    pub async fn aws(_deployment: &str, _tenants: &[TenantSpec<'_>]) -> Self {
+        panic!("native-tests is built without its `aws` feature")
+    }
+
+    /// The real bucket of a logical name (`$batch` for the batch bucket).
+    pub fn real_bucket(&self, logical: &str) -> String {
+        self.rt
+            .services
+            .deployment
+            .real_bucket(logical)
+            .unwrap_or_else(|| panic!("no bucket {logical} in the deployment"))
+            .to_string()
     }
 
     /// Runs `on_invoke` of a script.

@@ -5,25 +5,7 @@
 //! Run with `tests/moto.sh`, which starts moto and sets `NATIVE_TEST_AWS_ENDPOINT`. Without that
 //! variable every test here fails and says so, unless `NATIVE_SKIP_AWS=1` is set.
 
-/// Where the emulator is, or `None` when the AWS tests are skipped on purpose.
-fn endpoint() -> Option<String> {
-    if let Some(e) = std::env::var("NATIVE_TEST_AWS_ENDPOINT")
-        .ok()
-        .filter(|e| !e.is_empty())
-    {
-        return Some(e);
-    }
-    if std::env::var("NATIVE_SKIP_AWS").as_deref() == Ok("1") {
-        eprintln!("NATIVE_SKIP_AWS=1: AWS tests skipped");
-        return None;
-    }
-    panic!(
-        "NATIVE_TEST_AWS_ENDPOINT is not set. The AWS tests need an emulator: run `tests/moto.sh` \
-         (it installs moto[server] with pip if missing, starts it on a free port and runs these \
-         tests), or start `moto_server -H 127.0.0.1 -p 5000` and set \
-         NATIVE_TEST_AWS_ENDPOINT=http://127.0.0.1:5000. To skip them on purpose, set NATIVE_SKIP_AWS=1."
-    );
-}
+use native_tests::aws_endpoint as endpoint;
 
 #[cfg(not(feature = "aws"))]
 #[test]
@@ -40,171 +22,15 @@ mod with_aws {
     use std::time::Duration;
 
     use native_core::aws::lambda::{self, SqsEvent, SqsMessage};
-    use native_core::aws::sdk::{dynamodb, s3, sqs};
+    use native_core::aws::sdk::{s3, sqs};
     use native_core::aws::{AwsConfig, Clients, DynamoKv, S3Objects, SqsQueues};
     use native_core::conformance;
     use native_core::ports::{ObjectStore, Queue, QueueKind};
+    use native_tests::aws_env::{clients, make_bucket, make_queue, make_table, notify, unique};
     use native_tests::MemLog;
     use serde_json::{json, Value};
 
     use super::endpoint;
-
-    /// A name unique to this run, valid for buckets, queues and tables.
-    fn unique(what: &str) -> String {
-        format!("nt-{what}-{:08x}", rand_u32())
-    }
-
-    fn rand_u32() -> u32 {
-        use std::hash::{BuildHasher, Hasher};
-        let mut h = std::collections::hash_map::RandomState::new().build_hasher();
-        h.write_u128(
-            std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .unwrap()
-                .as_nanos(),
-        );
-        h.finish() as u32
-    }
-
-    async fn clients(endpoint: &str) -> Clients {
-        Clients::new(&native_core::aws::emulator_sdk_config(endpoint).await)
-    }
-
-    async fn make_bucket(c: &Clients, name: &str) {
-        c.s3.create_bucket().bucket(name).send().await.unwrap();
-    }
-
-    /// A queue with a dead-letter queue after 5 receives, as the SAM template makes them.
-    /// Returns (url, arn, dlq url).
-    async fn make_queue(c: &Clients, name: &str) -> (String, String, String) {
-        let arn_of = |url: String| async move {
-            let out = c
-                .sqs
-                .get_queue_attributes()
-                .queue_url(&url)
-                .attribute_names(sqs::types::QueueAttributeName::QueueArn)
-                .send()
-                .await
-                .unwrap();
-            out.attributes().unwrap()[&sqs::types::QueueAttributeName::QueueArn].clone()
-        };
-        let dlq = c
-            .sqs
-            .create_queue()
-            .queue_name(format!("{name}-dlq"))
-            .send()
-            .await
-            .unwrap()
-            .queue_url()
-            .unwrap()
-            .to_string();
-        let dlq_arn = arn_of(dlq.clone()).await;
-        let url = c
-            .sqs
-            .create_queue()
-            .queue_name(name)
-            .attributes(
-                sqs::types::QueueAttributeName::RedrivePolicy,
-                json!({ "deadLetterTargetArn": dlq_arn, "maxReceiveCount": 5 }).to_string(),
-            )
-            .attributes(sqs::types::QueueAttributeName::VisibilityTimeout, "30")
-            .send()
-            .await
-            .unwrap()
-            .queue_url()
-            .unwrap()
-            .to_string();
-        let arn = arn_of(url.clone()).await;
-        (url, arn, dlq)
-    }
-
-    /// The table as the SAM template makes it: `pk`/`sk` strings, TTL on `ttl`.
-    async fn make_table(c: &Clients, name: &str) {
-        use dynamodb::types::*;
-        c.dynamodb
-            .create_table()
-            .table_name(name)
-            .billing_mode(BillingMode::PayPerRequest)
-            .attribute_definitions(
-                AttributeDefinition::builder()
-                    .attribute_name("pk")
-                    .attribute_type(ScalarAttributeType::S)
-                    .build()
-                    .unwrap(),
-            )
-            .attribute_definitions(
-                AttributeDefinition::builder()
-                    .attribute_name("sk")
-                    .attribute_type(ScalarAttributeType::S)
-                    .build()
-                    .unwrap(),
-            )
-            .key_schema(
-                KeySchemaElement::builder()
-                    .attribute_name("pk")
-                    .key_type(KeyType::Hash)
-                    .build()
-                    .unwrap(),
-            )
-            .key_schema(
-                KeySchemaElement::builder()
-                    .attribute_name("sk")
-                    .key_type(KeyType::Range)
-                    .build()
-                    .unwrap(),
-            )
-            .send()
-            .await
-            .unwrap();
-        c.dynamodb
-            .update_time_to_live()
-            .table_name(name)
-            .time_to_live_specification(
-                TimeToLiveSpecification::builder()
-                    .attribute_name("ttl")
-                    .enabled(true)
-                    .build()
-                    .unwrap(),
-            )
-            .send()
-            .await
-            .unwrap();
-    }
-
-    /// Makes `bucket` notify the queue `queue_arn` of created objects, optionally only for keys
-    /// ending in `suffix`.
-    async fn notify(c: &Clients, bucket: &str, queue_arn: &str, suffix: Option<&str>) {
-        use s3::types::*;
-        let mut qc = QueueConfiguration::builder()
-            .queue_arn(queue_arn)
-            .events(Event::S3ObjectCreated);
-        if let Some(sfx) = suffix {
-            qc = qc.filter(
-                NotificationConfigurationFilter::builder()
-                    .key(
-                        S3KeyFilter::builder()
-                            .filter_rules(
-                                FilterRule::builder()
-                                    .name(FilterRuleName::Suffix)
-                                    .value(sfx)
-                                    .build(),
-                            )
-                            .build(),
-                    )
-                    .build(),
-            );
-        }
-        c.s3.put_bucket_notification_configuration()
-            .bucket(bucket)
-            .notification_configuration(
-                NotificationConfiguration::builder()
-                    .queue_configurations(qc.build().unwrap())
-                    .build(),
-            )
-            .send()
-            .await
-            .unwrap();
-    }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn conformance_objects_on_s3() {

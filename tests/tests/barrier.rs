@@ -5,12 +5,31 @@ use std::cell::Cell;
 use std::sync::Arc;
 
 use native_core::barrier::{AckResult, Barriers, Budget, CreateSpec, Outcome};
-use native_core::embedded::Embedded;
 use native_core::ports::{KvStore, NewItem, PutMode, Queue, QueueKind};
 use native_core::runtime::WorkMessage;
 use native_core::Result;
 use native_tests::faults::{Fault, Faulty, Plan};
+use native_tests::{Backend, TestBackends, TestProject};
 use serde_json::{json, Value};
+
+// Every test runs on the embedded backend (`embedded::<name>`) and on S3/DynamoDB/SQS in the
+// emulator (`aws::<name>`).
+native_tests::on_both_backends!(
+    acks_resolve_members_and_the_last_one_sends_one_continuation,
+    backend_calls_per_ack_and_create,
+    unknown_members_oversized_outcomes_and_unknown_barriers_are_refused,
+    a_busy_claim_raises_until_the_lease_lapses,
+    expiry_stops_acks_an_hour_before_and_hydrate_returns_nil_after,
+    create_again_does_nothing_and_a_crashed_create_is_completed_by_the_same_create,
+    without_a_queue_every_caller_that_finds_nothing_pending_sees_complete,
+    status_names_pending_members_page_by_page_and_tells_overdue,
+    racing_acks_complete_every_barrier_and_send_exactly_one_continuation_each,
+    crashes_at_every_step_are_repaired_by_redelivery,
+    the_seed_scripts_run_as_written_end_to_end,
+    barrier_rows_are_out_of_reach_of_native_db_and_other_tenants,
+    create_must_fit_in_max_data_ops,
+    script_errors_for_bad_barrier_calls,
+);
 
 /// A budget without a limit that counts calls.
 #[derive(Default)]
@@ -26,15 +45,24 @@ impl Budget for Count {
     }
 }
 
+/// Fresh storage on a backend, and its key-value store and queue.
 struct Env {
-    _dir: tempfile::TempDir,
-    db: Embedded,
+    t: TestBackends,
 }
 
-fn env() -> Env {
-    let dir = tempfile::tempdir().unwrap();
-    let db = Embedded::open(dir.path(), vec![]).unwrap();
-    Env { _dir: dir, db }
+impl Env {
+    fn kv(&self) -> &dyn KvStore {
+        &*self.t.backends.kv
+    }
+    fn q(&self) -> &dyn Queue {
+        &*self.t.backends.queue
+    }
+}
+
+async fn env(backend: Backend) -> Env {
+    Env {
+        t: TestBackends::new(backend).await,
+    }
 }
 
 fn barriers<'a>(kv: &'a dyn KvStore, q: &'a dyn Queue, budget: &'a Count) -> Barriers<'a> {
@@ -66,12 +94,22 @@ fn ok() -> Outcome {
 }
 
 /// Continuations sent so far, by barrier id (received and deleted, so call once per check).
+/// An SQS receive may return fewer than the visible messages, even none: it stops only when the
+/// queue's counts say that nothing is left.
 async fn continuations(q: &dyn Queue) -> Vec<String> {
     let mut out = Vec::new();
+    let mut empty_rounds = 0;
     loop {
-        let msgs = q.receive(QueueKind::Work, 10, 0).await.unwrap();
+        let msgs = q.receive(QueueKind::Work, 10, 30).await.unwrap();
         if msgs.is_empty() {
-            return out;
+            let st = q.stats(QueueKind::Work).await.unwrap();
+            if st.visible + st.waiting == 0 {
+                return out;
+            }
+            empty_rounds += 1;
+            assert!(empty_rounds < 100, "the work queue does not empty: {st:?}");
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+            continue;
         }
         for m in msgs {
             let w: WorkMessage = serde_json::from_str(&m.body).unwrap();
@@ -82,11 +120,10 @@ async fn continuations(q: &dyn Queue) -> Vec<String> {
     }
 }
 
-#[tokio::test]
-async fn acks_resolve_members_and_the_last_one_sends_one_continuation() {
-    let e = env();
+async fn acks_resolve_members_and_the_last_one_sends_one_continuation(backend: Backend) {
+    let e = env(backend).await;
     let c = Count::default();
-    let b = barriers(&e.db, &e.db, &c);
+    let b = barriers(e.kv(), e.q(), &c);
     // GIVEN a barrier of three members
     assert_eq!(b.create(spec("b1", 3)).await.unwrap(), "b1");
     // WHEN they are acked, one of them failed
@@ -141,7 +178,7 @@ async fn acks_resolve_members_and_the_last_one_sends_one_continuation() {
             dispatched: true
         }
     );
-    assert_eq!(continuations(&e.db).await, ["b1"]);
+    assert_eq!(continuations(e.q()).await, ["b1"]);
     let (meta, failed) = b.hydrate("b1").await.unwrap().unwrap();
     assert_eq!((meta.members, failed), (3, 1));
     assert_eq!(meta.state, json!({ "ref": "b1" }));
@@ -167,7 +204,7 @@ async fn acks_resolve_members_and_the_last_one_sends_one_continuation() {
             dispatched: false
         }
     );
-    assert!(continuations(&e.db).await.is_empty());
+    assert!(continuations(e.q()).await.is_empty());
     assert_eq!(
         b.outcomes("b1", true, None).await.unwrap().0.len(),
         1,
@@ -175,11 +212,10 @@ async fn acks_resolve_members_and_the_last_one_sends_one_continuation() {
     );
 }
 
-#[tokio::test]
-async fn backend_calls_per_ack_and_create() {
-    let e = env();
+async fn backend_calls_per_ack_and_create(backend: Backend) {
+    let e = env(backend).await;
     let c = Count::default();
-    let b = barriers(&e.db, &e.db, &c);
+    let b = barriers(e.kv(), e.q(), &c);
     b.create(spec("b", 2)).await.unwrap();
     c.0.set(0);
     b.ack("b", "m00000.xml", ok()).await.unwrap();
@@ -207,11 +243,10 @@ async fn backend_calls_per_ack_and_create() {
     );
 }
 
-#[tokio::test]
-async fn unknown_members_oversized_outcomes_and_unknown_barriers_are_refused() {
-    let e = env();
+async fn unknown_members_oversized_outcomes_and_unknown_barriers_are_refused(backend: Backend) {
+    let e = env(backend).await;
     let c = Count::default();
-    let b = barriers(&e.db, &e.db, &c);
+    let b = barriers(e.kv(), e.q(), &c);
     b.create(spec("b1", 2)).await.unwrap();
     let err = b
         .ack("b1", "stray.xml", ok())
@@ -247,11 +282,10 @@ async fn unknown_members_oversized_outcomes_and_unknown_barriers_are_refused() {
     );
 }
 
-#[tokio::test]
-async fn a_busy_claim_raises_until_the_lease_lapses() {
-    let e = env();
+async fn a_busy_claim_raises_until_the_lease_lapses(backend: Backend) {
+    let e = env(backend).await;
     let c = Count::default();
-    let b = barriers(&e.db, &e.db, &c);
+    let b = barriers(e.kv(), e.q(), &c);
     b.create(spec("b1", 1)).await.unwrap();
     // GIVEN another call holds the dispatch lease
     let now = native_core::ports::now_ms();
@@ -261,7 +295,8 @@ async fn a_busy_claim_raises_until_the_lease_lapses() {
         value: json!({ "lease_until_ms": until, "sent": false }).to_string(),
         expires_at_s: now / 1000 + 3600,
     };
-    e.db.put(claim(now + 60_000), PutMode::Create)
+    e.kv()
+        .put(claim(now + 60_000), PutMode::Create)
         .await
         .unwrap();
     // WHEN the last member is acked THEN the ack raises and sends nothing
@@ -274,9 +309,12 @@ async fn a_busy_claim_raises_until_the_lease_lapses() {
         err,
         "barrier completion is being dispatched by another call; retry"
     );
-    assert!(continuations(&e.db).await.is_empty());
+    assert!(continuations(e.q()).await.is_empty());
     // WHEN the holder died and its lease lapsed THEN the redelivered ack sends
-    e.db.put(claim(now - 1), PutMode::Overwrite).await.unwrap();
+    e.kv()
+        .put(claim(now - 1), PutMode::Overwrite)
+        .await
+        .unwrap();
     let r = b.ack("b1", "m00000.xml", ok()).await.unwrap();
     assert_eq!(
         r,
@@ -286,31 +324,31 @@ async fn a_busy_claim_raises_until_the_lease_lapses() {
             dispatched: true
         }
     );
-    assert_eq!(continuations(&e.db).await, ["b1"]);
+    assert_eq!(continuations(e.q()).await, ["b1"]);
     assert!(b.status("b1", None, 1).await.unwrap().unwrap().dispatched);
 }
 
-#[tokio::test]
-async fn expiry_stops_acks_an_hour_before_and_hydrate_returns_nil_after() {
-    let e = env();
+async fn expiry_stops_acks_an_hour_before_and_hydrate_returns_nil_after(backend: Backend) {
+    let e = env(backend).await;
     let c = Count::default();
-    let b = barriers(&e.db, &e.db, &c);
+    let b = barriers(e.kv(), e.q(), &c);
     b.create(spec("b1", 2)).await.unwrap();
     b.ack("b1", "m00000.xml", ok()).await.unwrap();
     // GIVEN the week is almost over: the meta row expires in 30 minutes
-    let meta = e.db.get("b#acme#b1", "meta").await.unwrap().unwrap();
+    let meta = e.kv().get("b#acme#b1", "meta").await.unwrap().unwrap();
     let soon = native_core::ports::now_ms() / 1000 + 1800;
-    e.db.put(
-        NewItem {
-            pk: meta.pk.clone(),
-            sk: meta.sk.clone(),
-            value: meta.value.clone(),
-            expires_at_s: soon,
-        },
-        PutMode::Overwrite,
-    )
-    .await
-    .unwrap();
+    e.kv()
+        .put(
+            NewItem {
+                pk: meta.pk.clone(),
+                sk: meta.sk.clone(),
+                value: meta.value.clone(),
+                expires_at_s: soon,
+            },
+            PutMode::Overwrite,
+        )
+        .await
+        .unwrap();
     // THEN acks raise barrier expired and record nothing
     let err = b
         .ack("b1", "m00001.xml", ok())
@@ -319,7 +357,7 @@ async fn expiry_stops_acks_an_hour_before_and_hydrate_returns_nil_after() {
         .to_string();
     assert_eq!(err, "barrier expired");
     assert!(e
-        .db
+        .kv()
         .get("b#acme#b1", "o#m00001.xml")
         .await
         .unwrap()
@@ -327,26 +365,28 @@ async fn expiry_stops_acks_an_hour_before_and_hydrate_returns_nil_after() {
     // WHEN the rows have expired THEN hydrate returns nil, even with every member resolved
     b.create(spec("b2", 1)).await.unwrap();
     b.ack("b2", "m00000.xml", ok()).await.unwrap();
-    let meta = e.db.get("b#acme#b2", "meta").await.unwrap().unwrap();
-    e.db.put(
-        NewItem {
-            pk: meta.pk,
-            sk: meta.sk,
-            value: meta.value,
-            expires_at_s: 1,
-        },
-        PutMode::Overwrite,
-    )
-    .await
-    .unwrap();
+    let meta = e.kv().get("b#acme#b2", "meta").await.unwrap().unwrap();
+    e.kv()
+        .put(
+            NewItem {
+                pk: meta.pk,
+                sk: meta.sk,
+                value: meta.value,
+                expires_at_s: 1,
+            },
+            PutMode::Overwrite,
+        )
+        .await
+        .unwrap();
     assert!(b.hydrate("b2").await.unwrap().is_none());
 }
 
-#[tokio::test]
-async fn create_again_does_nothing_and_a_crashed_create_is_completed_by_the_same_create() {
-    let e = env();
+async fn create_again_does_nothing_and_a_crashed_create_is_completed_by_the_same_create(
+    backend: Backend,
+) {
+    let e = env(backend).await;
     let c = Count::default();
-    let b = barriers(&e.db, &e.db, &c);
+    let b = barriers(e.kv(), e.q(), &c);
     b.create(spec("b1", 3)).await.unwrap();
     b.ack("b1", "m00000.xml", ok()).await.unwrap();
     // Created again (with the same or other members): nothing changes.
@@ -358,8 +398,8 @@ async fn create_again_does_nothing_and_a_crashed_create_is_completed_by_the_same
     // A create that dies after its batch writes, before the meta row:
     let plan = Arc::new(Plan::default());
     let f = Faulty {
-        kv: Arc::new(e.db.clone()),
-        queue: Arc::new(e.db.clone()),
+        kv: e.t.backends.kv.clone(),
+        queue: e.t.backends.queue.clone(),
         plan: plan.clone(),
     };
     let fb = barriers(&f, &f, &c);
@@ -377,7 +417,7 @@ async fn create_again_does_nothing_and_a_crashed_create_is_completed_by_the_same
         "{err}"
     );
     assert!(e
-        .db
+        .kv()
         .get("b#acme#b2", "o#m00000.xml")
         .await
         .unwrap()
@@ -393,13 +433,12 @@ async fn create_again_does_nothing_and_a_crashed_create_is_completed_by_the_same
     assert_eq!(b.status("b2", None, 1).await.unwrap().unwrap().pending, 30);
 }
 
-#[tokio::test]
-async fn without_a_queue_every_caller_that_finds_nothing_pending_sees_complete() {
-    let e = env();
+async fn without_a_queue_every_caller_that_finds_nothing_pending_sees_complete(backend: Backend) {
+    let e = env(backend).await;
     let c = Count::default();
     let b = Barriers {
-        kv: &e.db,
-        queue: &e.db,
+        kv: e.kv(),
+        queue: e.q(),
         tenant: "acme",
         queue_enabled: false,
         budget: &c,
@@ -433,14 +472,13 @@ async fn without_a_queue_every_caller_that_finds_nothing_pending_sees_complete()
             dispatched: false
         }
     );
-    assert!(continuations(&e.db).await.is_empty());
+    assert!(continuations(e.q()).await.is_empty());
 }
 
-#[tokio::test]
-async fn status_names_pending_members_page_by_page_and_tells_overdue() {
-    let e = env();
+async fn status_names_pending_members_page_by_page_and_tells_overdue(backend: Backend) {
+    let e = env(backend).await;
     let c = Count::default();
-    let b = barriers(&e.db, &e.db, &c);
+    let b = barriers(e.kv(), e.q(), &c);
     let mut s = spec("b1", 5);
     s.deadline_s = Some(1);
     b.create(s).await.unwrap();
@@ -471,18 +509,30 @@ async fn status_names_pending_members_page_by_page_and_tells_overdue() {
     assert!(b.status("ghost", None, 1).await.unwrap().is_none());
 }
 
-/// Many barriers, every ack in parallel through two handles on one folder (two processes);
+/// Many barriers, every ack in parallel through two handles on the same storage (two
+/// processes: the folder opened twice, or two sets of SDK clients on one table and queue);
 /// busy claims are retried as a queue would redeliver them.
-#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn racing_acks_complete_every_barrier_and_send_exactly_one_continuation_each() {
-    let dir = tempfile::tempdir().unwrap();
-    let a = Embedded::open(dir.path(), vec![]).unwrap();
-    let b2 = Embedded::open(dir.path(), vec![]).unwrap();
+async fn racing_acks_complete_every_barrier_and_send_exactly_one_continuation_each(
+    backend: Backend,
+) {
+    let e = env(backend).await;
+    let a = e.t.backends.clone();
+    let b2 = e.t.another().await;
+    // DynamoDB applies each request atomically; moto, under concurrent requests, does not (a
+    // conditional put can succeed twice, a cancelled transaction undoes others' writes: see
+    // `one_kv_call_at_a_time`). On moto each table call is made atomic, as on AWS; the acks
+    // still interleave freely between calls.
+    #[cfg(feature = "aws")]
+    let [a, b2] = if backend == Backend::Aws {
+        native_tests::aws_env::one_kv_call_at_a_time([a, b2])
+    } else {
+        [a, b2]
+    };
     let n_barriers = 24;
     let n_members = 6;
     {
         let c = Count::default();
-        let b = barriers(&a, &a, &c);
+        let b = barriers(&*a.kv, &*a.queue, &c);
         for i in 0..n_barriers {
             b.create(spec(&format!("r{i}"), n_members)).await.unwrap();
         }
@@ -499,7 +549,7 @@ async fn racing_acks_complete_every_barrier_and_send_exactly_one_continuation_ea
             let handle = tokio::runtime::Handle::current();
             tasks.push(tokio::task::spawn_blocking(move || {
                 let c = Count::default();
-                let b = barriers(&db, &db, &c);
+                let b = barriers(&*db.kv, &*db.queue, &c);
                 let id = format!("r{i}");
                 let member = format!("m{m:05}.xml");
                 for attempt in 0..200 {
@@ -522,7 +572,7 @@ async fn racing_acks_complete_every_barrier_and_send_exactly_one_continuation_ea
             dispatched += 1;
         }
     }
-    let mut sent = continuations(&a).await;
+    let mut sent = continuations(&*a.queue).await;
     sent.sort();
     let mut want: Vec<_> = (0..n_barriers).map(|i| format!("r{i}")).collect();
     want.sort();
@@ -534,8 +584,12 @@ async fn racing_acks_complete_every_barrier_and_send_exactly_one_continuation_ea
 /// dispatch, fails (and separately is applied with its reply lost); then the event is
 /// redelivered until it succeeds. No barrier completes early, none is left one short, every
 /// completed one sends at least once.
-#[tokio::test]
-async fn crashes_at_every_step_are_repaired_by_redelivery() {
+///
+/// Each case has a barrier of its own in one store (a table and queue per case would make the
+/// AWS variant slow); every case takes its continuations off the queue before the next.
+async fn crashes_at_every_step_are_repaired_by_redelivery(backend: Backend) {
+    let e = env(backend).await;
+    let mut n = 0;
     for fault in [Fault::Fail, Fault::LoseReply] {
         for phase in ["create", "first ack", "last ack"] {
             let calls = match phase {
@@ -544,11 +598,13 @@ async fn crashes_at_every_step_are_repaired_by_redelivery() {
                 _ => 6,
             };
             for k in 1..=calls {
-                let e = env();
+                n += 1;
+                let id = format!("b{n}");
+                let id = id.as_str();
                 let plan = Arc::new(Plan::default());
                 let f = Faulty {
-                    kv: Arc::new(e.db.clone()),
-                    queue: Arc::new(e.db.clone()),
+                    kv: e.t.backends.kv.clone(),
+                    queue: e.t.backends.queue.clone(),
                     plan: plan.clone(),
                 };
                 let c = Count::default();
@@ -560,10 +616,10 @@ async fn crashes_at_every_step_are_repaired_by_redelivery() {
                 if phase == "create" {
                     plan.arm(k, fault);
                 }
-                if b.create(spec("b", 3)).await.is_err() {
+                if b.create(spec(id, 3)).await.is_err() {
                     plan.disarm();
                     // Nothing may be ackable yet, unless the failed call was the last write.
-                    b.create(spec("b", 3))
+                    b.create(spec(id, 3))
                         .await
                         .unwrap_or_else(|e| panic!("{case}: retried create: {e}"));
                 }
@@ -576,7 +632,7 @@ async fn crashes_at_every_step_are_repaired_by_redelivery() {
                     let mut tries = 0;
                     loop {
                         tries += 1;
-                        match b.ack("b", m, ok()).await {
+                        match b.ack(id, m, ok()).await {
                             Ok(r) => {
                                 assert_eq!(
                                     r.complete,
@@ -589,46 +645,52 @@ async fn crashes_at_every_step_are_repaired_by_redelivery() {
                                 plan.disarm();
                                 assert!(tries < 4, "{case}: still failing: {err}");
                                 // No early completion: while members are pending, nothing was sent.
-                                let st = b.status("b", None, 10).await.unwrap().unwrap();
+                                let st = b.status(id, None, 10).await.unwrap().unwrap();
                                 if st.pending > 0 {
                                     assert!(
-                                        continuations(&e.db).await.is_empty(),
+                                        continuations(e.q()).await.is_empty(),
                                         "{case}: sent early"
                                     );
                                 }
                                 if err.to_string().contains("being dispatched") {
                                     // the holder died: let its lease lapse
-                                    let d = e.db.get("b#acme#b", "d").await.unwrap().unwrap();
+                                    let d = e
+                                        .kv()
+                                        .get(&format!("b#acme#{id}"), "d")
+                                        .await
+                                        .unwrap()
+                                        .unwrap();
                                     let mut v: Value = serde_json::from_str(&d.value).unwrap();
                                     v["lease_until_ms"] = json!(0);
-                                    e.db.put(
-                                        NewItem {
-                                            pk: d.pk,
-                                            sk: d.sk,
-                                            value: v.to_string(),
-                                            expires_at_s: d.expires_at_s,
-                                        },
-                                        PutMode::Overwrite,
-                                    )
-                                    .await
-                                    .unwrap();
+                                    e.kv()
+                                        .put(
+                                            NewItem {
+                                                pk: d.pk,
+                                                sk: d.sk,
+                                                value: v.to_string(),
+                                                expires_at_s: d.expires_at_s,
+                                            },
+                                            PutMode::Overwrite,
+                                        )
+                                        .await
+                                        .unwrap();
                                 }
                             }
                         }
                     }
                     if i < 2 {
                         assert_eq!(
-                            b.status("b", None, 10).await.unwrap().unwrap().pending as usize,
+                            b.status(id, None, 10).await.unwrap().unwrap().pending as usize,
                             2 - i,
                             "{case}: one short or early"
                         );
                     }
                 }
-                let st = b.status("b", None, 10).await.unwrap().unwrap();
+                let st = b.status(id, None, 10).await.unwrap().unwrap();
                 assert!(st.complete, "{case}: not complete");
-                let sent = continuations(&e.db).await;
+                let sent = continuations(e.q()).await;
                 assert!(!sent.is_empty(), "{case}: completed without a continuation");
-                assert!(sent.iter().all(|s| s == "b"));
+                assert!(sent.iter().all(|s| s == id));
                 if fault == Fault::Fail || phase != "last ack" || k != 5 {
                     assert!(sent.len() <= 2, "{case}: {} continuations", sent.len());
                 }
@@ -646,7 +708,7 @@ fn example(name: &str) -> String {
     std::fs::read_to_string(p).unwrap()
 }
 
-fn seed_project(extra: &[(&str, &str)]) -> native_tests::TestProject {
+async fn seed_project(backend: Backend, extra: &[(&str, &str)]) -> TestProject {
     let (send, router, default, ack, finalize) = (
         example("send"),
         example("router"),
@@ -664,18 +726,19 @@ fn seed_project(extra: &[(&str, &str)]) -> native_tests::TestProject {
     scripts.extend_from_slice(extra);
     let deployment =
         r#"{ "buckets": { "map": { "In": "acme-in", "Acks": "acme-acks", "Out": "acme-out" } } }"#;
-    native_tests::TestProject::with_tenants(
+    TestProject::on(
+        backend,
         deployment,
         &[
             ("acme", r#"{ "queue": true }"#, &scripts),
             ("other", r#"{ "queue": true }"#, &scripts),
         ],
     )
+    .await
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_seed_scripts_run_as_written_end_to_end() {
-    let p = seed_project(&[]);
+async fn the_seed_scripts_run_as_written_end_to_end(backend: Backend) {
+    let p = seed_project(backend, &[]).await;
     let docs = json!({ "batch": "b1", "ref": "r", "docs": { "a.xml": "<a/>", "b.xml": "<b/>" } });
     p.invoke("acme", "send", docs).await.unwrap();
     assert!(p.drain().await.failures.is_empty());
@@ -723,8 +786,7 @@ async fn the_seed_scripts_run_as_written_end_to_end() {
     assert_eq!(finalize_runs, 1, "one continuation, one warning logged");
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn barrier_rows_are_out_of_reach_of_native_db_and_other_tenants() {
+async fn barrier_rows_are_out_of_reach_of_native_db_and_other_tenants(backend: Backend) {
     let probe = r##"function on_invoke(ctx, ev)
         local seen = {}
         for _, part in { "b1", "b#acme#b1", "#acme#b1", "acme#b1", "" .. ev.p } do
@@ -741,7 +803,11 @@ async fn barrier_rows_are_out_of_reach_of_native_db_and_other_tenants() {
     let acker =
         r#"function on_invoke(ctx, ev) return native.barrier.ack(ev.id, ev.m, { ok = true }) end"#;
     let status = r#"function on_invoke(ctx, ev) return native.barrier.status(ev.id) end"#;
-    let p = seed_project(&[("probe", probe), ("acker", acker), ("status", status)]);
+    let p = seed_project(
+        backend,
+        &[("probe", probe), ("acker", acker), ("status", status)],
+    )
+    .await;
     p.invoke(
         "acme",
         "send",
@@ -779,14 +845,14 @@ async fn barrier_rows_are_out_of_reach_of_native_db_and_other_tenants() {
     assert_eq!(st["pending_members"], json!(["a.xml", "b.xml"]));
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn create_must_fit_in_max_data_ops() {
+async fn create_must_fit_in_max_data_ops(backend: Backend) {
     let create = r#"function on_invoke(ctx, ev)
         local m = {}
         for i = 1, ev.n do m[i] = "d" .. i end
         return native.barrier.create({ members = m })
     end"#;
-    let p = native_tests::TestProject::with_tenants(
+    let p = TestProject::on(
+        backend,
         native_tests::DEPLOYMENT,
         &[
             (
@@ -796,7 +862,8 @@ async fn create_must_fit_in_max_data_ops() {
             ),
             ("small", "{}", &[("create", create)]),
         ],
-    );
+    )
+    .await;
     p.invoke("big", "create", json!({ "n": 10000 }))
         .await
         .unwrap();
@@ -811,15 +878,14 @@ async fn create_must_fit_in_max_data_ops() {
         .unwrap();
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn script_errors_for_bad_barrier_calls() {
-    let p = seed_project(&[
+async fn script_errors_for_bad_barrier_calls(backend: Backend) {
+    let p = seed_project(backend, &[
         ("bad_outcome", "function on_invoke() native.barrier.ack('b1', 'a.xml', { ok = 'yes' }) end"),
         ("no_members", "function on_invoke() native.barrier.create({ members = {} }) end"),
         ("dup_members", "function on_invoke() native.barrier.create({ members = { 'a', 'a' } }) end"),
         ("bad_cont", "function on_invoke() native.barrier.create({ members = { 'a' }, continue_with = 'ghost' }) end"),
         ("bad_hydrate", "function on_invoke() native.barrier.hydrate({}) end"),
-    ]);
+    ]).await;
     for (script, want) in [
         ("bad_outcome", "outcome.ok must be a boolean, not a string"),
         ("no_members", "members is empty"),
