@@ -1,12 +1,29 @@
-//! native.batch on the embedded backend: submit, route, hydrate, verified streaming reads, and
-//! partners that misbehave. The partner is played here by writing into the batch bucket.
+//! native.batch on both backends: submit, route, hydrate, verified streaming reads, and
+//! partners that misbehave. The partner is played here by writing into the batch bucket; on AWS
+//! its done.json reaches the events queue through S3's (moto's) notification, as deployed.
 
 use std::io::Write;
 
 use native_core::ports::PutMode;
-use native_tests::TestProject;
+use native_tests::{Backend, TestProject};
 use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
+
+// Every test runs on the embedded backend (`embedded::<name>`) and on S3/DynamoDB/SQS in the
+// emulator (`aws::<name>`).
+native_tests::on_both_backends!(
+    submit_writes_inputs_state_and_a_v1_request,
+    the_partner_answers_and_the_continuation_reads_verified_rows_then_cleans_up,
+    misbehaving_partners_get_clear_errors_and_the_job_stays_intact,
+    allow_failure_hands_the_failure_to_the_script,
+    a_done_json_written_before_its_parts_fails_until_they_land,
+    streams_obey_max_stream_mb_and_rows_obey_max_object_mb,
+    gzip_is_detected_from_the_data_and_parts_are_read_in_order,
+    route_owns_only_batch_done_json_and_says_when_the_state_is_gone,
+    ids_make_resubmits_idempotent_and_bad_calls_are_refused,
+    a_continuation_can_submit_the_next_stage,
+    ndjson_rows_reads_strings,
+);
 
 const DEPLOYMENT: &str = r#"{
   "buckets": { "map": { "Out": "shop-out", "In": "shop-in" } },
@@ -20,8 +37,8 @@ fn script(name: &str) -> String {
     std::fs::read_to_string(p).unwrap()
 }
 
-/// The example tenant, with extra scripts and limits.
-fn shop(config: &str, extra: &[(&str, &str)]) -> TestProject {
+/// The example tenant, with extra scripts and limits, on `backend`.
+async fn shop(backend: Backend, config: &str, extra: &[(&str, &str)]) -> TestProject {
     let names = ["request", "router", "batch-gone", "default", "settle"];
     let sources: Vec<String> = names.iter().map(|n| script(n)).collect();
     let mut scripts: Vec<(&str, &str)> = names
@@ -30,22 +47,29 @@ fn shop(config: &str, extra: &[(&str, &str)]) -> TestProject {
         .zip(sources.iter().map(String::as_str))
         .collect();
     scripts.extend_from_slice(extra);
-    TestProject::with_tenants(
+    TestProject::on(
+        backend,
         DEPLOYMENT,
         &[
             ("shop", config, &scripts),
             ("nobatch", r#"{ "queue": true }"#, &scripts),
         ],
     )
+    .await
 }
 
 const SHOP: &str = r#"{ "queue": true, "batch": true }"#;
+
+/// The real batch bucket ("shop-batch" on the embedded backend, a name of its own on AWS).
+fn batch_bucket(p: &TestProject) -> String {
+    p.real_bucket("$batch")
+}
 
 async fn raw(p: &TestProject, key: &str) -> Option<Vec<u8>> {
     p.rt.services
         .backends
         .objects
-        .get("shop-batch", &format!("tenants/shop/{key}"))
+        .get(&batch_bucket(p), &format!("tenants/shop/{key}"))
         .await
         .unwrap()
         .map(|(_, b)| b.to_vec())
@@ -56,7 +80,7 @@ async fn write(p: &TestProject, key: &str, data: Vec<u8>) {
         .backends
         .objects
         .put(
-            "shop-batch",
+            &batch_bucket(p),
             &format!("tenants/shop/{key}"),
             data.into(),
             PutMode::Overwrite,
@@ -120,9 +144,8 @@ async fn done(p: &TestProject, job: &str, manifest: &Value) {
     .await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn submit_writes_inputs_state_and_a_v1_request() {
-    let p = shop(SHOP, &[]);
+async fn submit_writes_inputs_state_and_a_v1_request(backend: Backend) {
+    let p = shop(backend, SHOP, &[]).await;
     let job = submit(&p).await;
     let req: Value =
         serde_json::from_slice(&raw(&p, &format!("jobs/{job}/request.json")).await.unwrap())
@@ -156,9 +179,10 @@ async fn submit_writes_inputs_state_and_a_v1_request() {
     assert_eq!(p.drain().await.handled, 0);
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_partner_answers_and_the_continuation_reads_verified_rows_then_cleans_up() {
-    let p = shop(SHOP, &[]);
+async fn the_partner_answers_and_the_continuation_reads_verified_rows_then_cleans_up(
+    backend: Backend,
+) {
+    let p = shop(backend, SHOP, &[]).await;
     let job = submit(&p).await;
     let manifest = answer(&p, &job).await;
     done(&p, &job, &manifest).await;
@@ -176,7 +200,7 @@ async fn the_partner_answers_and_the_continuation_reads_verified_rows_then_clean
         p.rt.services
             .backends
             .objects
-            .list("shop-batch", "tenants/shop/", None, 100)
+            .list(&batch_bucket(&p), "tenants/shop/", None, 100)
             .await
             .unwrap();
     assert!(
@@ -204,8 +228,7 @@ type Case = (
 
 /// A partner that misbehaves: each case names the problem, the continuation fails, and the job
 /// stays intact for the retry.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn misbehaving_partners_get_clear_errors_and_the_job_stays_intact() {
+async fn misbehaving_partners_get_clear_errors_and_the_job_stays_intact(backend: Backend) {
     let cases: Vec<Case> = vec![
         (
             "missing part",
@@ -282,7 +305,7 @@ async fn misbehaving_partners_get_clear_errors_and_the_job_stays_intact() {
         ),
     ];
     for (case, spoil, data, want) in cases {
-        let p = shop(SHOP, &[]);
+        let p = shop(backend, SHOP, &[]).await;
         let job = submit(&p).await;
         let mut manifest = answer(&p, &job).await;
         if let Some((key, bytes)) = data {
@@ -326,13 +349,12 @@ async fn misbehaving_partners_get_clear_errors_and_the_job_stays_intact() {
     }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn allow_failure_hands_the_failure_to_the_script() {
+async fn allow_failure_hands_the_failure_to_the_script(backend: Backend) {
     let check = r#"function on_invoke(ctx, ev)
         local job = native.batch.hydrate(ev, { allow_failure = true })
         return { ok = job.ok, error = job.error, ref = job.state.ref, keys = #job:keys() }
     end"#;
-    let p = shop(SHOP, &[("check", check)]);
+    let p = shop(backend, SHOP, &[("check", check)]).await;
     let job = submit(&p).await;
     done(
         &p,
@@ -350,9 +372,8 @@ async fn allow_failure_hands_the_failure_to_the_script() {
     );
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_done_json_written_before_its_parts_fails_until_they_land() {
-    let p = shop(SHOP, &[]);
+async fn a_done_json_written_before_its_parts_fails_until_they_land(backend: Backend) {
+    let p = shop(backend, SHOP, &[]).await;
     let job = submit(&p).await;
     // GIVEN done.json lands first
     let c = gzip(CUSTOMERS.as_bytes());
@@ -388,8 +409,7 @@ async fn a_done_json_written_before_its_parts_fails_until_they_land() {
     assert!(p.get("shop", "Out", "settlements/r-1.json").await.is_some());
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn streams_obey_max_stream_mb_and_rows_obey_max_object_mb() {
+async fn streams_obey_max_stream_mb_and_rows_obey_max_object_mb(backend: Backend) {
     let count = r#"function on_invoke(ctx, ev)
         local job = native.batch.hydrate(ev)
         local n = 0
@@ -397,9 +417,11 @@ async fn streams_obey_max_stream_mb_and_rows_obey_max_object_mb() {
         return n
     end"#;
     let p = shop(
+        backend,
         r#"{ "queue": true, "batch": true, "limits": { "max_stream_mb": 2, "max_object_mb": 1 } }"#,
         &[("count", count)],
-    );
+    )
+    .await;
     // A gzip bomb: 1 KB of gzip that inflates to 64 MB of rows.
     let job = submit(&p).await;
     let row = b"{\"id\":\"o\",\"customer_id\":1,\"amount\":1}\n";
@@ -437,15 +459,14 @@ async fn streams_obey_max_stream_mb_and_rows_obey_max_object_mb() {
     assert!(e.contains("line 1 is longer than max_object_mb"), "{e}");
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn gzip_is_detected_from_the_data_and_parts_are_read_in_order() {
+async fn gzip_is_detected_from_the_data_and_parts_are_read_in_order(backend: Backend) {
     let read = r#"function on_invoke(ctx, ev)
         local job = native.batch.hydrate(ev)
         local ids = {}
         for row in job:rows("orders") do table.insert(ids, row.id) end
         return { ids = ids, body = job:body("customers") }
     end"#;
-    let p = shop(SHOP, &[("read", read)]);
+    let p = shop(backend, SHOP, &[("read", read)]).await;
     let job = submit(&p).await;
     let a = gzip(b"{\"id\":1}\n\n{\"id\":2}");
     let b = b"\n{\"id\":3}\r\n".to_vec();
@@ -464,10 +485,9 @@ async fn gzip_is_detected_from_the_data_and_parts_are_read_in_order() {
     assert_eq!(got, json!({ "ids": [1, 2, 3, 4], "body": "raw body" }));
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn route_owns_only_batch_done_json_and_says_when_the_state_is_gone() {
+async fn route_owns_only_batch_done_json_and_says_when_the_state_is_gone(backend: Backend) {
     let probe = r#"function on_invoke(ctx, ev) return native.batch.route(ev) or "nil" end"#;
-    let p = shop(SHOP, &[("probe", probe)]);
+    let p = shop(backend, SHOP, &[("probe", probe)]).await;
     let job = submit(&p).await;
     let r = |ev: Value| p.invoke("shop", "probe", ev);
     assert_eq!(
@@ -492,7 +512,7 @@ async fn route_owns_only_batch_done_json_and_says_when_the_state_is_gone() {
     p.rt.services
         .backends
         .objects
-        .delete("shop-batch", &format!("tenants/shop/state/{job}.json"))
+        .delete(&batch_bucket(&p), &format!("tenants/shop/state/{job}.json"))
         .await
         .unwrap();
     assert_eq!(
@@ -502,15 +522,14 @@ async fn route_owns_only_batch_done_json_and_says_when_the_state_is_gone() {
     );
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn ids_make_resubmits_idempotent_and_bad_calls_are_refused() {
+async fn ids_make_resubmits_idempotent_and_bad_calls_are_refused(backend: Backend) {
     let again = r#"function on_invoke(ctx, ev)
         local job = native.batch.new({ id = "order-7" })
         job:query("q", "x", {})
         job:continue_with("settle")
         return job:submit()
     end"#;
-    let p = shop(SHOP, &[
+    let p = shop(backend, SHOP, &[
         ("again", again),
         ("no_cont", "function on_invoke() local j = native.batch.new() j:query('q', 'x') return j:submit() end"),
         ("no_query", "function on_invoke() local j = native.batch.new() j:continue_with('settle') return j:submit() end"),
@@ -518,7 +537,7 @@ async fn ids_make_resubmits_idempotent_and_bad_calls_are_refused() {
         ("http", "function on_invoke() local j = native.batch.new() j:http('charge', { method = 'POST', url = 'https://api.example.com/charges' }) end"),
         ("http_bad", "function on_invoke() local j = native.batch.new() j:http('charge', { url = 'ftp://x' }) end"),
         ("twice", "function on_invoke() local j = native.batch.new() j:query('q', 'x') j:continue_with('settle') j:submit() j:submit() end"),
-    ]);
+    ]).await;
     assert_eq!(
         p.invoke("shop", "again", json!({})).await.unwrap(),
         json!("order-7")
@@ -559,8 +578,7 @@ async fn ids_make_resubmits_idempotent_and_bad_calls_are_refused() {
     assert!(e.contains("native.batch is off for tenant \"nobatch\": set \"batch\": true in tenants/nobatch/config.json"), "{e}");
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_continuation_can_submit_the_next_stage() {
+async fn a_continuation_can_submit_the_next_stage(backend: Backend) {
     let stage1 = r#"function on_invoke(ctx, ev)
         local job = native.batch.new()
         job:query("a", "first", {})
@@ -588,9 +606,11 @@ async fn a_continuation_can_submit_the_next_stage() {
         return { delete = job:keys() }
     end"#;
     let p = shop(
+        backend,
         SHOP,
         &[("stage1", stage1), ("stage2", stage2), ("stage3", stage3)],
-    );
+    )
+    .await;
     let j1 = p
         .invoke("shop", "stage1", json!({}))
         .await
@@ -612,7 +632,7 @@ async fn a_continuation_can_submit_the_next_stage() {
         p.rt.services
             .backends
             .objects
-            .list("shop-batch", "tenants/shop/state/", None, 10)
+            .list(&batch_bucket(&p), "tenants/shop/state/", None, 10)
             .await
             .unwrap();
     assert_eq!(
@@ -643,14 +663,13 @@ async fn a_continuation_can_submit_the_next_stage() {
     assert_eq!(out, json!({ "n": 2, "sum": 7, "body": "ok" }));
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn ndjson_rows_reads_strings() {
+async fn ndjson_rows_reads_strings(backend: Backend) {
     let s = r#"function on_invoke(ctx, ev)
         local n = 0
         for row in native.ndjson.rows(ev.text) do n += row.v end
         return n
     end"#;
-    let p = shop(SHOP, &[("s", s)]);
+    let p = shop(backend, SHOP, &[("s", s)]).await;
     assert_eq!(
         p.invoke("shop", "s", json!({ "text": "{\"v\":1}\n\n{\"v\":2}\r\n" }))
             .await
