@@ -17,7 +17,7 @@ use aws_sdk_dynamodb::types::{
 
 use super::{sdk_err, token};
 use crate::ports::{
-    now_ms, Item, ItemPage, KvStore, NewItem, PutMode, TxOp, MAX_BATCH_ITEMS, MAX_TX_OPS,
+    check_batch_len, now_ms, Item, ItemPage, KvStore, NewItem, PutMode, TxOp, MAX_TX_OPS,
 };
 use crate::{Error, Result};
 
@@ -285,22 +285,11 @@ impl KvStore for DynamoKv {
                 _ => break,
             }
         }
-        let next = if items.len() > limit {
-            items.truncate(limit);
-            items.last().map(|i| i.sk.clone())
-        } else {
-            None
-        };
-        Ok(ItemPage { items, next })
+        Ok(ItemPage::from_overfetch(items, limit))
     }
 
     async fn put_batch(&self, items: Vec<NewItem>) -> Result<()> {
-        if items.len() > MAX_BATCH_ITEMS {
-            return Err(Error::InvalidInput(format!(
-                "a batch write takes at most {MAX_BATCH_ITEMS} items, not {}",
-                items.len()
-            )));
-        }
+        check_batch_len(items.len())?;
         if items.is_empty() {
             return Ok(());
         }

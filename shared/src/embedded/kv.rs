@@ -5,7 +5,7 @@ use rusqlite::{params, OptionalExtension};
 
 use super::{db_err, token, Embedded};
 use crate::ports::{
-    now_ms, Item, ItemPage, KvStore, NewItem, PutMode, TxOp, MAX_BATCH_ITEMS, MAX_TX_OPS,
+    check_batch_len, now_ms, Item, ItemPage, KvStore, NewItem, PutMode, TxOp, MAX_TX_OPS,
 };
 use crate::{Error, Result};
 
@@ -114,23 +114,12 @@ impl KvStore for Embedded {
                 },
             )
             .map_err(db_err)?;
-        let mut items = rows.collect::<Result<Vec<_>, _>>().map_err(db_err)?;
-        let next = if items.len() > limit {
-            items.truncate(limit);
-            items.last().map(|i| i.sk.clone())
-        } else {
-            None
-        };
-        Ok(ItemPage { items, next })
+        let items = rows.collect::<Result<Vec<_>, _>>().map_err(db_err)?;
+        Ok(ItemPage::from_overfetch(items, limit))
     }
 
     async fn put_batch(&self, items: Vec<NewItem>) -> Result<()> {
-        if items.len() > MAX_BATCH_ITEMS {
-            return Err(Error::InvalidInput(format!(
-                "a batch write takes at most {MAX_BATCH_ITEMS} items, not {}",
-                items.len()
-            )));
-        }
+        check_batch_len(items.len())?;
         self.write(|tx| {
             for item in &items {
                 tx.execute(

@@ -238,14 +238,8 @@ impl ObjectStore for Embedded {
                 },
             )
             .map_err(db_err)?;
-        let mut objects = rows.collect::<Result<Vec<_>, _>>().map_err(db_err)?;
-        let next = if objects.len() > limit {
-            objects.truncate(limit);
-            objects.last().map(|m| m.key.clone())
-        } else {
-            None
-        };
-        Ok(ListPage { objects, next })
+        let objects = rows.collect::<Result<Vec<_>, _>>().map_err(db_err)?;
+        Ok(ListPage::from_overfetch(objects, limit))
     }
 }
 

@@ -43,8 +43,33 @@ pub struct ItemPage {
     pub next: Option<String>,
 }
 
+impl ItemPage {
+    /// A page from up to `limit + 1` items read in order: the first `limit`, with a cursor
+    /// when there were more (reading one extra tells whether another page exists).
+    pub fn from_overfetch(mut items: Vec<Item>, limit: usize) -> Self {
+        let next = (items.len() > limit).then(|| {
+            items.truncate(limit);
+            items.last().map(|i| i.sk.clone())
+        });
+        ItemPage {
+            items,
+            next: next.flatten(),
+        }
+    }
+}
+
 /// The most items that [`KvStore::put_batch`] takes in one call (DynamoDB's BatchWriteItem).
 pub const MAX_BATCH_ITEMS: usize = 25;
+
+/// Refuses a batch write of more than [`MAX_BATCH_ITEMS`] items.
+pub fn check_batch_len(items: usize) -> crate::Result<()> {
+    if items > MAX_BATCH_ITEMS {
+        return Err(crate::Error::InvalidInput(format!(
+            "a batch write takes at most {MAX_BATCH_ITEMS} items, not {items}"
+        )));
+    }
+    Ok(())
+}
 
 /// The most operations of one [`KvStore::transact`] call.
 pub const MAX_TX_OPS: usize = 25;

@@ -7,7 +7,9 @@ mod kv;
 mod objects;
 mod queue;
 
-pub use kv::{Item, ItemPage, KvStore, NewItem, TxOp, MAX_BATCH_ITEMS, MAX_TX_OPS};
+pub use kv::{
+    check_batch_len, Item, ItemPage, KvStore, NewItem, TxOp, MAX_BATCH_ITEMS, MAX_TX_OPS,
+};
 pub use objects::{InMemory, ListPage, ObjectMeta, ObjectReader, ObjectStore};
 pub use queue::{DeadLetter, Message, Queue, QueueKind, QueueStats, MAX_DELAY_S, MAX_RECEIVES};
 

@@ -45,6 +45,21 @@ impl ObjectReader for InMemory {
     }
 }
 
+impl ListPage {
+    /// A page from up to `limit + 1` objects read in key order: the first `limit`, with a
+    /// cursor when there were more.
+    pub fn from_overfetch(mut objects: Vec<ObjectMeta>, limit: usize) -> Self {
+        let next = (objects.len() > limit).then(|| {
+            objects.truncate(limit);
+            objects.last().map(|m| m.key.clone())
+        });
+        ListPage {
+            objects,
+            next: next.flatten(),
+        }
+    }
+}
+
 /// Buckets of objects. Bucket names are real names (`acme-in`), keys are full keys; mapping from
 /// the logical names and tenant folders that scripts use happens in the host API.
 #[async_trait]
