@@ -2,7 +2,8 @@
 //! machine's raw gunzip + sha256 + JSON parse of the same bytes, measured in the same run; and
 //! the peak memory of reading, for parts of 10 MB and 1 GB.
 //!
-//! Run: `cargo bench -p native-tests --bench batch` (add `-- --big` for the 1 GB parts).
+//! Run: `cargo bench -p native-tests --bench batch` (add `-- --big` for the 1 GB parts). Each
+//! figure is the fastest of three alternating runs (one for 1 GB parts).
 
 use std::io::{BufRead, Read, Write};
 use std::time::Instant;
