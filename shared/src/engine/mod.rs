@@ -3,6 +3,7 @@
 //! invocation gets fresh globals; bytecode is cached by content hash.
 
 mod bytecode;
+mod interrupt;
 mod sandbox;
 
 pub use bytecode::{bytecode, cached_count, compile, compile_count_of};
@@ -146,16 +147,24 @@ impl Engine {
             stream_bytes: Cell::new(0),
             breach: RefCell::new(None),
         });
-        vm.set_deadline(Instant::now() + timeout);
+        let timeout_message = format!(
+            "limit timeout_s exceeded: the invocation ran past its deadline of {} s",
+            limits.timeout_s
+        );
+        let armed = interrupt::arm(interrupt::deadline_in(timeout), &timeout_message);
         let base = vm.lua.used_memory();
         let _ = vm
             .lua
             .set_memory_limit(base + limits.max_memory_mb as usize * 1024 * 1024);
 
         let result = run_in(&vm, call, &code, &request_id, deadline_ms);
-        vm.clear_deadline();
+        let expired = armed.expired();
+        drop(armed);
         let inv = vm.lua.remove_app_data::<Invocation>();
-        let breach = inv.and_then(|i| i.breach.into_inner());
+        // A script that caught the timeout error and returned still timed out.
+        let breach = inv
+            .and_then(|i| i.breach.into_inner())
+            .or(expired.then_some(timeout_message));
         let _ = vm.lua.set_memory_limit(0);
         let out = match (result, breach) {
             (_, Some(limit)) => Err(fail(limit)),

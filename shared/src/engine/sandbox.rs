@@ -4,21 +4,10 @@
 //! misses fall through to the shared read-only globals: nothing one invocation writes is seen by
 //! the next.
 
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, OnceLock};
-use std::time::Instant;
-
-static EPOCH: OnceLock<Instant> = OnceLock::new();
-
-/// Milliseconds on a monotonic clock private to this process.
-fn clock_ms() -> u64 {
-    EPOCH.get_or_init(Instant::now).elapsed().as_millis() as u64
-}
-
-use mlua::{Lua, LuaOptions, LuaSerdeExt, StdLib, Table, Value, VmState};
+use mlua::{Lua, LuaOptions, LuaSerdeExt, StdLib, Table, Value};
 
 use crate::config::{Deployment, Tenant};
-use crate::host::{self, Invocation};
+use crate::host;
 
 /// Globals removed before sandboxing: they load code, reach other environments or the process.
 const REMOVED: [&str; 6] = [
@@ -57,8 +46,6 @@ pub struct Vm {
     pub globals: Table,
     /// The metatable for invocation environments.
     env_meta: Table,
-    /// The running invocation's deadline on [`clock_ms`]; `u64::MAX` between invocations.
-    deadline: Arc<AtomicU64>,
 }
 
 impl Vm {
@@ -104,23 +91,7 @@ impl Vm {
         )?;
         // Tables that mlua shares between conversions must not be writable either.
         lua.array_metatable().set_readonly(true);
-        // Called at every loop back-edge and call: keep it to an atomic load and a clock read.
-        let deadline = Arc::new(AtomicU64::new(u64::MAX));
-        let d = deadline.clone();
-        lua.set_interrupt(move |lua| {
-            if clock_ms() < d.load(Ordering::Relaxed) {
-                return Ok(VmState::Continue);
-            }
-            let msg = match lua.app_data_ref::<Invocation>() {
-                Some(inv) => {
-                    let msg = inv.timeout_message();
-                    *inv.breach.borrow_mut() = Some(msg.clone());
-                    msg
-                }
-                None => "the invocation's deadline passed".into(),
-            };
-            Err(mlua::Error::RuntimeError(msg))
-        });
+        super::interrupt::install(&lua)?;
         // Scripts that stream rows make garbage fast and keep little alive: let the heap grow
         // to four times the live data between cycles (Luau's default is two), which halves the
         // collector's work. max_memory_mb still bounds the heap.
@@ -136,21 +107,7 @@ impl Vm {
             lua,
             globals: g,
             env_meta,
-            deadline,
         })
-    }
-
-    /// Sets the deadline that the interrupt enforces.
-    pub fn set_deadline(&self, at: Instant) {
-        let ms = at
-            .saturating_duration_since(*EPOCH.get_or_init(Instant::now))
-            .as_millis() as u64;
-        self.deadline.store(ms, Ordering::Relaxed);
-    }
-
-    /// Clears the deadline between invocations.
-    pub fn clear_deadline(&self) {
-        self.deadline.store(u64::MAX, Ordering::Relaxed);
     }
 
     /// A fresh globals table for one invocation.
