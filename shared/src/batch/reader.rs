@@ -128,7 +128,6 @@ pub struct Rows {
     expected_rows: Option<u64>,
     rows: u64,
     current: Option<Current>,
-    line: Vec<u8>,
     done: bool,
 }
 
@@ -146,7 +145,6 @@ impl Rows {
             expected_rows,
             rows: 0,
             current: None,
-            line: Vec::new(),
             done: false,
         }
     }
@@ -223,14 +221,19 @@ impl Rows {
         Ok(())
     }
 
-    /// The next row's bytes (one JSON value, blank lines skipped) with its line number and the
-    /// index of its part, or `None` at the end, when every part has been verified and the row
-    /// count checked.
-    pub fn next_line(&mut self, src: &mut dyn PartSource) -> Result<Option<(&[u8], u64, usize)>> {
+    /// Appends the next row (one JSON value, blank lines skipped, trimmed) to `out`; returns
+    /// where it is in `out`, its line number and the index of its part, or `None` at the end,
+    /// when every part has been verified and the row count checked.
+    pub fn next_line_into(
+        &mut self,
+        src: &mut dyn PartSource,
+        out: &mut Vec<u8>,
+    ) -> Result<Option<(usize, usize, u64, usize)>> {
         if self.done {
             return Ok(None);
         }
         let max = src.max_row();
+        let base = out.len();
         loop {
             if self.current.is_none() && !self.open_next(src)? {
                 self.done = true;
@@ -245,35 +248,34 @@ impl Rows {
                 return Ok(None);
             }
             let cur = self.current.as_mut().expect("opened above");
-            self.line.clear();
-            let ended = read_line(cur.body.buf(), &mut self.line, max, src)
+            out.truncate(base);
+            let ended = read_line(cur.body.buf(), out, base, max, src)
                 .map_err(|e| bad(&self.what, &cur.part, e))?;
             cur.line += 1;
-            if self.line.len() > max {
+            let line = &out[base..];
+            if line.len() > max {
+                let n = cur.line;
+                out.truncate(base);
                 return Err(bad(
                     &self.what,
                     &cur.part,
-                    format!(
-                        "line {} is longer than max_object_mb ({max} bytes)",
-                        cur.line
-                    ),
+                    format!("line {n} is longer than max_object_mb ({max} bytes)"),
                 ));
             }
-            if ended && self.line.is_empty() {
+            if ended && line.is_empty() {
                 let cur = self.current.take().expect("current part");
                 self.finish_part(cur)?;
                 continue;
             }
-            let trimmed = self.line.trim_ascii();
+            let trimmed = line.trim_ascii();
             if trimmed.is_empty() {
                 continue;
             }
             self.rows += 1;
-            let line_no = cur.line;
-            let start = self.line.len() - self.line.trim_ascii_start().len();
+            let start = base + (line.len() - line.trim_ascii_start().len());
             let end = start + trimmed.len();
             let part_no = self.keys.len() - self.parts.len() - 1;
-            return Ok(Some((&self.line[start..end], line_no, part_no)));
+            return Ok(Some((start, end, cur.line, part_no)));
         }
     }
 
@@ -287,34 +289,35 @@ impl Rows {
     }
 }
 
-/// Reads one line (without its newline) into `out`, at most `max + 1` bytes; returns whether
-/// the stream ended before any byte of this line.
+/// Appends one line (without its newline) to `out` after `base`, at most `max + 1` bytes;
+/// returns whether the stream ended before any byte of this line.
 fn read_line(
     r: &mut dyn BufRead,
     out: &mut Vec<u8>,
+    base: usize,
     max: usize,
     src: &mut dyn PartSource,
 ) -> std::io::Result<bool> {
     loop {
         let buf = r.fill_buf()?;
         if buf.is_empty() {
-            return Ok(out.is_empty());
+            return Ok(out.len() == base);
         }
         let (take, found) = match memchr::memchr(b'\n', buf) {
             Some(i) => (i + 1, true),
             None => (buf.len(), false),
         };
-        let room = (max + 1).saturating_sub(out.len());
+        let room = (max + 1).saturating_sub(out.len() - base);
         out.extend_from_slice(&buf[..take.min(room)]);
         r.consume(take);
         src.consumed(take as u64).map_err(std::io::Error::other)?;
         if found {
-            if out.last() == Some(&b'\n') {
+            if out.len() > base && out.last() == Some(&b'\n') {
                 out.pop();
             }
             return Ok(false);
         }
-        if out.len() > max {
+        if out.len() - base > max {
             return Ok(false);
         }
     }

@@ -408,6 +408,26 @@ impl PartSource for JobParts<'_> {
     }
 }
 
+/// Reads up to `rows` rows (or `bytes`) of `r` into `data`: the batch step of a row iterator.
+pub(crate) fn fill_rows(
+    r: &mut Rows,
+    src: &mut dyn PartSource,
+    lua: &Lua,
+    data: &mut Vec<u8>,
+    spans: &mut Vec<super::rows::Span>,
+    rows: usize,
+    bytes: usize,
+) -> (bool, Option<mlua::Error>) {
+    while spans.len() < rows && data.len() < bytes {
+        match r.next_line_into(src, data) {
+            Ok(Some(span)) => spans.push(span),
+            Ok(None) => return (true, None),
+            Err(e) => return (false, Some(raise(lua, e))),
+        }
+    }
+    (false, None)
+}
+
 /// The rows of a result, read from the batch bucket.
 struct JobRows {
     rows: Rows,
@@ -416,14 +436,24 @@ struct JobRows {
 }
 
 impl super::rows::LineSource for JobRows {
-    fn next_line(&mut self, lua: &Lua) -> mlua::Result<Option<(&[u8], u64, usize)>> {
-        let inv = invocation(lua)?;
+    fn fill(
+        &mut self,
+        lua: &Lua,
+        data: &mut Vec<u8>,
+        spans: &mut Vec<super::rows::Span>,
+        rows: usize,
+        bytes: usize,
+    ) -> (bool, Option<mlua::Error>) {
+        let inv = match invocation(lua) {
+            Ok(inv) => inv,
+            Err(e) => return (true, Some(e)),
+        };
         let mut src = JobParts {
             inv: &inv,
             bucket: &self.bucket,
             dir: &self.dir,
         };
-        self.rows.next_line(&mut src).map_err(|e| raise(lua, e))
+        fill_rows(&mut self.rows, &mut src, lua, data, spans, rows, bytes)
     }
 
     fn bad_row(&self, line: u64, part: usize, err: String) -> String {

@@ -133,7 +133,9 @@ impl<'de> Visitor<'de> for Push<'_> {
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
         self.room()?;
         let (state, mt, hint) = (self.state, self.mt, self.hint);
-        unsafe { ffi::lua_createtable(state, seq.size_hint().unwrap_or(0) as c_int, 0) };
+        // serde_json does not know a list's length up front: room for a few saves the first
+        // regrowths of small lists.
+        unsafe { ffi::lua_createtable(state, seq.size_hint().unwrap_or(4) as c_int, 0) };
         let mut i = 1;
         while seq
             .next_element_seed(Push {

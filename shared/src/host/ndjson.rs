@@ -5,7 +5,7 @@
 
 use mlua::{Lua, Table, UserData, Value};
 
-use super::rows::{iterator, LineSource};
+use super::rows::{iterator, LineSource, Span};
 use super::{invocation, raise};
 use crate::batch::manifest::Part;
 use crate::batch::reader::Rows;
@@ -32,38 +32,42 @@ struct Text {
 }
 
 impl LineSource for Text {
-    fn next_line(&mut self, lua: &Lua) -> mlua::Result<Option<(&[u8], u64, usize)>> {
-        loop {
+    fn fill(
+        &mut self,
+        lua: &Lua,
+        data: &mut Vec<u8>,
+        spans: &mut Vec<Span>,
+        rows: usize,
+        bytes: usize,
+    ) -> (bool, Option<mlua::Error>) {
+        while spans.len() < rows && data.len() < bytes {
             if self.pos >= self.bytes.len() {
-                return Ok(None);
+                return (true, None);
             }
             let start = self.pos;
-            let end = self.bytes[start..]
-                .iter()
-                .position(|b| *b == b'\n')
-                .map_or(self.bytes.len(), |i| start + i);
+            let end =
+                memchr::memchr(b'\n', &self.bytes[start..]).map_or(self.bytes.len(), |i| start + i);
             self.pos = end + 1;
             self.line += 1;
             if end - start > self.max {
-                return Err(raise(
+                let e = raise(
                     lua,
                     format!(
                         "ndjson line {} is {} bytes; rows may be at most max_object_mb",
                         self.line,
                         end - start
                     ),
-                ));
+                );
+                return (false, Some(e));
             }
             let row = self.bytes[start..end].trim_ascii();
             if !row.is_empty() {
-                let offset = row.as_ptr() as usize - self.bytes.as_ptr() as usize;
-                return Ok(Some((
-                    &self.bytes[offset..offset + row.len()],
-                    self.line,
-                    0,
-                )));
+                let at = data.len();
+                data.extend_from_slice(row);
+                spans.push((at, data.len(), self.line, 0));
             }
         }
+        (false, None)
     }
 
     fn bad_row(&self, line: u64, _part: usize, err: String) -> String {
@@ -78,14 +82,24 @@ struct Object {
 }
 
 impl LineSource for Object {
-    fn next_line(&mut self, lua: &Lua) -> mlua::Result<Option<(&[u8], u64, usize)>> {
-        let inv = invocation(lua)?;
+    fn fill(
+        &mut self,
+        lua: &Lua,
+        data: &mut Vec<u8>,
+        spans: &mut Vec<Span>,
+        rows: usize,
+        bytes: usize,
+    ) -> (bool, Option<mlua::Error>) {
+        let inv = match invocation(lua) {
+            Ok(inv) => inv,
+            Err(e) => return (true, Some(e)),
+        };
         let mut src = super::batch::JobParts {
             inv: &inv,
             bucket: &self.bucket,
             dir: "",
         };
-        self.rows.next_line(&mut src).map_err(|e| raise(lua, e))
+        super::batch::fill_rows(&mut self.rows, &mut src, lua, data, spans, rows, bytes)
     }
 
     fn bad_row(&self, line: u64, part: usize, err: String) -> String {

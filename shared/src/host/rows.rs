@@ -11,11 +11,22 @@ const BATCH_ROWS: usize = 256;
 /// Bytes of JSON text fetched per call into Rust, at most (a single longer row still goes).
 const BATCH_BYTES: usize = 1 << 20;
 
+/// Where a line sits in the batch buffer: start, end, line number, index of its part.
+pub type Span = (usize, usize, u64, usize);
+
 /// Where the lines of an iterator come from.
 pub trait LineSource: Send + 'static {
-    /// The next line (a JSON value, not blank), its line number and the index of the part it
-    /// is in, or `None` at the end.
-    fn next_line(&mut self, lua: &Lua) -> mlua::Result<Option<(&[u8], u64, usize)>>;
+    /// Appends up to `rows` lines (JSON values, not blank), or until `data` holds `bytes`, to
+    /// `data`, with their spans. Returns whether the source has ended, and an error that
+    /// stopped it after the lines it did append.
+    fn fill(
+        &mut self,
+        lua: &Lua,
+        data: &mut Vec<u8>,
+        spans: &mut Vec<Span>,
+        rows: usize,
+        bytes: usize,
+    ) -> (bool, Option<mlua::Error>);
     /// The error for a line that is not JSON.
     fn bad_row(&self, line: u64, part: usize, err: String) -> String;
 }
@@ -38,8 +49,8 @@ end
 /// An iterator function over the rows of `src`.
 pub fn iterator<S: LineSource>(lua: &Lua, mut src: S) -> mlua::Result<Function> {
     let mut data: Vec<u8> = Vec::new();
-    let mut spans: Vec<(usize, usize, u64)> = Vec::new();
-    let mut part_of: Vec<usize> = Vec::new();
+    let mut spans: Vec<Span> = Vec::new();
+    let mut lines: Vec<(usize, usize, u64)> = Vec::new();
     // Errors to raise, in order: a bad row, then whatever stopped the reading after it.
     let mut pending: std::collections::VecDeque<mlua::Error> = Default::default();
     let mut ended = false;
@@ -56,30 +67,16 @@ pub fn iterator<S: LineSource>(lua: &Lua, mut src: S) -> mlua::Result<Function> 
             }
             data.clear();
             spans.clear();
-            part_of.clear();
             from = 0;
-            while spans.len() < BATCH_ROWS && data.len() < BATCH_BYTES {
-                match src.next_line(lua) {
-                    Ok(Some((bytes, line, part))) => {
-                        let start = data.len();
-                        data.extend_from_slice(bytes);
-                        spans.push((start, data.len(), line));
-                        part_of.push(part);
-                    }
-                    Ok(None) => {
-                        ended = true;
-                        break;
-                    }
-                    Err(e) => {
-                        pending.push_back(e);
-                        break;
-                    }
-                }
-            }
+            let (end, err) = src.fill(lua, &mut data, &mut spans, BATCH_ROWS, BATCH_BYTES);
+            ended = end;
+            pending.extend(err);
+            lines.clear();
+            lines.extend(spans.iter().map(|&(s, e, l, _)| (s, e, l)));
         }
-        let (n, bad) = parse_rows(lua, &buf, &data, &spans[from..])?;
+        let (n, bad) = parse_rows(lua, &buf, &data, &lines[from..])?;
         if let Some((line, err)) = bad {
-            let part = part_of[from + n];
+            let part = spans[from + n].3;
             // Raised after the rows before it; the rows after it stay for the next call.
             let e = super::raise(lua, src.bad_row(line, part, err));
             from += n + 1;
