@@ -48,10 +48,7 @@ fn bucket(lua: &Lua, logical: &str) -> mlua::Result<Table> {
     t.set(
         "get",
         lua.create_function(move |lua, key: String| {
-            check_key(lua, &key)?;
-            let inv = invocation(lua)?;
-            inv.charge(lua, 1)?;
-            let (real, full) = locate(&inv.services.deployment, &n, &inv.tenant.name, &key);
+            let (inv, real, full) = target(lua, &n, &key)?;
             let got = inv.block_on(lua, inv.services.backends.objects.get(&real, &full))?;
             let Some((meta, data)) = got else {
                 return Ok(None);
@@ -97,10 +94,7 @@ fn bucket(lua: &Lua, logical: &str) -> mlua::Result<Table> {
     t.set(
         "delete",
         lua.create_function(move |lua, key: String| {
-            check_key(lua, &key)?;
-            let inv = invocation(lua)?;
-            inv.charge(lua, 1)?;
-            let (real, full) = locate(&inv.services.deployment, &n, &inv.tenant.name, &key);
+            let (inv, real, full) = target(lua, &n, &key)?;
             inv.block_on(lua, inv.services.backends.objects.delete(&real, &full))
         })?,
     )?;
@@ -124,10 +118,7 @@ fn bucket(lua: &Lua, logical: &str) -> mlua::Result<Table> {
     t.set(
         "head",
         lua.create_function(move |lua, key: String| {
-            check_key(lua, &key)?;
-            let inv = invocation(lua)?;
-            inv.charge(lua, 1)?;
-            let (real, full) = locate(&inv.services.deployment, &n, &inv.tenant.name, &key);
+            let (inv, real, full) = target(lua, &n, &key)?;
             let Some(meta) = inv.block_on(lua, inv.services.backends.objects.head(&real, &full))?
             else {
                 return Ok(None);
@@ -198,6 +189,20 @@ fn bucket(lua: &Lua, logical: &str) -> mlua::Result<Table> {
         )?,
     )?;
     Ok(t)
+}
+
+/// Checks a key, counts the call, and gives the invocation with the object's real bucket and
+/// full key: the start of every single-object call.
+fn target<'a>(
+    lua: &'a Lua,
+    logical: &str,
+    key: &str,
+) -> mlua::Result<(mlua::AppDataRef<'a, super::Invocation>, String, String)> {
+    check_key(lua, key)?;
+    let inv = invocation(lua)?;
+    inv.charge(lua, 1)?;
+    let (real, full) = locate(&inv.services.deployment, logical, &inv.tenant.name, key);
+    Ok((inv, real, full))
 }
 
 fn real_bucket(d: &Deployment, logical: &str) -> String {

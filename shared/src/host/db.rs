@@ -3,7 +3,7 @@
 
 use mlua::{Lua, Table, Value};
 
-use super::{from_lua, invocation, raise, to_lua};
+use super::{from_lua, invocation, raise, to_lua, Invocation};
 use crate::ports::{now_ms, NewItem, PutMode};
 use crate::Error;
 
@@ -66,17 +66,28 @@ fn item(
     })
 }
 
+/// Checks a partition and key, counts the call, and gives the invocation and the item's
+/// partition key: the start of every single-item call.
+fn address<'a>(
+    lua: &'a Lua,
+    partition: &str,
+    key: &str,
+) -> mlua::Result<(mlua::AppDataRef<'a, Invocation>, String)> {
+    check_part(lua, "partition", partition)?;
+    check_part(lua, "key", key)?;
+    let inv = invocation(lua)?;
+    inv.charge(lua, 1)?;
+    let pk = db_pk(&inv.tenant.name, partition);
+    Ok((inv, pk))
+}
+
 /// The `native.db` table.
 pub fn module(lua: &Lua) -> mlua::Result<Table> {
     let t = lua.create_table()?;
     t.set(
         "get",
         lua.create_function(|lua, (partition, key): (String, String)| {
-            check_part(lua, "partition", &partition)?;
-            check_part(lua, "key", &key)?;
-            let inv = invocation(lua)?;
-            inv.charge(lua, 1)?;
-            let pk = db_pk(&inv.tenant.name, &partition);
+            let (inv, pk) = address(lua, &partition, &key)?;
             match inv.block_on(lua, inv.services.backends.kv.get(&pk, &key))? {
                 Some(item) => decode(lua, &item.value),
                 None => Ok(Value::Nil),
@@ -113,11 +124,7 @@ pub fn module(lua: &Lua) -> mlua::Result<Table> {
     t.set(
         "delete",
         lua.create_function(|lua, (partition, key): (String, String)| {
-            check_part(lua, "partition", &partition)?;
-            check_part(lua, "key", &key)?;
-            let inv = invocation(lua)?;
-            inv.charge(lua, 1)?;
-            let pk = db_pk(&inv.tenant.name, &partition);
+            let (inv, pk) = address(lua, &partition, &key)?;
             inv.block_on(lua, inv.services.backends.kv.delete(&pk, &key, None))
         })?,
     )?;
