@@ -132,6 +132,14 @@ async fn shared_tables_are_read_only() {
         ("ctx", "ctx.tenant = 'other'"),
         ("env metatable", "setmetatable(_G, nil)"),
         (
+            "native.bucket metatable",
+            "getmetatable(native.bucket).__index = function() return 1 end",
+        ),
+        (
+            "native.bucket metatable, raw",
+            "setmetatable(native.bucket, nil)",
+        ),
+        (
             "array metatable",
             "getmetatable(native.json.decode('[1]')).__index = function() return 1 end",
         ),
@@ -146,7 +154,8 @@ async fn shared_tables_are_read_only() {
             e.contains("readonly")
                 || e.contains("protected metatable")
                 || e.contains("locked")
-                || e.contains("index boolean"),
+                || e.contains("index boolean")
+                || e.contains("index string"),
             "{what}: {e}"
         );
     }

@@ -36,6 +36,9 @@ pub fn module(lua: &Lua, deployment: &Deployment) -> mlua::Result<Table> {
             },
         )?,
     )?;
+    // Shared by every invocation of the VM: nobody may read or change it.
+    meta.set("__metatable", "locked")?;
+    meta.set_readonly(true);
     t.set_metatable(Some(meta))?;
     Ok(t)
 }
