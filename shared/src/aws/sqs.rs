@@ -76,6 +76,28 @@ impl SqsQueues {
         }
     }
 
+    /// One ReceiveMessage call with the receive count attribute; `what` says what failed.
+    async fn receive_from(
+        &self,
+        url: &str,
+        max: usize,
+        visibility_s: u32,
+        what: String,
+    ) -> Result<Vec<aws_sdk_sqs::types::Message>> {
+        let out = self
+            .client
+            .receive_message()
+            .queue_url(url)
+            .max_number_of_messages(max.clamp(1, 10) as i32)
+            .visibility_timeout(visibility_s.min(43_200) as i32)
+            .wait_time_seconds(0)
+            .message_system_attribute_names(MessageSystemAttributeName::ApproximateReceiveCount)
+            .send()
+            .await
+            .map_err(|e| sdk_err("sqs", what, e))?;
+        Ok(out.messages.unwrap_or_default())
+    }
+
     /// The URL of a queue.
     pub fn url(&self, queue: QueueKind) -> &str {
         match queue {
@@ -203,25 +225,11 @@ impl Queue for SqsQueues {
         max: usize,
         visibility_s: u32,
     ) -> Result<Vec<Message>> {
+        let what = format!("cannot receive from the {} queue", queue.name());
         let out = self
-            .client
-            .receive_message()
-            .queue_url(self.url(queue))
-            .max_number_of_messages(max.clamp(1, 10) as i32)
-            .visibility_timeout(visibility_s.min(43_200) as i32)
-            .wait_time_seconds(0)
-            .message_system_attribute_names(MessageSystemAttributeName::ApproximateReceiveCount)
-            .send()
-            .await
-            .map_err(|e| {
-                sdk_err(
-                    "sqs",
-                    format!("cannot receive from the {} queue", queue.name()),
-                    e,
-                )
-            })?;
+            .receive_from(self.url(queue), max, visibility_s, what)
+            .await?;
         Ok(out
-            .messages()
             .iter()
             .map(|m| Message {
                 id: m.message_id().unwrap_or_default().to_string(),
@@ -303,25 +311,11 @@ impl Queue for SqsQueues {
             if out.len() >= max {
                 break;
             }
-            let got = self
-                .client
-                .receive_message()
-                .queue_url(&dlq)
-                .max_number_of_messages(10)
-                .visibility_timeout(0)
-                .wait_time_seconds(0)
-                .message_system_attribute_names(MessageSystemAttributeName::ApproximateReceiveCount)
-                .send()
-                .await
-                .map_err(|e| {
-                    sdk_err(
-                        "sqs",
-                        format!("cannot read the {} dead-letter queue {dlq}", queue.name()),
-                        e,
-                    )
-                })?;
+            let what = format!("cannot read the {} dead-letter queue {dlq}", queue.name());
+            // A visibility timeout of 0 leaves every message in place.
+            let got = self.receive_from(&dlq, 10, 0, what).await?;
             let mut new = 0;
-            for m in got.messages() {
+            for m in &got {
                 let id = m.message_id().unwrap_or_default().to_string();
                 if out.len() < max && seen.insert(id.clone()) {
                     new += 1;
