@@ -21,15 +21,44 @@ pub enum Fault {
     LoseReply,
 }
 
-/// Counts calls and injects one fault.
+/// Counts calls and injects one fault; optionally also reorders calls (see [`Plan::jittering`]).
 #[derive(Debug, Default)]
 pub struct Plan {
     calls: AtomicU32,
     at: AtomicU32,
     fault: std::sync::Mutex<Option<Fault>>,
+    /// xorshift state for [`Plan::jittering`]; 0 when off.
+    jitter: std::sync::atomic::AtomicU64,
 }
 
 impl Plan {
+    /// A plan without a fault whose every call first yields to other tasks a pseudo-random
+    /// number of times (0 to 3): on a single-threaded runtime, each seed is one reproducible
+    /// interleaving of concurrent tasks' backend calls, each call itself atomic.
+    pub fn jittering(seed: u64) -> Self {
+        let plan = Plan::default();
+        plan.jitter.store(
+            seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1,
+            Ordering::Relaxed,
+        );
+        plan
+    }
+
+    async fn shuffle(&self) {
+        let mut x = self.jitter.load(Ordering::Relaxed);
+        if x == 0 {
+            return;
+        }
+        // xorshift64*
+        x ^= x >> 12;
+        x ^= x << 25;
+        x ^= x >> 27;
+        self.jitter.store(x, Ordering::Relaxed);
+        for _ in 0..(x.wrapping_mul(0x2545_F491_4F6C_DD1D) >> 62) {
+            tokio::task::yield_now().await;
+        }
+    }
+
     /// Arms a fault at the `at`-th call from now (1 = the next call).
     pub fn arm(&self, at: u32, fault: Fault) {
         self.calls.store(0, Ordering::SeqCst);
@@ -64,6 +93,7 @@ fn injected(what: &str) -> Error {
 
 macro_rules! faulty {
     ($self:ident, $what:literal, $call:expr) => {{
+        $self.plan.shuffle().await;
         match $self.plan.next() {
             Some(Fault::Fail) => Err(injected($what)),
             Some(Fault::LoseReply) => {

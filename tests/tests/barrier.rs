@@ -913,106 +913,6 @@ async fn script_errors_for_bad_barrier_calls(backend: Backend) {
 
 // ---- a seeded simulation of interleavings ----
 
-/// Wraps the ports so that every call first yields to the other tasks a pseudo-random number of
-/// times: on a single-threaded runtime, each seed is one reproducible interleaving of the
-/// concurrent acks' backend calls (each call itself atomic, as DynamoDB's are).
-#[derive(Debug, Clone)]
-struct Jitter {
-    kv: Arc<dyn KvStore>,
-    queue: Arc<dyn Queue>,
-    state: Arc<std::sync::atomic::AtomicU64>,
-}
-
-impl Jitter {
-    async fn shuffle(&self) {
-        use std::sync::atomic::Ordering;
-        // xorshift64*: enough to pick 0 to 3 yields per call, reproducibly from the seed.
-        let mut x = self.state.load(Ordering::Relaxed);
-        x ^= x >> 12;
-        x ^= x << 25;
-        x ^= x >> 27;
-        self.state.store(x, Ordering::Relaxed);
-        for _ in 0..(x.wrapping_mul(0x2545_F491_4F6C_DD1D) >> 62) {
-            tokio::task::yield_now().await;
-        }
-    }
-}
-
-#[async_trait::async_trait]
-impl KvStore for Jitter {
-    async fn get(&self, pk: &str, sk: &str) -> Result<Option<native_core::ports::Item>> {
-        self.shuffle().await;
-        self.kv.get(pk, sk).await
-    }
-    async fn put(&self, item: NewItem, mode: PutMode) -> Result<String> {
-        self.shuffle().await;
-        self.kv.put(item, mode).await
-    }
-    async fn delete(&self, pk: &str, sk: &str, if_version: Option<&str>) -> Result<bool> {
-        self.shuffle().await;
-        self.kv.delete(pk, sk, if_version).await
-    }
-    async fn query(
-        &self,
-        pk: &str,
-        prefix: &str,
-        after: Option<&str>,
-        limit: usize,
-    ) -> Result<native_core::ports::ItemPage> {
-        self.shuffle().await;
-        self.kv.query(pk, prefix, after, limit).await
-    }
-    async fn put_batch(&self, items: Vec<NewItem>) -> Result<()> {
-        self.shuffle().await;
-        self.kv.put_batch(items).await
-    }
-    async fn transact(
-        &self,
-        ops: Vec<native_core::ports::TxOp>,
-    ) -> Result<std::result::Result<(), usize>> {
-        self.shuffle().await;
-        self.kv.transact(ops).await
-    }
-}
-
-#[async_trait::async_trait]
-impl Queue for Jitter {
-    async fn send(&self, queue: QueueKind, body: String, delay_s: u32) -> Result<()> {
-        self.shuffle().await;
-        self.queue.send(queue, body, delay_s).await
-    }
-    async fn receive(
-        &self,
-        queue: QueueKind,
-        max: usize,
-        visibility_s: u32,
-    ) -> Result<Vec<native_core::ports::Message>> {
-        self.queue.receive(queue, max, visibility_s).await
-    }
-    async fn delete(&self, queue: QueueKind, receipt: &str) -> Result<()> {
-        self.queue.delete(queue, receipt).await
-    }
-    async fn retry_later(
-        &self,
-        queue: QueueKind,
-        receipt: &str,
-        delay_s: u32,
-        error: &str,
-    ) -> Result<()> {
-        self.queue.retry_later(queue, receipt, delay_s, error).await
-    }
-    async fn stats(&self, queue: QueueKind) -> Result<native_core::ports::QueueStats> {
-        self.queue.stats(queue).await
-    }
-    async fn dead_letters(
-        &self,
-        queue: QueueKind,
-        max: usize,
-    ) -> Result<Vec<native_core::ports::DeadLetter>> {
-        self.queue.dead_letters(queue, max).await
-    }
-}
-
 /// 400 seeds, each a different interleaving of six concurrent acks (four members, two of them
 /// delivered twice) with busy claims retried as a queue would: every barrier completes, exactly
 /// one ack dispatches, exactly one continuation is sent.
@@ -1026,10 +926,11 @@ fn seeded_interleavings_of_concurrent_acks_send_exactly_once() {
         let local = tokio::task::LocalSet::new();
         local.block_on(&rt, async move {
             let t = TestBackends::new(Backend::Embedded).await;
-            let j = Jitter {
+            // Every port call first yields a seeded number of times: see Plan::jittering.
+            let j = Faulty {
                 kv: t.backends.kv.clone(),
                 queue: t.backends.queue.clone(),
-                state: Arc::new((seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1).into()),
+                plan: Arc::new(Plan::jittering(seed)),
             };
             let c = Count::default();
             barriers(&j, &j, &c).create(spec("b", 4)).await.unwrap();
