@@ -65,4 +65,7 @@ if [ "$#" -eq 0 ]; then
     set -- --workspace
 fi
 say "cargo test --all-features $*"
-cargo test --all-features "$@"
+out="target/test-output.log"
+cargo test --all-features "$@" 2>&1 | tee "$out"
+# One closing line over every test binary (cargo ends with the last crate's doc-tests, often 0).
+awk '/^test result:/ { p += $4; f += $6; i += $8 } END { printf "tests: %d passed, %d failed, %d skipped\n", p, f, i }' "$out"
