@@ -155,27 +155,44 @@ pub fn check_part_key(key: &str) -> Result<(), String> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
+
+    /// Part keys that must be refused: each could leave the job folder, or is no key at all.
+    /// The schema tests check that `done.schema.json` refuses exactly these too.
+    pub(crate) const BAD_PART_KEYS: &[&str] = &[
+        "../x",
+        "a/../../x",
+        "/abs",
+        "a//b",
+        ".",
+        "a\\b",
+        "%2e%2e/x",
+        "a%2Fb",
+        "a%5c",
+        "a\u{7}",
+        "a\u{85}",
+        "",
+        "x/",
+        "a/./b",
+        "a/..",
+    ];
+
+    /// Part keys that must be accepted.
+    pub(crate) const GOOD_PART_KEYS: &[&str] = &[
+        "customers.0000.ndjson.gz",
+        "out/part-1.ndjson",
+        "a..b",
+        "...",
+        ".x",
+    ];
 
     #[test]
     fn part_keys_cannot_climb_out() {
-        for bad in [
-            "../x",
-            "a/../../x",
-            "/abs",
-            "a//b",
-            ".",
-            "a\\b",
-            "%2e%2e/x",
-            "a%2Fb",
-            "a\u{7}",
-            "",
-            "x/",
-        ] {
+        for bad in BAD_PART_KEYS {
             assert!(check_part_key(bad).is_err(), "{bad:?}");
         }
-        for good in ["customers.0000.ndjson.gz", "out/part-1.ndjson", "a..b"] {
+        for good in GOOD_PART_KEYS {
             assert!(check_part_key(good).is_ok(), "{good:?}");
         }
     }
