@@ -200,30 +200,31 @@ impl Runtime {
                 attempt,
             })
             .await?;
-        let (script, ev) = match routed {
+        let choice = match &routed {
             Value::Null => {
                 let why = format!("router {router:?} returned nothing for {}", event["key"]);
-                self.log("info", "event dropped", json!({ "tenant": tenant.name, "why": why }));
+                self.log(
+                    "info",
+                    "event dropped",
+                    json!({ "tenant": tenant.name, "why": why }),
+                );
                 return Ok(Outcome::Dropped(why));
             }
-            Value::String(s) => (s, event.clone()),
-            Value::Object(ref m) => match (m.get("script"), m.get("event")) {
-                (Some(Value::String(s)), ev) => (s.clone(), ev.cloned().unwrap_or_else(|| event.clone())),
-                _ => {
-                    return Err(Error::Script {
-                        tenant: tenant.name.clone(),
-                        script: router,
-                        message: format!("on_route returned {routed}; return a script name or {{ script = name, event = ev }}"),
-                    })
+            Value::String(s) => Some((s.clone(), event.clone())),
+            Value::Object(m) => match (m.get("script"), m.get("event")) {
+                (Some(Value::String(s)), ev) => {
+                    Some((s.clone(), ev.cloned().unwrap_or_else(|| event.clone())))
                 }
+                _ => None,
             },
-            other => {
-                return Err(Error::Script {
-                    tenant: tenant.name.clone(),
-                    script: router,
-                    message: format!("on_route returned {other}; return a script name or {{ script = name, event = ev }}"),
-                })
-            }
+            _ => None,
+        };
+        let Some((script, ev)) = choice else {
+            return Err(Error::Script {
+                tenant: tenant.name.clone(),
+                script: router,
+                message: format!("on_route returned {routed}; return a script name or {{ script = name, event = ev }}"),
+            });
         };
         tenant.script(&script).map_err(|e| Error::Script {
             tenant: tenant.name.clone(),

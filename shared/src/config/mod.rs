@@ -14,11 +14,7 @@ use crate::Error;
 
 /// Turns a serde_json error into a config error that names the file, the line and the column.
 pub(crate) fn json_error(file: &str, err: serde_json::Error) -> Error {
-    let why = err.to_string();
-    // serde_json puts "at line L column C" at the end; keep it, it points at the field.
-    let field = match err.classify() {
-        serde_json::error::Category::Syntax | serde_json::error::Category::Eof => "-",
-        _ => "-",
-    };
-    Error::config(file, field, why)
+    // serde_json ends its message with "at line L column C", which points at the field (and
+    // names it, for unknown or mistyped fields), so the field column stays "-".
+    Error::config(file, "-", err)
 }
