@@ -16,6 +16,7 @@ native_tests::on_both_backends!(
     the_partner_answers_and_the_continuation_reads_verified_rows_then_cleans_up,
     misbehaving_partners_get_clear_errors_and_the_job_stays_intact,
     allow_failure_hands_the_failure_to_the_script,
+    part_keys_of_a_failed_job_are_checked_too,
     a_done_json_written_before_its_parts_fails_until_they_land,
     streams_obey_max_stream_mb_and_rows_obey_max_object_mb,
     gzip_is_detected_from_the_data_and_parts_are_read_in_order,
@@ -370,6 +371,59 @@ async fn allow_failure_hands_the_failure_to_the_script(backend: Backend) {
         got,
         json!({ "ok": false, "error": "partner timeout", "ref": "r-1", "keys": 4 })
     );
+}
+
+/// `ok: false` does not excuse the part keys: `job:keys()` of a failed job names its parts too,
+/// and the continuation deletes them.
+async fn part_keys_of_a_failed_job_are_checked_too(backend: Backend) {
+    let check = r#"function on_invoke(ctx, ev)
+        local job = native.batch.hydrate(ev, { allow_failure = true })
+        return { ok = job.ok, keys = job:keys() }
+    end"#;
+    let p = shop(backend, SHOP, &[("check", check)]).await;
+    for bad in ["../../state/other.json", "%2e%2e/x", "/etc/passwd"] {
+        // GIVEN a partner that failed, but still lists a part whose key climbs out
+        let job = submit(&p).await;
+        done(
+            &p,
+            &job,
+            &json!({ "ok": false, "error": "partner timeout", "results": {
+                "orders": { "parts": [{ "key": "orders.0000.ndjson" }, { "key": bad }] } } }),
+        )
+        .await;
+        // WHEN the continuation hydrates it, allowing failure
+        let e = p
+            .invoke("shop", "check", json!({ "job": job }))
+            .await
+            .unwrap_err()
+            .to_string();
+        // THEN done.json is refused, naming the result and the key, and nothing reaches keys()
+        assert!(
+            e.contains(&format!(
+                "jobs/{job}/done.json: result \"orders\": part {bad:?}"
+            )),
+            "{bad}: {e}"
+        );
+        assert!(e.contains("check.luau:2:"), "{bad}: names the line: {e}");
+    }
+    // AND a failed job whose parts are fine still hands its keys to the script
+    let job = submit(&p).await;
+    done(
+        &p,
+        &job,
+        &json!({ "ok": false, "error": "half done", "results": {
+            "orders": { "parts": [{ "key": "orders.0000.ndjson" }] } } }),
+    )
+    .await;
+    let got = p
+        .invoke("shop", "check", json!({ "job": job }))
+        .await
+        .unwrap();
+    assert_eq!(got["ok"], false);
+    assert!(got["keys"]
+        .as_array()
+        .unwrap()
+        .contains(&json!({ "bucket": "$batch", "key": format!("jobs/{job}/orders.0000.ndjson") })));
 }
 
 async fn a_done_json_written_before_its_parts_fails_until_they_land(backend: Backend) {

@@ -579,6 +579,15 @@ fn hydrate(lua: &Lua, (ev, opts): (Value, Option<Table>)) -> mlua::Result<Value>
         )
     })?;
     drop(inv);
+    // Part keys first, whatever `ok` says: a failed job's keys() still names its parts, and a
+    // key that climbs out would make the continuation's `{ delete = job:keys() }` fail on every
+    // retry (or reach outside the job) instead of saying what the partner got wrong.
+    for (name, d) in &done.results {
+        for p in &d.parts {
+            check_part_key(&p.key)
+                .map_err(|e| raise(lua, format!("jobs/{job}/done.json: result {name:?}: {e}")))?;
+        }
+    }
     if !done.ok {
         let why = done
             .error
@@ -602,12 +611,6 @@ fn hydrate(lua: &Lua, (ev, opts): (Value, Option<Table>)) -> mlua::Result<Value>
                 lua,
                 format!("jobs/{job}/done.json has no result for query {q:?}"),
             ));
-        }
-    }
-    for (name, d) in &done.results {
-        for p in &d.parts {
-            check_part_key(&p.key)
-                .map_err(|e| raise(lua, format!("jobs/{job}/done.json: result {name:?}: {e}")))?;
         }
     }
     let f = Finished {
