@@ -1,6 +1,7 @@
 //! native-core: the engine, host API, backend ports and their implementations, shared by the
 //! Lambda functions and the `native` CLI.
 
+pub mod api_keys;
 #[cfg(feature = "aws")]
 pub mod aws;
 pub mod barrier;
