@@ -13,6 +13,7 @@ pub mod engine;
 pub mod error;
 pub mod events;
 pub mod host;
+pub mod inbound;
 pub mod keys;
 pub mod local;
 pub mod ports;
