@@ -5,9 +5,11 @@ mod barrier;
 mod check;
 mod demo;
 mod deploy;
+mod keys;
 mod objects;
 mod partner;
 mod queues;
+mod serve;
 
 use std::path::Path;
 use std::process::ExitCode;
@@ -137,6 +139,8 @@ pub async fn run(cli: Cli) -> ExitCode {
         Command::Deploy { tenant, bucket } => deploy::run(&project, &tenant, &bucket).await,
         Command::Barrier { command } => barrier::run(&project, command).await,
         Command::Dlq { tenant } => queues::dlq(&project, tenant.as_deref()).await,
+        Command::Keys { command } => keys::run(&project, command).await,
+        Command::Serve { listen } => serve::run(&project, &listen).await,
     };
     // A closed pipe is not an error (see `out`); another write error fails a verb that
     // otherwise succeeded.
