@@ -260,6 +260,48 @@ fn check_names_the_file_and_field_of_bad_config() {
 }
 
 #[test]
+fn check_refuses_configs_that_are_not_objects_and_names_json_paths() {
+    // GIVEN a tenant config that is a JSON array
+    let p = project_with_config("[true, true]", &[("s", "function on_invoke() end")]);
+    // WHEN `native check` runs THEN exit 2 names the file and why
+    native(p.path(), &["check"])
+        .code(2)
+        .err_has("tenants/acme/config.json: -: must be a JSON object { ... }, not an array");
+    // GIVEN a limit of the wrong type THEN the error gives its JSON path
+    let p = project_with_config(r#"{ "limits": { "timeout_s": "5" } }"#, &[]);
+    native(p.path(), &["check"]).code(2).err_has(
+        "tenants/acme/config.json: limits.timeout_s: invalid type: string \"5\", expected u32",
+    );
+}
+
+#[test]
+fn check_refuses_nul_bytes_and_accepts_a_bom() {
+    // GIVEN a script whose second line holds a NUL byte, with an error hidden after it
+    let p = project(&[(
+        "nul",
+        "function on_invoke() return 1 end\n--\0\nlocal = = 1\n",
+    )]);
+    // WHEN `native check` runs, or the script is invoked
+    // THEN both refuse it naming the file and the line (Luau alone ignores all after the NUL)
+    native(p.path(), &["check"])
+        .code(2)
+        .err_has("tenants/acme/scripts/nul.luau:2: contains a NUL byte");
+    native(p.path(), &["invoke", "acme", "nul"])
+        .code(2)
+        .err_has("tenants/acme/scripts/nul.luau:2: contains a NUL byte");
+    // GIVEN a script saved with a UTF-8 BOM THEN it checks and runs
+    let p = project(&[("bom", "\u{feff}function on_invoke() return 7 end")]);
+    native(p.path(), &["check"]).ok();
+    assert_eq!(
+        native(p.path(), &["invoke", "acme", "bom"])
+            .ok()
+            .out()
+            .trim(),
+        "7"
+    );
+}
+
+#[test]
 fn check_names_file_and_line_of_a_syntax_error() {
     // GIVEN a good script and a script with a syntax error on line 3
     let p = project(&[

@@ -114,7 +114,7 @@ impl S3Tenants {
                 .and_then(|n| n.strip_suffix(".luau"))
             {
                 check_name("script", name).map_err(|why| Error::config(&shown, "-", why))?;
-                scripts.push(Script::new(name, text));
+                scripts.push(Script::from_file(&shown, name, &text)?);
             }
         }
         Tenant::new(tenant, config, scripts)
