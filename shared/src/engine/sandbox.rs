@@ -106,7 +106,10 @@ impl Vm {
         for (name, hint) in REMOVED_OS {
             os.raw_set(name, unavailable(&lua, format!("os.{name}"), hint, false)?)?;
         }
-        g.raw_set("collectgarbage", lua.create_function(collectgarbage)?)?;
+        g.raw_set(
+            "collectgarbage",
+            host::function(&lua, ("collectgarbage", &["option?"]), collectgarbage)?,
+        )?;
         // Errors raised by host functions reach Luau as error values; a script that catches one
         // with pcall or xpcall gets its message as a plain string, as for Luau's own errors.
         let clean = lua.create_function(|lua, v: Value| match v {

@@ -6,6 +6,7 @@ mod barrier;
 mod batch;
 mod bucket;
 mod db;
+mod function;
 mod invocation;
 mod json;
 mod json_seed;
@@ -14,6 +15,7 @@ mod ndjson;
 mod queue;
 mod rows;
 
+pub use function::{add_method, add_method_mut, function, method, method_mut, Signature};
 pub use invocation::Invocation;
 pub use json::{from_lua, to_lua};
 pub use log::{LogSink, StderrLog};
@@ -32,7 +34,10 @@ pub fn native_table(
 ) -> mlua::Result<Table> {
     let native = lua.create_table()?;
     native.set("json", json::module(lua)?)?;
-    native.set("log", lua.create_function(log::log)?)?;
+    native.set(
+        "log",
+        function(lua, ("native.log", &["level", "msg", "fields?"]), log::log)?,
+    )?;
     native.set("config", to_lua(lua, config)?)?;
     native.set("bucket", bucket::module(lua, deployment)?)?;
     native.set("db", db::module(lua)?)?;

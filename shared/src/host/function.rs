@@ -1,0 +1,182 @@
+//! One way to register host functions, so that a wrong argument names the function, the
+//! parameter and the script line: `s.luau:4: native.db.put: parameter "key" must be a string,
+//! not a table`, where mlua alone says `bad argument #2: error converting Lua table to String`.
+//!
+//! [`function`] (for the functions of the `native` table) and [`method`] / [`method_mut`] (for
+//! the methods of userdata such as a batch job) take the arguments as they come, convert them
+//! to the typed tuple the body wants, and turn a failed conversion into that message. A
+//! conversion that fails inside the body (an option read from a table) is named as well.
+
+use std::sync::Arc;
+
+use mlua::{Error, FromLuaMulti, Function, IntoLuaMulti, Lua, MaybeSend, MultiValue};
+
+use super::raise;
+
+/// The name of a host function as scripts write it (`native.db.put`, `job:rows`) and the names
+/// of its parameters in order (self left out); a trailing `?` marks an optional one.
+pub type Signature = (&'static str, &'static [&'static str]);
+
+/// A host function whose body takes typed arguments; `(name, params)` as in [`Signature`], the
+/// name may be built at run time (`native.bucket.In.get`).
+pub fn function<A, R, F>(
+    lua: &Lua,
+    (name, params): (impl Into<String>, &'static [&'static str]),
+    f: F,
+) -> mlua::Result<Function>
+where
+    A: FromLuaMulti,
+    R: IntoLuaMulti,
+    F: Fn(&Lua, A) -> mlua::Result<R> + MaybeSend + 'static,
+{
+    let name: Arc<str> = name.into().into();
+    lua.create_function(move |lua, args: MultiValue| {
+        let args = convert::<A>(lua, &name, params, args)?;
+        f(lua, args).map_err(|e| in_body(lua, &name, e))
+    })
+}
+
+/// A method of a userdata `T`, named as scripts call it (`job:rows`).
+pub fn method<T, A, R, F>(
+    (name, params): Signature,
+    f: F,
+) -> impl Fn(&Lua, &T, MultiValue) -> mlua::Result<R> + MaybeSend + 'static
+where
+    A: FromLuaMulti,
+    R: IntoLuaMulti,
+    F: Fn(&Lua, &T, A) -> mlua::Result<R> + MaybeSend + 'static,
+{
+    move |lua, this, args| {
+        let args = convert::<A>(lua, name, params, args)?;
+        f(lua, this, args).map_err(|e| in_body(lua, name, e))
+    }
+}
+
+/// [`method`] for a method that changes its userdata.
+pub fn method_mut<T, A, R, F>(
+    (name, params): Signature,
+    mut f: F,
+) -> impl FnMut(&Lua, &mut T, MultiValue) -> mlua::Result<R> + MaybeSend + 'static
+where
+    A: FromLuaMulti,
+    R: IntoLuaMulti,
+    F: FnMut(&Lua, &mut T, A) -> mlua::Result<R> + MaybeSend + 'static,
+{
+    move |lua, this, args| {
+        let args = convert::<A>(lua, name, params, args)?;
+        f(lua, this, args).map_err(|e| in_body(lua, name, e))
+    }
+}
+
+/// Converts the arguments, naming the parameter whose conversion failed.
+fn convert<A: FromLuaMulti>(
+    lua: &Lua,
+    name: &str,
+    params: &[&str],
+    args: MultiValue,
+) -> mlua::Result<A> {
+    // `from_lua_args` is what mlua's own create_function uses: it reports the position of a
+    // failed argument as Error::BadArgument, which is all this needs.
+    A::from_lua_args(args, 1, None, lua).map_err(|e| match e {
+        Error::BadArgument { pos, cause, .. } => {
+            let param = match params.get(pos.wrapping_sub(1)) {
+                Some(p) => format!("parameter {:?}", p.trim_end_matches('?')),
+                None => format!("argument #{pos}"),
+            };
+            raise(lua, format!("{name}: {param} {}", expected(&cause)))
+        }
+        other => raise(
+            lua,
+            format!("{name}: {}", crate::engine::message_of(&other)),
+        ),
+    })
+}
+
+/// An error of the body: a failed conversion there (an option read from a table argument) gets
+/// the function's name and the script line; everything else is already worded and passes.
+fn in_body(lua: &Lua, name: &str, e: Error) -> Error {
+    match &e {
+        Error::FromLuaConversionError { .. } => raise(
+            lua,
+            format!("{name}: a field of a table argument {}", expected(&e)),
+        ),
+        _ => e,
+    }
+}
+
+/// `must be a string, not a table` for a failed conversion.
+fn expected(cause: &Error) -> String {
+    match cause {
+        Error::FromLuaConversionError { from, to, .. } => {
+            let want = lua_type(to);
+            if want == "a whole number" && (*from == "number" || *from == "integer") {
+                return "must be a whole number within range".to_string();
+            }
+            let got = match *from {
+                "nil" => "nil".to_string(),
+                "integer" => "a number".to_string(),
+                f => format!("{} {f}", article(f)),
+            };
+            format!("must be {want}, not {got}")
+        }
+        Error::UserDataTypeMismatch => "is not the kind of userdata expected".to_string(),
+        Error::BadArgument { cause, .. } => expected(cause),
+        Error::CallbackError { cause, .. } => expected(cause),
+        other => format!("is wrong: {other}"),
+    }
+}
+
+/// The Luau type a script must pass for a Rust type name from mlua.
+fn lua_type(rust: &str) -> String {
+    let last = rust.rsplit("::").next().unwrap_or(rust);
+    let last = last.split('<').next().unwrap_or(last);
+    match last {
+        "String" | "str" | "string" | "BString" | "LuaString" | "OsString" | "PathBuf" => {
+            "a string".into()
+        }
+        "i8" | "i16" | "i32" | "i64" | "i128" | "isize" | "u8" | "u16" | "u32" | "u64" | "u128"
+        | "usize" => "a whole number".into(),
+        "f32" | "f64" | "Number" => "a number".into(),
+        "bool" => "a boolean".into(),
+        "table" | "Table" | "Vec" | "HashMap" | "BTreeMap" => "a table".into(),
+        "function" | "Function" => "a function".into(),
+        "userdata" => "a userdata".into(),
+        other => format!("{} {other}", article(other)),
+    }
+}
+
+fn article(word: &str) -> &'static str {
+    if word.starts_with(['a', 'e', 'i', 'o', 'u']) {
+        "an"
+    } else {
+        "a"
+    }
+}
+
+/// Registers [`method`] on `m` under the name after the `:` of the signature (`job:rows`).
+pub fn add_method<T, M, A, R, F>(m: &mut M, sig: Signature, f: F)
+where
+    T: mlua::UserData,
+    M: mlua::UserDataMethods<T>,
+    A: FromLuaMulti,
+    R: IntoLuaMulti,
+    F: Fn(&Lua, &T, A) -> mlua::Result<R> + MaybeSend + 'static,
+{
+    m.add_method(method_name(sig), method(sig, f));
+}
+
+/// Registers [`method_mut`] on `m` under the name after the `:` of the signature.
+pub fn add_method_mut<T, M, A, R, F>(m: &mut M, sig: Signature, f: F)
+where
+    T: mlua::UserData,
+    M: mlua::UserDataMethods<T>,
+    A: FromLuaMulti,
+    R: IntoLuaMulti,
+    F: FnMut(&Lua, &mut T, A) -> mlua::Result<R> + MaybeSend + 'static,
+{
+    m.add_method_mut(method_name(sig), method_mut(sig, f));
+}
+
+fn method_name((name, _): Signature) -> &'static str {
+    name.rsplit(':').next().unwrap_or(name)
+}
