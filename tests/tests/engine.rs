@@ -359,3 +359,45 @@ async fn bytecode_is_compiled_once_per_content() {
     assert_eq!(cached, 1, "compiled {cached} times");
     assert!(native_core::engine::cached_count() > before);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn error_values_that_are_not_strings_are_shown() {
+    // GIVEN a script that raises a table on line 2
+    let p = one("function on_invoke()\n  error({ code = 1, why = { 'a', 'b' } })\nend");
+    // WHEN it runs THEN the error shows where and what, not `table: 0x...`
+    let e = run(&p, json!({})).await.unwrap_err();
+    assert!(
+        e.ends_with(r#"failed: s.luau:2: error {"code":1,"why":["a","b"]}"#)
+            || e.ends_with(r#"failed: s.luau:2: error {"why":["a","b"],"code":1}"#),
+        "{e}"
+    );
+    // GIVEN error(nil) THEN the message says there was none
+    let p = one("function on_invoke()\n  error(nil)\nend");
+    let e = run(&p, json!({})).await.unwrap_err();
+    assert!(
+        e.ends_with("raised an error with no message (error(nil))"),
+        "{e}"
+    );
+    // GIVEN a huge table raised THEN the message stays short
+    let p = one("function on_invoke()\n  local t = {} for i = 1, 1000 do t[i] = string.rep('x', 1000) end error(t)\nend");
+    let e = run(&p, json!({})).await.unwrap_err();
+    assert!(
+        e.len() < 1000 && e.contains("s.luau:2: error [\"xxx"),
+        "{e}"
+    );
+    // GIVEN a script that catches a raised table THEN it gets the table itself, and error levels
+    // and string messages still point at the script's own lines
+    let p = one(r#"function on_invoke()
+        local ok, e = pcall(error, { code = 7 })
+        assert(not ok and e.code == 7)
+        local function f() error("up", 2) end
+        local ok2, e2 = pcall(function()
+            f() end)
+        local ok3, e3 = pcall(function() error("here") end)
+        return { e2, e3, (select(2, pcall(error, "bare", 0))) }
+    end"#);
+    assert_eq!(
+        run(&p, json!({})).await.unwrap(),
+        json!(["s.luau:6: up", "s.luau:7: here", "bare"])
+    );
+}

@@ -65,6 +65,19 @@ return function(f, ...) return fix(rawpcall(f, ...)) end,
   end
 "#;
 
+/// `error` that gives a table raised without a metatable a `__tostring`, so that an uncaught
+/// `error({ code = 1 })` reads `s.luau:3: error {"code":1}` rather than `table: 0x7f...`. The
+/// table itself is still what pcall catches. Levels count from the caller, as Luau's own.
+const ERROR: &str = r#"
+local rawerror, tag, type = ...
+return function(v, level)
+  if type(v) == "table" then tag(v) end
+  if level == nil then level = 1 end
+  if type(level) == "number" and level > 0 then level += 1 end
+  return rawerror(v, level)
+end
+"#;
+
 /// A VM with its shared read-only globals.
 pub struct Vm {
     /// The Luau state.
@@ -120,6 +133,12 @@ impl Vm {
             lua.load(PCALL).set_name("=[native]").call(clean)?;
         g.raw_set("pcall", pcall)?;
         g.raw_set("xpcall", xpcall)?;
+        let error: mlua::Function = lua.load(ERROR).set_name("=[native]").call((
+            g.raw_get::<mlua::Function>("error")?,
+            lua.create_function(tag_error)?,
+            g.raw_get::<mlua::Function>("type")?,
+        ))?;
+        g.raw_set("error", error)?;
         g.raw_set("print", lua.create_function(print)?)?;
         g.raw_set(
             "native",
@@ -192,6 +211,91 @@ fn unavailable(lua: &Lua, name: String, hint: &'static str, library: bool) -> ml
     t.set_metatable(Some(meta))?;
     t.set_readonly(true);
     Ok(t)
+}
+
+/// Gives a table about to be raised a `__tostring` that shows where it was raised and what it
+/// holds, unless it has a metatable of its own or is read-only.
+fn tag_error(lua: &Lua, t: Table) -> mlua::Result<()> {
+    if t.metatable().is_some() || t.is_readonly() {
+        return Ok(());
+    }
+    let at = match host::raise(lua, "") {
+        mlua::Error::RuntimeError(at) => at,
+        _ => String::new(),
+    };
+    let meta = lua.create_table()?;
+    meta.raw_set(
+        "__tostring",
+        lua.create_function(move |_, t: Table| {
+            let mut out = format!("{at}error ");
+            describe(&Value::Table(t), 0, &mut out);
+            Ok(out)
+        })?,
+    )?;
+    t.set_metatable(Some(meta))
+}
+
+/// The most of an error value [`describe`] shows.
+const DESCRIBE_CHARS: usize = 500;
+
+/// Writes a value as JSON-like text for an error message, bounded in depth, entries and length
+/// (an error value may be any size); `...` marks what was left out.
+fn describe(v: &Value, depth: usize, out: &mut String) {
+    if out.len() > DESCRIBE_CHARS {
+        return;
+    }
+    match v {
+        Value::Nil => out.push_str("null"),
+        Value::Boolean(b) => out.push_str(&b.to_string()),
+        Value::Integer(i) => out.push_str(&i.to_string()),
+        Value::Number(n) => out.push_str(&serde_json::json!(n).to_string()),
+        Value::String(s) => {
+            let s = s.to_string_lossy();
+            let cut: String = s.chars().take(100).collect();
+            out.push_str(&serde_json::Value::String(cut).to_string());
+            if s.chars().count() > 100 {
+                out.push_str("...");
+            }
+        }
+        Value::Table(t) if depth < 3 => {
+            let len = t.raw_len();
+            let pairs: Vec<(Value, Value)> = t.pairs().take(17).flatten().collect();
+            let is_array = len > 0
+                && pairs.len() == len.min(17)
+                && pairs.iter().all(|(k, _)| match k {
+                    Value::Integer(i) => (1..=len as i64).contains(i),
+                    Value::Number(n) => n.fract() == 0.0 && *n >= 1.0 && *n <= len as f64,
+                    _ => false,
+                });
+            out.push(if is_array { '[' } else { '{' });
+            for (i, (k, v)) in pairs.iter().take(16).enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                if !is_array {
+                    match k {
+                        Value::String(s) => out
+                            .push_str(&serde_json::Value::String(s.to_string_lossy()).to_string()),
+                        Value::Integer(i) => out.push_str(&format!("\"{i}\"")),
+                        Value::Number(n) => out.push_str(&format!("\"{n}\"")),
+                        other => out.push_str(&format!("\"<{}>\"", other.type_name())),
+                    }
+                    out.push(':');
+                }
+                describe(v, depth + 1, out);
+                if out.len() > DESCRIBE_CHARS {
+                    out.push_str("...");
+                    return;
+                }
+            }
+            if pairs.len() > 16 {
+                out.push_str(",...");
+            }
+            out.push(if is_array { ']' } else { '}' });
+        }
+        Value::Table(_) => out.push_str("{...}"),
+        other => out.push_str(&format!("<{}>", other.type_name())),
+    }
 }
 
 /// `collectgarbage`: only `"count"` is allowed; a full collection would let one script slow the
