@@ -671,3 +671,11 @@ pub fn module(lua: &Lua) -> mlua::Result<Table> {
     t.set("hydrate", super::function(lua, HYDRATE, hydrate)?)?;
     Ok(t)
 }
+
+/// Registers the job types with a VM without making a job, so that their methods can be listed.
+#[cfg(test)]
+pub(super) fn register_types(lua: &Lua) -> mlua::Result<()> {
+    lua.create_proxy::<Draft>()?;
+    lua.create_proxy::<Finished>()?;
+    Ok(())
+}

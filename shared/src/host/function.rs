@@ -162,6 +162,8 @@ where
     R: IntoLuaMulti,
     F: Fn(&Lua, &T, A) -> mlua::Result<R> + MaybeSend + 'static,
 {
+    #[cfg(test)]
+    registered(sig);
     m.add_method(method_name(sig), method(sig, f));
 }
 
@@ -174,7 +176,28 @@ where
     R: IntoLuaMulti,
     F: FnMut(&Lua, &mut T, A) -> mlua::Result<R> + MaybeSend + 'static,
 {
+    #[cfg(test)]
+    registered(sig);
     m.add_method_mut(method_name(sig), method_mut(sig, f));
+}
+
+/// Every method registered through [`add_method`] and [`add_method_mut`] in this process, by
+/// the name scripts call it by (`job:rows`): what the type definitions are checked against.
+#[cfg(test)]
+pub(crate) fn registered_methods() -> std::collections::BTreeSet<&'static str> {
+    METHODS.lock().unwrap_or_else(|p| p.into_inner()).clone()
+}
+
+#[cfg(test)]
+static METHODS: std::sync::Mutex<std::collections::BTreeSet<&'static str>> =
+    std::sync::Mutex::new(std::collections::BTreeSet::new());
+
+#[cfg(test)]
+fn registered((name, _): Signature) {
+    METHODS
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .insert(name);
 }
 
 fn method_name((name, _): Signature) -> &'static str {

@@ -14,6 +14,8 @@ mod log;
 mod ndjson;
 mod queue;
 mod rows;
+#[cfg(test)]
+mod types_test;
 
 pub use function::{add_method, add_method_mut, function, method, method_mut, Signature};
 pub use invocation::Invocation;
