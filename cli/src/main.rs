@@ -3,6 +3,7 @@
 
 mod commands;
 mod examples;
+mod show;
 
 use std::path::PathBuf;
 use std::process::ExitCode;

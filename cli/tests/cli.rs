@@ -877,6 +877,78 @@ fn router_returning_an_unknown_script_is_retried_then_dead_lettered() {
     );
 }
 
+/// Whether `s` holds a control that a terminal acts on (all but newline; C1 and DEL included).
+fn has_raw_control(s: &str) -> bool {
+    s.chars().any(|c| c.is_control() && c != '\n')
+}
+
+#[test]
+fn script_text_reaches_the_terminal_with_controls_escaped() {
+    // GIVEN scripts whose error, logs, return value and queued failure carry a screen clear,
+    // a carriage return, a bell, DEL, a C1 CSI and a forged line
+    let nasty = r#""\27[2J\r\7\127\u{9b}31m\nerror: forged""#;
+    let p = project(&[
+        (
+            "boom",
+            &format!("function on_invoke()\n  native.log('info', {nasty}, {{ f = {nasty} }})\n  print({nasty})\n  error({nasty})\nend"),
+        ),
+        ("ret", &format!("function on_invoke() return {{ v = {nasty} }} end")),
+        ("q", &format!("function on_queue() error({nasty}) end")),
+    ]);
+    // WHEN it is invoked
+    let r = native(p.path(), &["invoke", "acme", "boom"]);
+    // THEN the error line shows the controls as escapes, on one line
+    r.code(1)
+        .err_has(r"boom.luau:4: \u{1b}[2J\r\u{7}\u{7f}\u{9b}31m\nerror: forged");
+    assert!(!has_raw_control(&r.stderr), "{:?}", r.stderr);
+    assert!(!r.stderr.contains("\nerror: forged"), "{}", r.stderr);
+    // AND the log lines are still JSON, with the text intact once parsed
+    let logs = r.logs();
+    assert_eq!(logs.len(), 2, "{}", r.stderr);
+    assert_eq!(
+        logs[0]["msg"],
+        "\u{1b}[2J\r\u{7}\u{7f}\u{9b}31m\nerror: forged"
+    );
+    assert_eq!(logs[0]["f"], logs[0]["msg"]);
+    assert_eq!(logs[1]["msg"], logs[0]["msg"]);
+
+    // WHEN a script returns such text THEN stdout is JSON of the same value, with no raw control
+    let r = native(p.path(), &["invoke", "acme", "ret"]);
+    let out = r.ok().out();
+    assert!(!has_raw_control(&out), "{out:?}");
+    let v: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["v"], logs[0]["msg"]);
+
+    // WHEN a queued script fails with it until it is dead-lettered
+    native(p.path(), &["send", "acme", "q", "{}"]).code(1);
+    let r = native(p.path(), &["drain", "--wait"]);
+    r.code(1);
+    assert!(!has_raw_control(&r.stderr), "{:?}", r.stderr);
+    // THEN the drain report and `native dlq` show it escaped
+    let r = native(p.path(), &["dlq", "acme"]);
+    let out = r.ok().out();
+    assert!(!has_raw_control(&out), "{out:?}");
+    let d: Value = serde_json::from_str(out.trim()).unwrap();
+    assert!(
+        d["last_error"]
+            .as_str()
+            .unwrap()
+            .contains("\u{9b}31m\nerror: forged"),
+        "{d}"
+    );
+
+    // GIVEN an object holding such bytes WHEN `native get` writes it to a pipe
+    // THEN the bytes are exact (escaping is for terminals only)
+    let body = "\u{1b}[2J\r\u{7}\u{9b}x\n";
+    native(
+        p.path(),
+        &["put", "acme", "In", "n.txt", "--data", body, "--no-drain"],
+    )
+    .ok();
+    let r = native(p.path(), &["get", "acme", "In", "n.txt"]);
+    assert_eq!(r.ok().stdout, body.as_bytes());
+}
+
 #[test]
 fn a_failing_queued_script_is_dead_lettered_with_its_error() {
     // GIVEN a script whose on_queue always fails on line 2

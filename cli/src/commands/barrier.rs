@@ -47,7 +47,8 @@ pub async fn run(project: &Path, command: BarrierCommand) -> Outcome {
     };
     match b.status(&id, cursor.as_deref(), limit).await? {
         Some(s) => {
-            println!("{}", serde_json::to_string_pretty(&s).unwrap_or_default());
+            let text = serde_json::to_string_pretty(&s).unwrap_or_default();
+            println!("{}", crate::show::json(&text));
             Ok(())
         }
         None => Err(Failed::script(format!("tenant {tenant:?} has no barrier {id:?} (never created, still being created, or expired)"))),

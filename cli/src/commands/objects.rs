@@ -44,7 +44,7 @@ pub async fn put(
         }
     };
     let p = open(project)?;
-    let rt = p.runtime();
+    let rt = crate::show::runtime(&p);
     rt.put_object(tenant, bucket, key, Bytes::from(body))
         .await?;
     drain_after(&rt, no_drain).await
@@ -52,12 +52,12 @@ pub async fn put(
 
 pub async fn get(project: &Path, tenant: &str, bucket: &str, key: &str) -> Outcome {
     let p = open(project)?;
-    let rt = p.runtime();
+    let rt = crate::show::runtime(&p);
     let (real, full) = rt.locate(tenant, bucket, key)?;
     match rt.services.backends.objects.get(&real, &full).await? {
         Some((_, data)) => {
             let mut out = std::io::stdout().lock();
-            out.write_all(&data)
+            crate::show::bytes(&data, &mut out)
                 .and_then(|_| out.flush())
                 .map_err(|e| Failed::script(format!("cannot write: {e}")))
         }
@@ -69,7 +69,7 @@ pub async fn get(project: &Path, tenant: &str, bucket: &str, key: &str) -> Outco
 
 pub async fn ls(project: &Path, tenant: &str, bucket: &str, prefix: Option<&str>) -> Outcome {
     let p = open(project)?;
-    let rt = p.runtime();
+    let rt = crate::show::runtime(&p);
     let prefix = prefix.unwrap_or("");
     native_core::keys::check_prefix(prefix).map_err(Failed::usage)?;
     let (real, _) = rt.locate(tenant, bucket, "x")?;
@@ -85,7 +85,7 @@ pub async fn ls(project: &Path, tenant: &str, bucket: &str, prefix: Option<&str>
             .list(&real, &full_prefix, after.as_deref(), 1000)
             .await?;
         for o in &page.objects {
-            let _ = writeln!(out, "{}", &o.key[folder.len()..]);
+            let _ = writeln!(out, "{}", crate::show::text(&o.key[folder.len()..]));
         }
         match page.next {
             Some(n) => after = Some(n),
