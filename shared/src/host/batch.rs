@@ -11,7 +11,7 @@ use serde_json::json;
 use sha2::{Digest, Sha256};
 
 use super::Signature;
-use super::{from_lua, invocation, raise, to_lua, Invocation};
+use super::{from_lua, invocation, raise, to_json_text, to_lua, Invocation};
 use crate::batch::manifest::{
     check_job_id, check_part_key, done_job, job_dir, state_key, Dataset, Done, Part, Query,
     Request, State, REQUEST_VERSION,
@@ -126,7 +126,7 @@ impl Draft {
             Ok(())
         };
         for v in rows.sequence_values::<Value>() {
-            let line = serde_json::to_vec(&from_lua(lua, v?)?).map_err(|e| raise(lua, e))?;
+            let line = to_json_text(lua, v?, false, "job:input_rows: a row")?;
             if !buf.is_empty() && buf.len() + line.len() + 1 > cut {
                 flush(&mut buf, &mut parts)?;
             }
@@ -246,7 +246,7 @@ impl UserData for Draft {
                 }
                 let params = match params {
                     Value::Nil => json!({}),
-                    v => from_lua(lua, v)?,
+                    v => from_lua(lua, v, "job:query: the params")?,
                 };
                 d.queries.push(Query {
                     name: name.clone(),
@@ -258,7 +258,7 @@ impl UserData for Draft {
         );
         super::add_method_mut(m, STATE, |lua, d, v: Value| {
             d.not_submitted(lua)?;
-            d.state = from_lua(lua, v)?;
+            d.state = from_lua(lua, v, "job:state: the state")?;
             Ok(())
         });
         super::add_method_mut(m, CONTINUE_WITH, |lua, d, script: String| {

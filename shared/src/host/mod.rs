@@ -6,6 +6,7 @@ mod barrier;
 mod batch;
 mod bucket;
 mod db;
+pub mod encode;
 mod function;
 mod invocation;
 mod json;
@@ -19,8 +20,8 @@ mod types_test;
 
 pub use function::{add_method, add_method_mut, function, method, method_mut, Signature};
 pub use invocation::Invocation;
-pub use json::{from_lua, to_lua};
-pub use log::{LogSink, StderrLog};
+pub use json::{from_lua, to_json_text, to_lua};
+pub use log::{message_text, LogSink, StderrLog};
 
 use std::fmt::Display;
 
