@@ -40,6 +40,8 @@ function on_invoke(ctx, ev)
   try("job query", job.query, job, "q", {})
   try("job continue_with", job.continue_with, job, {})
   try("job http", job.http, job, "r", "x")
+  try("job with a dot", job.submit)
+  try("job query with a dot", job.query, "q", "select")
   try("collectgarbage", collectgarbage, {})
   return out
 end"#;
@@ -168,6 +170,14 @@ async fn wrong_argument_types_name_function_parameter_and_line() {
         (
             "job http",
             r#"job:http: parameter "opts" must be a table, not a string"#,
+        ),
+        (
+            "job with a dot",
+            "job:submit: call it with a colon, job:submit(...), not job.submit(...) (it got nothing where the job should be)",
+        ),
+        (
+            "job query with a dot",
+            "job:query: call it with a colon, job:query(...), not job.query(...) (it got string where the job should be)",
         ),
         (
             "collectgarbage",

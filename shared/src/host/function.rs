@@ -9,7 +9,9 @@
 
 use std::sync::Arc;
 
-use mlua::{Error, FromLuaMulti, Function, IntoLuaMulti, Lua, MaybeSend, MultiValue};
+use mlua::{
+    AnyUserData, Error, FromLuaMulti, Function, IntoLuaMulti, Lua, MaybeSend, MultiValue, Value,
+};
 
 use super::raise;
 
@@ -153,10 +155,12 @@ fn article(word: &str) -> &'static str {
     }
 }
 
-/// Registers [`method`] on `m` under the name after the `:` of the signature (`job:rows`).
+/// Registers [`method`] on `m` under the name after the `:` of the signature (`job:rows`). The
+/// receiver is checked here too, so that `job.rows("x")` (a dot for a colon) says so instead of
+/// mlua's `bad argument #1: error converting Lua string to userdata`.
 pub fn add_method<T, M, A, R, F>(m: &mut M, sig: Signature, f: F)
 where
-    T: mlua::UserData,
+    T: mlua::UserData + 'static,
     M: mlua::UserDataMethods<T>,
     A: FromLuaMulti,
     R: IntoLuaMulti,
@@ -164,13 +168,20 @@ where
 {
     #[cfg(test)]
     registered(sig);
-    m.add_method(method_name(sig), method(sig, f));
+    let call = method(sig, f);
+    m.add_function(method_name(sig), move |lua, mut args: MultiValue| {
+        let this = receiver(lua, sig, args.pop_front())?;
+        let this = this
+            .borrow::<T>()
+            .map_err(|e| raise(lua, format!("{}: {}", sig.0, wrong_receiver(&e))))?;
+        call(lua, &this, args)
+    });
 }
 
-/// Registers [`method_mut`] on `m` under the name after the `:` of the signature.
+/// [`add_method`] for a method that changes its userdata.
 pub fn add_method_mut<T, M, A, R, F>(m: &mut M, sig: Signature, f: F)
 where
-    T: mlua::UserData,
+    T: mlua::UserData + 'static,
     M: mlua::UserDataMethods<T>,
     A: FromLuaMulti,
     R: IntoLuaMulti,
@@ -178,7 +189,47 @@ where
 {
     #[cfg(test)]
     registered(sig);
-    m.add_method_mut(method_name(sig), method_mut(sig, f));
+    let mut call = method_mut(sig, f);
+    m.add_function_mut(method_name(sig), move |lua, mut args: MultiValue| {
+        let this = receiver(lua, sig, args.pop_front())?;
+        let mut this = this
+            .borrow_mut::<T>()
+            .map_err(|e| raise(lua, format!("{}: {}", sig.0, wrong_receiver(&e))))?;
+        call(lua, &mut this, args)
+    });
+}
+
+/// The userdata a method was called on, or an error that says to call it with a colon.
+fn receiver(lua: &Lua, (name, _): Signature, first: Option<Value>) -> mlua::Result<AnyUserData> {
+    match first {
+        Some(Value::UserData(ud)) => Ok(ud),
+        other => {
+            let (owner, method) = name.split_once(':').unwrap_or(("object", name));
+            let got = other.as_ref().map_or("nothing", Value::type_name);
+            Err(raise(
+                lua,
+                format!(
+                    "{name}: call it with a colon, {owner}:{method}(...), not {owner}.{method}(...) \
+                     (it got {got} where the {owner} should be)"
+                ),
+            ))
+        }
+    }
+}
+
+/// Why a userdata could not be the receiver.
+fn wrong_receiver(e: &Error) -> String {
+    match e {
+        Error::UserDataTypeMismatch => "called on another kind of object".into(),
+        Error::UserDataBorrowError | Error::UserDataBorrowMutError => {
+            "called while the same object is busy in another call of its methods".into()
+        }
+        other => other.to_string(),
+    }
+}
+
+fn method_name((name, _): Signature) -> &'static str {
+    name.rsplit(':').next().unwrap_or(name)
 }
 
 /// Every method registered through [`add_method`] and [`add_method_mut`] in this process, by
@@ -198,8 +249,4 @@ fn registered((name, _): Signature) {
         .lock()
         .unwrap_or_else(|p| p.into_inner())
         .insert(name);
-}
-
-fn method_name((name, _): Signature) -> &'static str {
-    name.rsplit(':').next().unwrap_or(name)
 }
