@@ -84,6 +84,7 @@ fn main() {
         entry: Entry::Invoke,
         event: json!({ "a": 1 }),
         attempt: 1,
+        depth: 0,
     };
     let services = p.rt.services.clone();
     let engine = p.rt.engine.clone();

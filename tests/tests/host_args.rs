@@ -29,7 +29,7 @@ function on_invoke(ctx, ev)
   try("db delete", native.db.delete, "p", false)
   try("db query", native.db.query, "p", 5)
   try("queue send", native.queue.send, {}, {})
-  try("queue send delay", native.queue.send, "s", {}, { delay_s = "soon" })
+  try("bucket list cursor", In.list, "", { cursor = {} })
   try("barrier create", native.barrier.create, "x")
   try("barrier ack", native.barrier.ack, "b", {}, {})
   try("barrier status", native.barrier.status, {})
@@ -132,8 +132,8 @@ async fn wrong_argument_types_name_function_parameter_and_line() {
             r#"native.queue.send: parameter "script" must be a string, not a table"#,
         ),
         (
-            "queue send delay",
-            "native.queue.send: a field of a table argument must be a whole number, not a string",
+            "bucket list cursor",
+            "native.bucket.In.list: a field of a table argument must be a string, not a table",
         ),
         (
             "barrier create",
