@@ -112,7 +112,11 @@ fn expected(cause: &Error) -> String {
         Error::FromLuaConversionError { from, to, .. } => {
             let want = lua_type(to);
             if want == "a whole number" && (*from == "number" || *from == "integer") {
-                return "must be a whole number within range".to_string();
+                // A number, but with a fraction or out of range for the Rust type.
+                return match int_range(to) {
+                    Some((lo, hi)) => format!("must be a whole number from {lo} to {hi}"),
+                    None => "must be a whole number in range".to_string(),
+                };
             }
             let got = match *from {
                 "nil" => "nil".to_string(),
@@ -126,6 +130,22 @@ fn expected(cause: &Error) -> String {
         Error::CallbackError { cause, .. } => expected(cause),
         other => format!("is wrong: {other}"),
     }
+}
+
+/// The range of an integer type, as far as a Luau number (a double) holds it exactly.
+fn int_range(rust: &str) -> Option<(i64, i64)> {
+    const SAFE: i64 = (1 << 53) - 1;
+    Some(match rust.rsplit("::").next().unwrap_or(rust) {
+        "i8" => (i8::MIN.into(), i8::MAX.into()),
+        "i16" => (i16::MIN.into(), i16::MAX.into()),
+        "i32" => (i32::MIN.into(), i32::MAX.into()),
+        "u8" => (0, u8::MAX.into()),
+        "u16" => (0, u16::MAX.into()),
+        "u32" => (0, u32::MAX.into()),
+        "i64" | "isize" | "i128" => (-SAFE, SAFE),
+        "u64" | "usize" | "u128" => (0, SAFE),
+        _ => return None,
+    })
 }
 
 /// The Luau type a script must pass for a Rust type name from mlua.
@@ -148,7 +168,8 @@ fn lua_type(rust: &str) -> String {
 }
 
 fn article(word: &str) -> &'static str {
-    if word.starts_with(['a', 'e', 'i', 'o', 'u']) {
+    // "a userdata": the u is said as "you".
+    if word.starts_with(['a', 'e', 'i', 'o']) {
         "an"
     } else {
         "a"
@@ -249,4 +270,41 @@ fn registered((name, _): Signature) {
         .lock()
         .unwrap_or_else(|p| p.into_inner())
         .insert(name);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use mlua::FromLua;
+
+    #[test]
+    fn conversion_errors_read_as_what_was_expected_and_given() {
+        // GIVEN the conversion errors mlua gives for wrong values
+        let lua = Lua::new();
+        let err = |v: Value, to: &str| -> String {
+            let e = match to {
+                "string" => String::from_lua(v, &lua).unwrap_err(),
+                "u32" => u32::from_lua(v, &lua).unwrap_err(),
+                "usize" => usize::from_lua(v, &lua).unwrap_err(),
+                "table" => mlua::Table::from_lua(v, &lua).unwrap_err(),
+                _ => unreachable!(),
+            };
+            expected(&e)
+        };
+        // WHEN each is worded THEN it names the Luau type wanted and the one given
+        let t = Value::Table(lua.create_table().unwrap());
+        assert_eq!(err(t.clone(), "string"), "must be a string, not a table");
+        assert_eq!(err(Value::Nil, "table"), "must be a table, not nil");
+        assert_eq!(err(t, "u32"), "must be a whole number, not a table");
+        assert_eq!(
+            err(Value::Number(1.5), "u32"),
+            "must be a whole number from 0 to 4294967295"
+        );
+        assert_eq!(
+            err(Value::Number(-1.0), "usize"),
+            "must be a whole number from 0 to 9007199254740991"
+        );
+        let ud = Value::UserData(lua.create_any_userdata(1u8).unwrap());
+        assert_eq!(err(ud, "string"), "must be a string, not a userdata");
+    }
 }
