@@ -8,7 +8,9 @@
 //! on in UTF-8 too, e.g. U+009B CSI) and the bidirectional overrides that reorder what is shown.
 
 use std::borrow::Cow;
-use std::io::{IsTerminal, Write};
+use std::io::IsTerminal;
+
+use crate::out::errln;
 use std::sync::Arc;
 
 use native_core::host::LogSink;
@@ -73,11 +75,11 @@ pub fn json(s: &str) -> Cow<'_, str> {
 
 /// An object's bytes for stdout: exact when stdout is a file or a pipe (`native get ... > f`),
 /// and with controls escaped (lines and tabs kept) when it is a terminal.
-pub fn bytes(data: &[u8], out: &mut impl Write) -> std::io::Result<()> {
+pub fn bytes(data: &[u8]) {
     if std::io::stdout().is_terminal() {
-        out.write_all(lines(&String::from_utf8_lossy(data)).as_bytes())
+        crate::out::bytes(lines(&String::from_utf8_lossy(data)).as_bytes())
     } else {
-        out.write_all(data)
+        crate::out::bytes(data)
     }
 }
 
@@ -88,7 +90,7 @@ pub struct TerminalLog;
 impl LogSink for TerminalLog {
     fn write(&self, record: &serde_json::Value) {
         let line = record.to_string();
-        let _ = writeln!(std::io::stderr().lock(), "{}", json(&line));
+        errln!("{}", json(&line));
     }
 }
 

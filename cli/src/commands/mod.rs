@@ -16,6 +16,7 @@ use native_core::local::{drain, DrainOptions, DrainReport, Project};
 use native_core::Error;
 use serde_json::Value;
 
+use crate::out::{errln, outln};
 use crate::{Cli, Command};
 
 /// A failed command: its exit code and what to print.
@@ -138,10 +139,16 @@ pub async fn run(cli: Cli) -> ExitCode {
         Command::Barrier { command } => barrier::run(&project, command).await,
         Command::Dlq { tenant } => queues::dlq(&project, tenant.as_deref()).await,
     };
+    // A closed pipe is not an error (see `out`); another write error fails a verb that
+    // otherwise succeeded.
+    let result = result.and_then(|()| match crate::out::take_error() {
+        Some(e) => Err(Failed::script(e)),
+        None => Ok(()),
+    });
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(f) => {
-            eprintln!("error: {}", crate::show::lines(&f.message));
+            errln!("error: {}", crate::show::lines(&f.message));
             ExitCode::from(f.code)
         }
     }
@@ -207,7 +214,7 @@ async fn drain_cmd(project: &Path, wait: bool) -> Outcome {
         },
     )
     .await?;
-    eprintln!(
+    errln!(
         "drained: {} handled, {} failed",
         r.handled,
         r.failures.len()
@@ -227,22 +234,22 @@ async fn invoke(
     let rt = crate::show::runtime(&p);
     let out = rt.invoke(tenant, script, event).await?;
     let text = serde_json::to_string_pretty(&out).unwrap_or_default();
-    println!("{}", crate::show::json(&text));
+    outln!("{}", crate::show::json(&text));
     drain_after(&rt, no_drain).await
 }
 
 fn init(dir: &Path) -> Outcome {
     crate::examples::write(dir, crate::examples::HELLO)
         .map_err(|e| Failed::usage(format!("cannot make a project in {}: {e}", dir.display())))?;
-    println!(
+    outln!(
         "made a project in {} with the tenant \"hello\"; try:",
         dir.display()
     );
-    println!(
+    outln!(
         "  native --project {} invoke hello start '{{\"name\":\"Ada\"}}'",
         dir.display()
     );
-    println!(
+    outln!(
         "  native --project {} get hello Out results/Ada.txt",
         dir.display()
     );

@@ -21,7 +21,7 @@ mod types_test;
 pub use function::{add_method, add_method_mut, function, method, method_mut, Signature};
 pub use invocation::{depth_message, Invocation};
 pub use json::{from_lua, to_json_text, to_lua};
-pub use log::{message_text, LogSink, StderrLog};
+pub use log::{cut_text, message_text, LogSink, StderrLog};
 
 use std::fmt::Display;
 
