@@ -155,6 +155,13 @@ pub enum Command {
         #[command(subcommand)]
         command: BarrierCommand,
     },
+    /// The project clock of the embedded backend: every native process on the project sees
+    /// time moved ahead by the offset (expiry, delays, deadlines, os.time), kept in .native/.
+    Clock {
+        /// What to do with the clock.
+        #[command(subcommand)]
+        command: ClockCommand,
+    },
     /// Tenant API keys for HTTP callers: create, list, revoke.
     Keys {
         /// What to do with keys.
@@ -174,6 +181,20 @@ pub enum Command {
         /// Only this tenant's.
         tenant: Option<String>,
     },
+}
+
+/// `native clock` verbs.
+#[derive(Subcommand, Debug)]
+pub enum ClockCommand {
+    /// Move the project clock ahead by DURATION (90s, 15m, 2h, 8d, 1w).
+    Advance {
+        /// How far: a whole number with a unit, ms, s, m, h, d or w.
+        duration: String,
+    },
+    /// Print the offset and the project's now, as JSON.
+    Show,
+    /// Back to the system clock.
+    Reset,
 }
 
 /// `native keys` verbs.

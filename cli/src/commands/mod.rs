@@ -3,6 +3,7 @@
 
 mod barrier;
 mod check;
+mod clock;
 mod demo;
 mod deploy;
 mod keys;
@@ -140,6 +141,7 @@ pub async fn run(cli: Cli) -> ExitCode {
         Command::Deploy { tenant, bucket } => deploy::run(&project, &tenant, &bucket).await,
         Command::Barrier { command } => barrier::run(&project, command).await,
         Command::Dlq { tenant } => queues::dlq(&project, tenant.as_deref()).await,
+        Command::Clock { command } => clock::run(&project, command),
         Command::Keys { command } => keys::run(&project, command).await,
         Command::Serve { listen } => serve::run(&project, &listen).await,
     };

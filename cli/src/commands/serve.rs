@@ -3,7 +3,7 @@
 //! itself. SIGINT or SIGTERM stops it gracefully: no new connections, in-flight requests and
 //! the current queue pass finish, exit 0.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -34,7 +34,7 @@ pub async fn run(project: &Path, listen: &str) -> Outcome {
     outln!("listening on http://{addr}");
     errln!("serving project {} (POST /v1/invoke/{{script}}, GET /healthz) and processing its queues; Ctrl-C stops", p.root.display());
     let (stop_tx, stop_rx) = watch::channel(false);
-    let worker = tokio::spawn(process_queues(rt.clone(), stop_rx));
+    let worker = tokio::spawn(process_queues(rt.clone(), p.root.join(".native"), stop_rx));
     let served = axum::serve(listener, router(rt))
         .with_graceful_shutdown(async move {
             let which = shutdown_signal().await;
@@ -51,10 +51,14 @@ pub async fn run(project: &Path, listen: &str) -> Outcome {
 }
 
 /// Drains whatever is due, then looks again after [`POLL`], until told to stop.
-async fn process_queues(rt: Arc<Runtime>, mut stop: watch::Receiver<bool>) {
+async fn process_queues(rt: Arc<Runtime>, state: PathBuf, mut stop: watch::Receiver<bool>) {
     loop {
         if *stop.borrow() {
             return;
+        }
+        // Follow `native clock advance` run by another process.
+        if let Err(e) = native_core::clock::apply(&state) {
+            errln!("error: {e}");
         }
         // Failed messages are logged by the drain and retried later; after their fifth
         // receive they go to the dead-letter place (`native dlq`).
