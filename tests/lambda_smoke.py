@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
-"""Runs the three function binaries as Lambda would, against moto, and times their cold start.
+"""Runs the four function binaries as Lambda would, against moto, and times their cold start.
 
     python3 tests/lambda_smoke.py [--release]
 
 Needs moto at AWS_ENDPOINT_URL (tests/moto.sh starts it and runs this) and the binaries built
-(`cargo build -p native-invoke -p native-route -p native-queue [--release]`).
+(`cargo build -p native-invoke -p native-route -p native-queue -p native-http -p native-cli
+[--release]`; the `native` command makes the http function's API key, as an operator would).
 
 It provisions what template.yaml makes (named as the stack `native` in moto's account
 123456789012, so that events/*.json apply unchanged), uploads the `hello` example tenant to the
@@ -144,7 +145,7 @@ def provision(endpoint):
     return s3, sqs, urls, env
 
 
-def run(binary, event_file, env):
+def run(binary, event_file, env, replace=None):
     # A fresh API per process: a killed process leaves a long-poll behind that would swallow
     # the next event.
     api = type("Api", (RuntimeApi,), {"events": queue.Queue(), "results": queue.Queue()})
@@ -153,6 +154,8 @@ def run(binary, event_file, env):
     port = server.server_address[1]
     threading.Thread(target=server.serve_forever, daemon=True).start()
     body = (ROOT / "events" / event_file).read_bytes()
+    for old, new in (replace or {}).items():
+        body = body.replace(old.encode(), new.encode())
     req_id = str(uuid.uuid4())
     api.events.put((req_id, body))
     full_env = dict(os.environ)
@@ -201,9 +204,9 @@ def main():
     endpoint = os.environ.get("AWS_ENDPOINT_URL")
     if not endpoint:
         sys.exit("AWS_ENDPOINT_URL is not set: run tests/moto.sh, which starts moto and runs this")
-    for b in ("native-invoke", "native-route", "native-queue"):
+    for b in ("native-invoke", "native-route", "native-queue", "native-http"):
         if not binary_path(b).exists():
-            sys.exit(f"{binary_path(b)} is missing: cargo build -p native-invoke -p native-route -p native-queue" + (" --release" if PROFILE == "release" else ""))
+            sys.exit(f"{binary_path(b)} is missing: cargo build -p native-invoke -p native-route -p native-queue -p native-http -p native-cli" + (" --release" if PROFILE == "release" else ""))
     s3, sqs, urls, env = provision(endpoint)
 
     rows = []
@@ -222,6 +225,23 @@ def main():
     text = s3.get_object(Bucket=name("out"), Key="hello/results/Ada.txt")["Body"].read().decode()
     assert text.endswith("Ada!"), text
     rows.append(("native-queue", ms))
+
+    # The http function behind a function URL, with a key made by `native keys create` in
+    # the table, as an operator makes one for a deployment.
+    native = Path(os.environ.get("CARGO_TARGET_DIR", ROOT / "target")) / ("debug" if PROFILE == "debug" else "release") / "native"
+    key = subprocess.run(
+        [str(native), "keys", "create", "hello", "--name", "smoke", "--table", env["NATIVE_TABLE"]],
+        check=True, capture_output=True, text=True,
+    ).stdout.splitlines()[0]
+    ms, out, err = run("native-http", "http.json", env, {"NATIVE_API_KEY": key})
+    assert out["statusCode"] == 200, (out, err)
+    assert json.loads(out["body"]) == {"key": "greetings/Grace.json"}, out
+    assert key not in err, "the key was logged"
+    rows.append(("native-http", ms))
+    # And without a valid key: 401 in the Connect error shape, nothing run.
+    _, out, err = run("native-http", "http.json", env, {"NATIVE_API_KEY": "nk_" + "0" * 16 + "_" + "1" * 64})
+    assert out["statusCode"] == 401, (out, err)
+    assert json.loads(out["body"])["code"] == "unauthenticated", out
 
     print(f"| function | binary ({PROFILE}) | init: start to first poll | start to first response |")
     print("|---|---|---|---|")
