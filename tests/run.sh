@@ -26,6 +26,11 @@ say "cargo fmt --check"
 cargo fmt --all -- --check
 say "cfn-lint template.yaml"
 cfn-lint template.yaml
+# And with the optional Fargate server on (its parameter's default flipped in a copy).
+mkdir -p target
+sed 's/^    Default: "false"$/    Default: "true"/' template.yaml >target/template-server-on.yaml
+grep -q 'Default: "true"' target/template-server-on.yaml
+cfn-lint target/template-server-on.yaml
 say "cargo clippy"
 cargo clippy --workspace --all-targets --all-features --quiet -- -D warnings
 
@@ -60,7 +65,7 @@ if [ "$#" -eq 0 ]; then
     # their sample events (events/), on moto. Before the tests, so that the test runner's
     # summary is the last thing printed.
     say "the Lambda binaries against a local runtime API and moto"
-    cargo build --all-features --quiet -p native-invoke -p native-route -p native-queue -p native-http -p native-cli
+    cargo build --all-features --quiet -p native-invoke -p native-route -p native-queue -p native-http -p native-server -p native-cli
     python3 tests/lambda_smoke.py
     set -- --workspace
 fi

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use native_core::inbound::router;
+use native_core::inbound::{router, shutdown_signal};
 use native_core::local::{drain, DrainOptions};
 use native_core::runtime::Runtime;
 use tokio::sync::watch;
@@ -70,28 +70,5 @@ async fn process_queues(rt: Arc<Runtime>, state: PathBuf, mut stop: watch::Recei
             _ = stop.changed() => return,
             _ = tokio::time::sleep(POLL) => {}
         }
-    }
-}
-
-/// Waits for SIGINT or SIGTERM and says which came.
-async fn shutdown_signal() -> &'static str {
-    #[cfg(unix)]
-    {
-        use tokio::signal::unix::{signal, SignalKind};
-        match signal(SignalKind::terminate()) {
-            Ok(mut term) => tokio::select! {
-                _ = tokio::signal::ctrl_c() => "SIGINT",
-                _ = term.recv() => "SIGTERM",
-            },
-            Err(_) => {
-                let _ = tokio::signal::ctrl_c().await;
-                "SIGINT"
-            }
-        }
-    }
-    #[cfg(not(unix))]
-    {
-        let _ = tokio::signal::ctrl_c().await;
-        "Ctrl-C"
     }
 }

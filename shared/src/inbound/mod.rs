@@ -11,6 +11,7 @@
 
 mod error;
 mod invoke;
+mod serve;
 
 use std::sync::Arc;
 
@@ -20,6 +21,7 @@ use axum::routing::{get, post};
 use axum::Router;
 
 pub use error::{ApiError, Code};
+pub use serve::{serve, shutdown_signal};
 
 use crate::api_keys::{self, AuthError};
 use crate::ports::QueueKind;
