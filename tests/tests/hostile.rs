@@ -9,12 +9,15 @@
 //! with the header. The header is the leading `-- key: value` comment lines:
 //!
 //! - `-- expect: ok` (the run succeeds), `-- expect: error "text" ...` (it fails, and the error
-//!   contains each `text`, the agreed wording of that kind of error), or `-- expect: error *`
-//!   (it fails in any way; for cases whose point is only that the host survives them);
+//!   contains each `text`, the agreed wording of that kind of error; `"a" or "b"` for either),
+//!   or `-- expect: error *` (it fails in any way; for cases whose point is only that the host
+//!   survives them);
 //! - `-- config: {json}`: merged over the base tenant config [`BASE_CONFIG`];
 //! - `-- run: invoke` (default: `on_invoke` once) or `-- run: drain` (`on_invoke`, then drain the
 //!   queues; every message failure and dead letter counts as an error of the case);
 //! - `-- handled_at_most: N` (drain only): the drain handled at most N messages;
+//! - `-- logged_at_most_kb: N`: everything the case logged is at most N KiB of JSON;
+//! - `-- within_ms: N`: the case ended within N ms (for deadlines that must hold in host code);
 //! - `-- event: {json}`: the event `on_invoke` gets (default `{}`).
 //!
 //! The bombs must not take the machine when a fix regresses: the parent test re-runs this same
@@ -64,7 +67,8 @@ const DEFAULT_OBJECT_MB: u64 = 10;
 #[derive(Debug, Clone, PartialEq)]
 enum Expect {
     Ok,
-    Error(Vec<String>),
+    /// Fails with an error that contains every text of one of the groups.
+    Error(Vec<Vec<String>>),
     AnyError,
 }
 
@@ -85,6 +89,8 @@ struct Case {
     run: Run,
     event: Value,
     handled_at_most: Option<u64>,
+    logged_at_most_kb: Option<u64>,
+    within_ms: Option<u64>,
 }
 
 #[derive(Debug, Clone)]
@@ -156,6 +162,8 @@ fn parse_case(name: String, header: &str, body: Body) -> Case {
     let mut run = Run::Invoke;
     let mut event = json!({});
     let mut handled_at_most = None;
+    let mut logged_at_most_kb = None;
+    let mut within_ms = None;
     for line in header.lines() {
         let Some(rest) = line.strip_prefix("--") else {
             break;
@@ -172,13 +180,18 @@ fn parse_case(name: String, header: &str, body: Body) -> Case {
                 } else if value == "error *" {
                     Expect::AnyError
                 } else if let Some(q) = value.strip_prefix("error ") {
-                    let texts = serde_json::Deserializer::from_str(q)
-                        .into_iter::<String>()
-                        .collect::<Result<Vec<_>, _>>()
-                        .ok()
-                        .filter(|t| !t.is_empty())
-                        .unwrap_or_else(|| bad("the error texts must be JSON strings"));
-                    Expect::Error(texts)
+                    let groups = q
+                        .split(" or ")
+                        .map(|g| {
+                            serde_json::Deserializer::from_str(g)
+                                .into_iter::<String>()
+                                .collect::<Result<Vec<_>, _>>()
+                                .ok()
+                                .filter(|t| !t.is_empty())
+                                .unwrap_or_else(|| bad("the error texts must be JSON strings"))
+                        })
+                        .collect();
+                    Expect::Error(groups)
                 } else {
                     bad("expect is `ok`, `error \"text\" ...` or `error *`")
                 })
@@ -199,6 +212,10 @@ fn parse_case(name: String, header: &str, body: Body) -> Case {
             "handled_at_most" => {
                 handled_at_most = Some(value.parse().unwrap_or_else(|_| bad("not a number")))
             }
+            "logged_at_most_kb" => {
+                logged_at_most_kb = Some(value.parse().unwrap_or_else(|_| bad("not a number")))
+            }
+            "within_ms" => within_ms = Some(value.parse().unwrap_or_else(|_| bad("not a number"))),
             _ => {}
         }
     }
@@ -212,6 +229,8 @@ fn parse_case(name: String, header: &str, body: Body) -> Case {
         run,
         event,
         handled_at_most,
+        logged_at_most_kb,
+        within_ms,
     }
 }
 
@@ -409,6 +428,13 @@ async fn run_case(i: usize, case: &Case) -> Value {
     }
     let hwm_kb = status_kb("VmHWM");
     let rss_kb = status_kb("VmRSS");
+    let logged: usize = log
+        .0
+        .lock()
+        .unwrap()
+        .iter()
+        .map(|r| r.to_string().len() + 1)
+        .sum();
 
     // The canary: another tenant on the same runtime, same engine, same backend.
     let canary = rt.invoke("canary", "canary", json!({ "n": i })).await;
@@ -418,6 +444,7 @@ async fn run_case(i: usize, case: &Case) -> Value {
         "outcome": outcome,
         "error": cut(&errors.join("\n")),
         "handled": handled,
+        "logged_bytes": logged,
         "canary": canary_ok,
         "canary_error": canary.err().map(|e| cut(&e.to_string())),
         "hwm_kb": hwm_kb,
@@ -436,6 +463,7 @@ struct Seen {
     canary_error: Option<String>,
     hwm_kb: u64,
     handled: Option<u64>,
+    logged_bytes: u64,
     ms: u64,
 }
 
@@ -472,7 +500,10 @@ fn parent() {
         match (&case.expect, s.outcome.as_str()) {
             (Expect::Ok, "ok") => {}
             (Expect::AnyError, "error") => {}
-            (Expect::Error(t), "error") if t.iter().all(|t| s.error.contains(t.as_str())) => {}
+            (Expect::Error(groups), "error")
+                if groups
+                    .iter()
+                    .any(|g| g.iter().all(|t| s.error.contains(t.as_str()))) => {}
             (want, _) => wrong.push(format!(
                 "expected {}, got {}: {}",
                 match want {
@@ -505,6 +536,19 @@ fn parent() {
                 wrong.push(format!(
                     "the drain handled {h} messages; at most {max} expected"
                 ));
+            }
+        }
+        if let Some(max) = case.logged_at_most_kb {
+            if s.logged_bytes > max * 1024 {
+                wrong.push(format!(
+                    "it logged {} KB; at most {max} KB expected",
+                    s.logged_bytes / 1024
+                ));
+            }
+        }
+        if let Some(max) = case.within_ms {
+            if s.ms > max {
+                wrong.push(format!("it took {} ms; at most {max} ms expected", s.ms));
             }
         }
         let bound = case.rss_bound_kb();
@@ -643,6 +687,7 @@ fn run_child(from: usize, cases: &[Case], seen: &mut [Option<Seen>], only: &str)
                         canary_error: v["canary_error"].as_str().map(str::to_string),
                         hwm_kb: v["hwm_kb"].as_u64().unwrap_or(0),
                         handled: v["handled"].as_u64(),
+                        logged_bytes: v["logged_bytes"].as_u64().unwrap_or(0),
                         ms: v["ms"].as_u64().unwrap_or(0),
                     });
                     current = None;
