@@ -49,9 +49,9 @@ const ONLY_ENV: &str = "NATIVE_HOSTILE_ONLY";
 /// touch, so this is well above the RSS goal; it only has to stop a runaway allocation.
 const VMEM_KB: u64 = 2 * 1024 * 1024;
 /// How long one case may take in the child before the child gives up on it.
-const CASE_TIMEOUT: Duration = Duration::from_secs(10);
+const CASE_TIMEOUT: Duration = Duration::from_secs(15);
 /// How long the parent waits for a line from the child before killing it.
-const WATCHDOG: Duration = Duration::from_secs(25);
+const WATCHDOG: Duration = Duration::from_secs(30);
 /// How long the whole corpus may take.
 const TOTAL_TIMEOUT: Duration = Duration::from_secs(300);
 /// Every case's tenant config, under the case's own `-- config:`.
