@@ -23,10 +23,10 @@
 //! The bombs must not take the machine when a fix regresses: the parent test re-runs this same
 //! binary as a child process under `ulimit -v`, with a wall-clock watchdog. The child runs every
 //! case in one process, one after another, and after each runs a canary invocation of another
-//! tenant on the same runtime, which proves the process survived and still serves. It prints one
-//! JSON line per case (outcome, error, canary, VmHWM since the case started). A case that kills
-//! or hangs the child is reported as such (with the child's stderr), and a new child resumes
-//! after it. The parent checks every case's expectation, the canaries, and the peak RSS of each
+//! tenant on the same runtime, and one of another script of the hostile tenant (a VM of the same
+//! pool), which proves the process survived and still serves. It prints one JSON line per case
+//! (outcome, error, canary, VmHWM since the case started). A case that kills or hangs the child
+//! is reported as such (with the child's stderr), and a new child resumes after it. The parent checks every case's expectation, the canaries, and the peak RSS of each
 //! case against `max_memory_mb + 2 x max_object_mb + 64 MB` of the limits in force.
 
 use std::collections::VecDeque;
@@ -356,7 +356,12 @@ async fn run_case(i: usize, case: &Case) -> Value {
     match &case.body {
         Body::Script(src) => {
             let config = case.config.to_string();
-            write_tenant(root, "t", &config, &[("main", src.as_str())]);
+            write_tenant(
+                root,
+                "t",
+                &config,
+                &[("main", src.as_str()), ("canary", CANARY)],
+            );
         }
         Body::Folder(folder) => {
             let tenant = root.join("tenants").join("t");
@@ -370,6 +375,7 @@ async fn run_case(i: usize, case: &Case) -> Value {
                     std::fs::copy(&p, tenant.join("scripts").join(p.file_name().unwrap())).unwrap();
                 }
             }
+            std::fs::write(tenant.join("scripts").join("canary.luau"), CANARY).unwrap();
             if let Ok(bytes) = std::fs::read(folder.join("deployment.json")) {
                 deployment = bytes;
             }
@@ -436,8 +442,16 @@ async fn run_case(i: usize, case: &Case) -> Value {
         .map(|r| r.to_string().len() + 1)
         .sum();
 
-    // The canary: another tenant on the same runtime, same engine, same backend.
-    let canary = rt.invoke("canary", "canary", json!({ "n": i })).await;
+    // The canaries: another tenant on the same runtime, same engine, same backend; and
+    // another script of the hostile tenant itself, which runs on a VM from the same pool (unless
+    // the tenant could not even be loaded: then there is nothing of it to serve).
+    let mut canary = rt.invoke("canary", "canary", json!({ "n": i })).await;
+    if matches!(&canary, Ok(v) if v["n"] == json!(i + 1)) {
+        canary = match rt.invoke("t", "canary", json!({ "n": i })).await {
+            Err(native_core::Error::Config { .. }) => canary,
+            other => other,
+        };
+    }
     let canary_ok = matches!(&canary, Ok(v) if v["n"] == json!(i + 1));
     let outcome = if errors.is_empty() { "ok" } else { "error" };
     json!({
@@ -622,6 +636,11 @@ fn run_child(from: usize, cases: &[Case], seen: &mut [Option<Seen>], only: &str)
         .env(CHILD_ENV, from.to_string())
         .env(ONLY_ENV, only)
         .env("MALLOC_ARENA_MAX", "2")
+        // Large blocks always mapped, and freed memory given back: otherwise glibc keeps what
+        // one case freed (its mmap threshold grows with each large free), and every later case's
+        // peak would include it. With these, each case's VmHWM is its own.
+        .env("MALLOC_MMAP_THRESHOLD_", "131072")
+        .env("MALLOC_TRIM_THRESHOLD_", "131072")
         .env("RUST_BACKTRACE", "0")
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
