@@ -30,6 +30,7 @@ pub async fn send(
         tenant: tenant.into(),
         script: script.into(),
         event,
+        depth: 0,
     })
     .map_err(|e| Failed::usage(e.to_string()))?;
     rt.services

@@ -46,6 +46,10 @@ pub trait Budget {
     fn spend(&self, calls: u32) -> Result<()>;
     /// Calls left.
     fn left(&self) -> u32;
+    /// The chain depth of the caller: the continuation runs one deeper. 0 outside a script.
+    fn depth(&self) -> u32 {
+        0
+    }
 }
 
 /// The barriers of one tenant.
@@ -314,6 +318,7 @@ impl Barriers<'_> {
             tenant: self.tenant.to_string(),
             script,
             event: json!({ "barrier": id }),
+            depth: self.budget.depth() + 1,
         })
         .map_err(|e| Error::InvalidInput(e.to_string()))?;
         self.budget.spend(1)?;
@@ -424,7 +429,11 @@ impl Barriers<'_> {
             None => false,
         };
         let now = now_ms();
-        let deadline_ms = meta.deadline_s.map(|s| meta.created_ms + s as i64 * 1000);
+        // Saturating: rows written before deadlines were range-checked may hold any number.
+        let deadline_ms = meta.deadline_s.map(|s| {
+            meta.created_ms
+                .saturating_add((s.min(i64::MAX as u64) as i64).saturating_mul(1000))
+        });
         Ok(Some(Status {
             id: id.to_string(),
             total: meta.members,

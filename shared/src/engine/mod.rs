@@ -57,6 +57,9 @@ pub struct Call {
     pub event: serde_json::Value,
     /// 1 on first delivery.
     pub attempt: u32,
+    /// The chain depth: 0 for a direct invocation or an outside object event, one more than
+    /// the sender for a message or an object a script wrote.
+    pub depth: u32,
 }
 
 const POOL_PER_TENANT: usize = 8;
@@ -147,6 +150,8 @@ impl Engine {
             stream_bytes: Cell::new(0),
             breach: RefCell::new(None),
             heap_base: 0,
+            depth: call.depth,
+            sends: Cell::new(0),
         });
         let timeout_message = format!(
             "limit timeout_s exceeded: the invocation ran past its deadline of {} s",
@@ -231,6 +236,7 @@ fn run_in(
     ctx.raw_set("script", call.script.as_str())?;
     ctx.raw_set("request_id", request_id)?;
     ctx.raw_set("attempt", call.attempt)?;
+    ctx.raw_set("depth", call.depth)?;
     ctx.raw_set("deadline_ms", deadline_ms)?;
     ctx.set_readonly(true);
     let ev = host::to_lua(lua, &call.event)?;

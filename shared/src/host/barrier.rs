@@ -39,13 +39,14 @@ fn create(lua: &Lua, opts: Table) -> mlua::Result<String> {
         }
     };
     let continue_with: Option<String> = opts.get("continue_with")?;
-    let deadline_s: Option<i64> = opts.get("deadline_s")?;
-    if deadline_s.is_some_and(|d| d <= 0) {
-        return Err(raise(
-            lua,
-            "barrier.create: deadline_s must be a positive number of seconds",
-        ));
-    }
+    // A deadline past the barrier's own life (a week) could never be met or missed.
+    let deadline_s = super::opt_whole(
+        lua,
+        Some(&opts),
+        "native.barrier.create",
+        "deadline_s",
+        1..=crate::barrier::TTL_S,
+    )?;
     let state = from_lua(
         lua,
         opts.get::<Value>("state")?,
@@ -182,19 +183,18 @@ fn result_table(lua: &Lua, id: &str, meta: &Meta, failed: u64) -> mlua::Result<T
 }
 
 fn status(lua: &Lua, (id, opts): (String, Option<Table>)) -> mlua::Result<Value> {
-    let (cursor, limit) = match &opts {
-        Some(o) => (
-            o.get::<Option<String>>("cursor")?,
-            o.get::<Option<usize>>("limit")?.unwrap_or(100),
-        ),
-        None => (None, 100),
+    let cursor = match &opts {
+        Some(o) => o.get::<Option<String>>("cursor")?,
+        None => None,
     };
-    if !(1..=1000).contains(&limit) {
-        return Err(raise(
-            lua,
-            format!("barrier.status: limit must be 1 to 1000, not {limit}"),
-        ));
-    }
+    let limit = super::opt_whole(
+        lua,
+        opts.as_ref(),
+        "native.barrier.status",
+        "limit",
+        1..=1000,
+    )?
+    .unwrap_or(100) as usize;
     let inv = invocation(lua)?;
     match run(
         lua,

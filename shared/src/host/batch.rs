@@ -52,10 +52,13 @@ fn put(lua: &Lua, inv: &Invocation, key: &str, data: Vec<u8>) -> mlua::Result<()
     let full = format!("{folder}{key}");
     inv.block_on(
         lua,
-        inv.services
-            .backends
-            .objects
-            .put(&bucket, &full, Bytes::from(data), PutMode::Overwrite),
+        inv.services.backends.objects.put_at_depth(
+            &bucket,
+            &full,
+            Bytes::from(data),
+            PutMode::Overwrite,
+            inv.depth + 1,
+        ),
     )?;
     Ok(())
 }

@@ -88,7 +88,7 @@ fn bucket(lua: &Lua, logical: &str) -> mlua::Result<Table> {
             inv.charge(lua, 1)?;
             let (real, full) = locate(&inv.services.deployment, &n, &inv.tenant.name, &key);
             let data = Bytes::copy_from_slice(&body.as_bytes());
-            let meta = inv.block_on(lua, inv.services.backends.objects.put(&real, &full, data, PutMode::Overwrite))?;
+            let meta = inv.block_on(lua, inv.services.backends.objects.put_at_depth(&real, &full, data, PutMode::Overwrite, inv.depth + 1))?;
             Ok(meta.etag)
         })?,
     )?;
@@ -142,20 +142,12 @@ fn bucket(lua: &Lua, logical: &str) -> mlua::Result<Table> {
             move |lua, (prefix, opts): (Option<String>, Option<Table>)| {
                 let prefix = prefix.unwrap_or_default();
                 crate::keys::check_prefix(&prefix).map_err(|why| raise(lua, why))?;
-                let (after, limit) = match &opts {
-                    Some(o) => (
-                        o.get::<Option<String>>("cursor")?,
-                        o.get::<Option<usize>>("limit")?,
-                    ),
-                    None => (None, None),
+                let after = match &opts {
+                    Some(o) => o.get::<Option<String>>("cursor")?,
+                    None => None,
                 };
-                let limit = limit.unwrap_or(1000);
-                if !(1..=1000).contains(&limit) {
-                    return Err(raise(
-                        lua,
-                        format!("list: limit must be 1 to 1000, not {limit}"),
-                    ));
-                }
+                let limit = super::opt_whole(lua, opts.as_ref(), "list", "limit", 1..=1000)?
+                    .unwrap_or(1000) as usize;
                 let inv = invocation(lua)?;
                 inv.charge(lua, 1)?;
                 let folder = inv.services.deployment.full_key(&n, &inv.tenant.name, "");

@@ -30,16 +30,8 @@ fn check_part(lua: &Lua, what: &str, s: &str) -> mlua::Result<()> {
 }
 
 fn ttl(lua: &Lua, opts: &Option<Table>) -> mlua::Result<i64> {
-    let ttl = match opts {
-        Some(o) => o.get::<Option<i64>>("ttl_s")?.unwrap_or(MAX_TTL_S),
-        None => MAX_TTL_S,
-    };
-    if !(1..=MAX_TTL_S).contains(&ttl) {
-        return Err(raise(
-            lua,
-            format!("native.db: ttl_s must be 1 to {MAX_TTL_S} (a week), not {ttl}"),
-        ));
-    }
+    let ttl = super::opt_whole(lua, opts.as_ref(), "native.db", "ttl_s", 1..=MAX_TTL_S)?
+        .unwrap_or(MAX_TTL_S);
     Ok(now_ms() / 1000 + ttl)
 }
 
@@ -132,20 +124,15 @@ pub fn module(lua: &Lua) -> mlua::Result<Table> {
         "query",
         lua.create_function(|lua, (partition, opts): (String, Option<Table>)| {
             check_part(lua, "partition", &partition)?;
-            let (prefix, cursor, limit) = match &opts {
+            let (prefix, cursor) = match &opts {
                 Some(o) => (
                     o.get::<Option<String>>("prefix")?.unwrap_or_default(),
                     o.get::<Option<String>>("cursor")?,
-                    o.get::<Option<usize>>("limit")?.unwrap_or(100),
                 ),
-                None => (String::new(), None, 100),
+                None => (String::new(), None),
             };
-            if !(1..=1000).contains(&limit) {
-                return Err(raise(
-                    lua,
-                    format!("native.db.query: limit must be 1 to 1000, not {limit}"),
-                ));
-            }
+            let limit = super::opt_whole(lua, opts.as_ref(), "native.db.query", "limit", 1..=1000)?
+                .unwrap_or(100) as usize;
             let inv = invocation(lua)?;
             inv.charge(lua, 1)?;
             let pk = db_pk(&inv.tenant.name, &partition);
