@@ -1326,3 +1326,163 @@ fn deploy_checks_then_uploads_the_tenant_to_the_scripts_bucket() {
         "the deployed script is unchanged"
     );
 }
+
+// ---------------------------------------------------------------------------------------------
+// a reader that goes away: `native ... | head -1`
+
+/// What a run whose stdout reader went away did: its exit status and its stderr.
+struct Closed {
+    status: std::process::ExitStatus,
+    stderr: String,
+}
+
+impl Closed {
+    /// Quiet: success, or the conventional death by SIGPIPE; no panic, no write error.
+    fn quiet(&self, what: &str) {
+        use std::os::unix::process::ExitStatusExt;
+        assert!(
+            self.status.success() || self.status.signal() == Some(13),
+            "{what}: {:?}\n{}",
+            self.status,
+            self.stderr
+        );
+        for bad in ["panicked", "Broken pipe", "error:"] {
+            assert!(
+                !self.stderr.contains(bad),
+                "{what}: stderr has {bad:?}:\n{}",
+                self.stderr
+            );
+        }
+    }
+}
+
+/// `native ARGS` with stdout a pipe whose reader has already gone: the write end of a pipe
+/// into `true`, which has exited, so the first write fails with EPIPE.
+fn native_closed(cwd: &Path, args: &[&str]) -> Closed {
+    let mut reader = Command::new("true")
+        .stdin(Stdio::piped())
+        .spawn()
+        .expect("cannot run true");
+    let write_end = reader.stdin.take().unwrap();
+    reader.wait().unwrap();
+    let o = Command::new(native_bin())
+        .current_dir(cwd)
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::from(write_end))
+        .stderr(Stdio::piped())
+        .output()
+        .expect("cannot run native");
+    Closed {
+        status: o.status,
+        stderr: String::from_utf8_lossy(&o.stderr).into_owned(),
+    }
+}
+
+/// `native --project DIR ARGS | head -1`: reads the first line of stdout, then closes it.
+fn native_head_1(project: &Path, args: &[&str]) -> (String, Closed) {
+    use std::io::BufRead;
+    let mut child = Command::new(native_bin())
+        .arg("--project")
+        .arg(project)
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("cannot run native");
+    let mut first = String::new();
+    std::io::BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut first)
+        .unwrap();
+    let o = child.wait_with_output().unwrap();
+    (
+        first,
+        Closed {
+            status: o.status,
+            stderr: String::from_utf8_lossy(&o.stderr).into_owned(),
+        },
+    )
+}
+
+const BIG: &str = r#"
+function on_invoke(ctx, ev)
+  local members = {}
+  for i = 1, 1000 do members[i] = string.format("%04d-", i) .. string.rep("m", 100) end
+  native.barrier.create({ id = "big", members = members })
+  for i = 1, 900 do native.bucket.In.put(string.format("k%04d-", i) .. string.rep("k", 100), "x") end
+  native.queue.send("later", { n = 1 })
+  return string.rep("r", 200000)
+end
+"#;
+
+const LATER: &str = r#"
+function on_queue(ctx, ev) native.bucket.Acks.put("later.txt", "ran") end
+"#;
+
+#[test]
+fn every_verb_exits_quietly_when_stdout_is_closed() {
+    // GIVEN a project with a barrier of 1000 long member names, 900 objects, a pending batch
+    // request, and an object bigger than a pipe's buffer
+    let p = batch_project(&[("big", BIG), ("later", LATER)]);
+    let dir = p.path().to_str().unwrap();
+    native(p.path(), &["invoke", "acme", "big", "--no-drain"]).ok();
+    let large = p.path().join("large.txt");
+    std::fs::write(&large, "x".repeat(300_000)).unwrap();
+    let at = format!("@{}", large.display());
+    native(
+        p.path(),
+        &["put", "acme", "In", "large.txt", &at, "--no-drain"],
+    )
+    .ok();
+    put_request(p.path(), &request("j1", &[("q", "q")]));
+
+    // WHEN `native barrier status ... | head -1` reads one line of a long answer
+    let (first, r) = native_head_1(
+        p.path(),
+        &["barrier", "status", "acme", "big", "--limit", "1000"],
+    );
+    // THEN it got its line and native exited quietly
+    assert_eq!(first, "{\n");
+    r.quiet("barrier status | head -1");
+
+    // WHEN every verb that prints runs with its stdout already closed THEN each exits quietly
+    let init_dir = tempfile::tempdir().unwrap();
+    let tmp = std::env::temp_dir();
+    let cases: Vec<Vec<&str>> = vec![
+        vec!["--help"],
+        vec!["--version"],
+        vec!["barrier", "--help"],
+        vec!["init", init_dir.path().to_str().unwrap()],
+        vec!["--project", dir, "check"],
+        vec!["--project", dir, "get", "acme", "In", "large.txt"],
+        vec!["--project", dir, "ls", "acme", "In"],
+        vec![
+            "--project",
+            dir,
+            "barrier",
+            "status",
+            "acme",
+            "big",
+            "--limit",
+            "1000",
+        ],
+        vec!["--project", dir, "dlq"],
+        vec![
+            "--project",
+            dir,
+            "partner",
+            "acme",
+            "--exec",
+            "seq 1 3",
+            "--no-drain",
+        ],
+        vec!["--project", dir, "invoke", "acme", "big"],
+        vec!["demo"],
+    ];
+    for args in &cases {
+        native_closed(&tmp, args).quiet(&args.join(" "));
+    }
+    // AND a verb whose output nobody read still did the rest of its work: the invoke drained
+    native(p.path(), &["get", "acme", "Acks", "later.txt"]).ok();
+}

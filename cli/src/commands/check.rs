@@ -7,6 +7,7 @@ use native_core::local::Project;
 use native_core::tenants::DirTenants;
 
 use super::{open, Failed, Outcome};
+use crate::out::{errln, outln};
 
 pub fn run(project: &Path) -> Outcome {
     let p = open(project)?;
@@ -26,7 +27,7 @@ pub fn run(project: &Path) -> Outcome {
         }
     }
     if errors.is_empty() {
-        println!("ok: {} tenant(s), {scripts} script(s)", names.len());
+        outln!("ok: {} tenant(s), {scripts} script(s)", names.len());
         Ok(())
     } else {
         Err(Failed::usage(errors.join("\n")))
@@ -49,7 +50,7 @@ pub fn tenant(p: &Project, name: &str) -> Result<usize, Vec<String>> {
         })
         .collect();
     if !t.scripts.contains_key(&t.config.router) && !p.deployment.buckets.map.is_empty() {
-        eprintln!(
+        errln!(
             "warning: tenants/{name}: no router script {:?}; object events for this tenant will fail until scripts/{}.luau exists",
             t.config.router, t.config.router
         );

@@ -16,6 +16,7 @@ use native_core::local::{drain, DrainOptions, DrainReport, Project};
 use native_core::Error;
 use serde_json::Value;
 
+use crate::out::{errln, outln};
 use crate::{Cli, Command};
 
 /// A failed command: its exit code and what to print.
@@ -137,10 +138,16 @@ pub async fn run(cli: Cli) -> ExitCode {
         Command::Barrier { command } => barrier::run(&project, command).await,
         Command::Dlq { tenant } => queues::dlq(&project, tenant.as_deref()).await,
     };
+    // A closed pipe is not an error (see `out`); another write error fails a verb that
+    // otherwise succeeded.
+    let result = result.and_then(|()| match crate::out::take_error() {
+        Some(e) => Err(Failed::script(e)),
+        None => Ok(()),
+    });
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(f) => {
-            eprintln!("error: {}", f.message);
+            errln!("error: {}", f.message);
             ExitCode::from(f.code)
         }
     }
@@ -206,7 +213,7 @@ async fn drain_cmd(project: &Path, wait: bool) -> Outcome {
         },
     )
     .await?;
-    eprintln!(
+    errln!(
         "drained: {} handled, {} failed",
         r.handled,
         r.failures.len()
@@ -225,22 +232,22 @@ async fn invoke(
     let p = open(project)?;
     let rt = p.runtime();
     let out = rt.invoke(tenant, script, event).await?;
-    println!("{}", serde_json::to_string_pretty(&out).unwrap_or_default());
+    outln!("{}", serde_json::to_string_pretty(&out).unwrap_or_default());
     drain_after(&rt, no_drain).await
 }
 
 fn init(dir: &Path) -> Outcome {
     crate::examples::write(dir, crate::examples::HELLO)
         .map_err(|e| Failed::usage(format!("cannot make a project in {}: {e}", dir.display())))?;
-    println!(
+    outln!(
         "made a project in {} with the tenant \"hello\"; try:",
         dir.display()
     );
-    println!(
+    outln!(
         "  native --project {} invoke hello start '{{\"name\":\"Ada\"}}'",
         dir.display()
     );
-    println!(
+    outln!(
         "  native --project {} get hello Out results/Ada.txt",
         dir.display()
     );

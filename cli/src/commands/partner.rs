@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use native_core::batch::partner::{answer, pending, Options, Source};
 
 use super::{drain_after, open, Failed, Outcome};
+use crate::out::{errln, outln};
 
 /// How results are stored.
 pub struct Parts {
@@ -45,7 +46,7 @@ pub async fn run(
     let deployment = &rt.services.deployment;
     let requests = pending(&*objects, deployment, tenant).await?;
     if requests.is_empty() {
-        eprintln!("no pending requests for tenant {tenant:?}");
+        errln!("no pending requests for tenant {tenant:?}");
     }
     for request in &requests {
         let a = answer(&*objects, deployment, tenant, request, &opts).await?;
@@ -55,7 +56,7 @@ pub async fn run(
             (false, None) => "failed".to_string(),
         };
         let already = if a.written { "" } else { " (already answered)" };
-        println!(
+        outln!(
             "{}: {} queries, {} rows: {outcome}{already}",
             a.job,
             request.queries.len(),

@@ -7,6 +7,7 @@ use native_core::ports::{QueueKind, MAX_DELAY_S};
 use native_core::runtime::WorkMessage;
 
 use super::{drain_after, event_arg, open, Failed, Outcome};
+use crate::out::{errln, outln};
 
 pub async fn send(
     project: &Path,
@@ -56,10 +57,10 @@ pub async fn dlq(project: &Path, tenant: Option<&str>) -> Outcome {
                 "queue": kind.name(), "id": d.id, "tenant": owner, "receives": d.receive_count,
                 "last_error": d.last_error, "body": serde_json::from_str::<serde_json::Value>(&d.body).unwrap_or(serde_json::Value::String(d.body.clone())),
             });
-            println!("{line}");
+            outln!("{line}");
         }
     }
-    eprintln!("{n} dead letter(s)");
+    errln!("{n} dead letter(s)");
     Ok(())
 }
 

@@ -64,6 +64,9 @@ pub struct Call {
 
 const POOL_PER_TENANT: usize = 8;
 
+/// The longest error message of a script that the host keeps, in bytes.
+pub const MAX_ERROR_BYTES: usize = 16 * 1024;
+
 /// Idle VMs of one tenant, with the tenant version they were built for.
 type Pool = ([u8; 32], Vec<Vm>);
 
@@ -127,10 +130,12 @@ impl Engine {
     ) -> Result<serde_json::Value, Error> {
         let tenant = &call.tenant;
         let script = tenant.script(&call.script)?;
+        // A script's error text reaches logs, terminals and callers: `error(string.rep(...))`
+        // must not make every one of them carry megabytes.
         let fail = |message: String| Error::Script {
             tenant: tenant.name.clone(),
             script: call.script.clone(),
-            message,
+            message: host::cut_text(message, MAX_ERROR_BYTES),
         };
         let code = bytecode(script).map_err(fail)?;
         let vm = self.take_vm(tenant, services)?;
@@ -152,6 +157,7 @@ impl Engine {
             heap_base: 0,
             depth: call.depth,
             sends: Cell::new(0),
+            log_bytes: Cell::new(0),
         });
         let timeout_message = format!(
             "limit timeout_s exceeded: the invocation ran past its deadline of {} s",

@@ -172,6 +172,6 @@ fn print(lua: &Lua, args: mlua::Variadic<Value>) -> mlua::Result<()> {
         "ts_ms": crate::ports::now_ms(), "level": "info", "tenant": inv.tenant.name,
         "script": inv.script, "request_id": inv.request_id, "msg": msg,
     });
-    inv.services.log.write(&rec);
+    inv.write_log(&rec);
     Ok(())
 }

@@ -12,8 +12,8 @@ use sha2::{Digest, Sha256};
 
 use super::{from_lua, invocation, raise, to_json_text, to_lua, Invocation};
 use crate::batch::manifest::{
-    check_job_id, check_part_key, done_job, job_dir, state_key, Dataset, Done, Part, Query,
-    Request, State, REQUEST_VERSION,
+    check_job_id, check_part_key, done_job, id_record_key, job_dir, request_fingerprint, state_key,
+    Dataset, Done, IdRecord, Part, Query, Request, State, REQUEST_VERSION,
 };
 use crate::batch::reader::{Blocking, PartSource, Rows};
 use crate::ports::PutMode;
@@ -72,6 +72,23 @@ fn get(lua: &Lua, inv: &Invocation, key: &str) -> mlua::Result<Option<Bytes>> {
         .map(|(_, b)| b))
 }
 
+/// What the id of a draft was used for before, looked up once per draft.
+#[derive(Debug, Clone, Default, PartialEq)]
+enum Prior {
+    /// Not looked up yet.
+    #[default]
+    Unknown,
+    /// Nothing was submitted under the id (or no id was given): inputs are written as attached.
+    Fresh,
+    /// A job was submitted under the id; `recorded` tells whether its id record exists (a
+    /// submit that died between request.json and the record leaves only request.json).
+    Submitted {
+        fingerprint: String,
+        recorded: bool,
+        created_ms: i64,
+    },
+}
+
 /// A job being built by a script.
 #[derive(Debug, Default)]
 struct Draft {
@@ -83,9 +100,64 @@ struct Draft {
     state: serde_json::Value,
     continue_with: Option<String>,
     submitted: bool,
+    prior: Prior,
 }
 
 impl Draft {
+    /// What the draft's id was used for: its id record, else its request.json (1 or 2 backend
+    /// calls, once per draft; none without an id).
+    fn prior(&mut self, lua: &Lua, inv: &Invocation) -> mlua::Result<Prior> {
+        if !self.id_given {
+            return Ok(Prior::Fresh);
+        }
+        if self.prior != Prior::Unknown {
+            return Ok(self.prior.clone());
+        }
+        let record_key = id_record_key(&self.id);
+        let request_key = format!("{}request.json", job_dir(&self.id));
+        self.prior = if let Some(b) = get(lua, inv, &record_key)? {
+            let r: IdRecord = serde_json::from_slice(&b)
+                .map_err(|e| raise(lua, format!("{record_key} is damaged: {e}")))?;
+            Prior::Submitted {
+                fingerprint: r.fingerprint,
+                recorded: true,
+                created_ms: r.created_ms,
+            }
+        } else if let Some(b) = get(lua, inv, &request_key)? {
+            let r: Request = serde_json::from_slice(&b)
+                .map_err(|e| raise(lua, format!("{request_key} is damaged: {e}")))?;
+            Prior::Submitted {
+                fingerprint: request_fingerprint(&r.inputs, &r.queries),
+                recorded: false,
+                created_ms: r.created_ms,
+            }
+        } else {
+            Prior::Fresh
+        };
+        Ok(self.prior.clone())
+    }
+
+    fn write_id_record(
+        &self,
+        lua: &Lua,
+        inv: &Invocation,
+        fingerprint: String,
+        created_ms: i64,
+    ) -> mlua::Result<()> {
+        let record = IdRecord {
+            v: 1,
+            job: self.id.clone(),
+            fingerprint,
+            created_ms,
+        };
+        put(
+            lua,
+            inv,
+            &id_record_key(&self.id),
+            serde_json::to_vec(&record).map_err(|e| raise(lua, e))?,
+        )
+    }
+
     fn not_submitted(&self, lua: &Lua) -> mlua::Result<()> {
         if self.submitted {
             return Err(raise(
@@ -109,6 +181,9 @@ impl Draft {
             ));
         }
         let inv = invocation(lua)?;
+        // Under an id that was submitted before, the inputs are only measured: the pending job's
+        // files stay as its request.json promises them, and submit compares.
+        let write = self.prior(lua, &inv)? == Prior::Fresh;
         let cut =
             INPUT_PART_BYTES.min(u64::from(inv.tenant.config.limits.max_object_mb) * MB) as usize;
         let dir = job_dir(&self.id);
@@ -119,7 +194,10 @@ impl Draft {
             let key = format!("inputs/{name}.{:04}.ndjson", parts.len());
             let sha = hex::encode(Sha256::digest(&buf[..]));
             let bytes = buf.len() as u64;
-            put(lua, &inv, &format!("{dir}{key}"), std::mem::take(buf))?;
+            let data = std::mem::take(buf);
+            if write {
+                put(lua, &inv, &format!("{dir}{key}"), data)?;
+            }
             parts.push(Part {
                 key,
                 bytes: Some(bytes),
@@ -166,20 +244,29 @@ impl Draft {
         let inv = invocation(lua)?;
         let dir = job_dir(&self.id);
         let request_key = format!("{dir}request.json");
-        if self.id_given {
-            let (bucket, folder) = batch_place(lua, &inv)?;
-            inv.charge(lua, 1)?;
-            let exists = inv.block_on(
-                lua,
-                inv.services
-                    .backends
-                    .objects
-                    .head(&bucket, &format!("{folder}{request_key}")),
-            )?;
-            if exists.is_some() {
-                self.submitted = true;
-                return Ok(self.id.clone());
+        let fingerprint = request_fingerprint(&self.inputs, &self.queries);
+        if let Prior::Submitted {
+            fingerprint: before,
+            recorded,
+            created_ms,
+        } = self.prior(lua, &inv)?
+        {
+            // Submitted before under this id: pending, finished, or cleaned up. The same
+            // request again is a retry and starts nothing; another one is refused.
+            if before != fingerprint {
+                return Err(raise(
+                    lua,
+                    format!(
+                        "job:submit: job {:?} was already submitted with other inputs or queries; nothing was written. Submit the same inputs and queries under this id, or use another id",
+                        self.id
+                    ),
+                ));
             }
+            if !recorded {
+                self.write_id_record(lua, &inv, fingerprint, created_ms)?;
+            }
+            self.submitted = true;
+            return Ok(self.id.clone());
         }
         let now = crate::ports::now_ms();
         let state = State {
@@ -211,6 +298,10 @@ impl Draft {
             &request_key,
             serde_json::to_vec_pretty(&request).map_err(|e| raise(lua, e))?,
         )?;
+        // The id record last: until it is there, a retry finds request.json and finishes it.
+        if self.id_given {
+            self.write_id_record(lua, &inv, fingerprint, now)?;
+        }
         self.submitted = true;
         Ok(self.id.clone())
     }
@@ -582,6 +673,15 @@ fn hydrate(lua: &Lua, (ev, opts): (Value, Option<Table>)) -> mlua::Result<Value>
         )
     })?;
     drop(inv);
+    // Part keys first, whatever `ok` says: a failed job's keys() still names its parts, and a
+    // key that climbs out would make the continuation's `{ delete = job:keys() }` fail on every
+    // retry (or reach outside the job) instead of saying what the partner got wrong.
+    for (name, d) in &done.results {
+        for p in &d.parts {
+            check_part_key(&p.key)
+                .map_err(|e| raise(lua, format!("jobs/{job}/done.json: result {name:?}: {e}")))?;
+        }
+    }
     if !done.ok {
         let why = done
             .error
@@ -605,12 +705,6 @@ fn hydrate(lua: &Lua, (ev, opts): (Value, Option<Table>)) -> mlua::Result<Value>
                 lua,
                 format!("jobs/{job}/done.json has no result for query {q:?}"),
             ));
-        }
-    }
-    for (name, d) in &done.results {
-        for p in &d.parts {
-            check_part_key(&p.key)
-                .map_err(|e| raise(lua, format!("jobs/{job}/done.json: result {name:?}: {e}")))?;
         }
     }
     let f = Finished {

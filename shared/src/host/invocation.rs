@@ -40,6 +40,8 @@ pub struct Invocation {
     pub depth: u32,
     /// Messages sent so far.
     pub sends: Cell<u32>,
+    /// Bytes of log output written so far.
+    pub log_bytes: Cell<usize>,
 }
 
 impl Invocation {
@@ -152,6 +154,24 @@ impl Invocation {
     /// The message for a chain that would go past `max_chain_depth`.
     pub fn depth_message(&self, what: &str) -> String {
         depth_message(&self.tenant, what, self.depth + 1)
+    }
+
+    /// Writes a script's log record, within [`super::log::MAX_LOG_BYTES`] per invocation: past
+    /// it, one record says so and the rest are dropped (logging is not worth failing for).
+    pub fn write_log(&self, rec: &serde_json::Value) {
+        let max = super::log::MAX_LOG_BYTES;
+        let before = self.log_bytes.get();
+        let after = before + super::log::encoded_len(rec);
+        self.log_bytes.set(after);
+        if after <= max {
+            self.services.log.write(rec);
+        } else if before <= max {
+            self.services.log.write(&serde_json::json!({
+                "ts_ms": crate::ports::now_ms(), "level": "warn", "tenant": self.tenant.name,
+                "script": self.script, "request_id": self.request_id,
+                "msg": format!("log output of this invocation reached {} MB; further records are dropped", max >> 20),
+            }));
+        }
     }
 
     /// The message for a breach of `max_memory_mb`, with the figures.

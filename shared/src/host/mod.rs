@@ -17,7 +17,7 @@ mod rows;
 
 pub use invocation::{depth_message, Invocation};
 pub use json::{from_lua, to_json_text, to_lua};
-pub use log::{message_text, LogSink, StderrLog};
+pub use log::{cut_text, message_text, LogSink, StderrLog};
 
 use std::fmt::Display;
 
