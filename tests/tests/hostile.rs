@@ -337,7 +337,8 @@ fn status_kb(field: &str) -> u64 {
 
 /// Cuts long error texts (a case may raise a megabyte of text) on a character boundary.
 fn cut(s: &str) -> String {
-    const MAX: usize = 4000;
+    // Above the engine's own cap on error text (16 KB), so that its note of the cut shows.
+    const MAX: usize = 20_000;
     if s.len() <= MAX {
         return s.to_string();
     }
