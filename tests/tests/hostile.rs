@@ -335,14 +335,17 @@ fn status_kb(field: &str) -> u64 {
         .unwrap_or(0)
 }
 
-/// Cuts long error texts (a case may raise a megabyte of text) on a character boundary.
+/// Cuts long error texts (a case may raise a megabyte of text) on a character boundary; the
+/// child keeps more than the engine's own cap on error text (16 KB), so that its note shows.
 fn cut(s: &str) -> String {
-    // Above the engine's own cap on error text (16 KB), so that its note of the cut shows.
-    const MAX: usize = 20_000;
-    if s.len() <= MAX {
+    shorten(s, 20_000)
+}
+
+fn shorten(s: &str, max: usize) -> String {
+    if s.len() <= max {
         return s.to_string();
     }
-    let mut end = MAX;
+    let mut end = max;
     while !s.is_char_boundary(end) {
         end -= 1;
     }
@@ -534,9 +537,9 @@ fn parent() {
                 },
                 s.outcome,
                 if s.error.is_empty() {
-                    "(no error)"
+                    "(no error)".to_string()
                 } else {
-                    &s.error
+                    shorten(&s.error, 1500)
                 }
             )),
         }
