@@ -7,6 +7,7 @@
 mod commands;
 mod examples;
 mod out;
+mod show;
 
 use std::path::PathBuf;
 use std::process::ExitCode;

@@ -260,6 +260,48 @@ fn check_names_the_file_and_field_of_bad_config() {
 }
 
 #[test]
+fn check_refuses_configs_that_are_not_objects_and_names_json_paths() {
+    // GIVEN a tenant config that is a JSON array
+    let p = project_with_config("[true, true]", &[("s", "function on_invoke() end")]);
+    // WHEN `native check` runs THEN exit 2 names the file and why
+    native(p.path(), &["check"])
+        .code(2)
+        .err_has("tenants/acme/config.json: -: must be a JSON object { ... }, not an array");
+    // GIVEN a limit of the wrong type THEN the error gives its JSON path
+    let p = project_with_config(r#"{ "limits": { "timeout_s": "5" } }"#, &[]);
+    native(p.path(), &["check"]).code(2).err_has(
+        "tenants/acme/config.json: limits.timeout_s: invalid type: string \"5\", expected u32",
+    );
+}
+
+#[test]
+fn check_refuses_nul_bytes_and_accepts_a_bom() {
+    // GIVEN a script whose second line holds a NUL byte, with an error hidden after it
+    let p = project(&[(
+        "nul",
+        "function on_invoke() return 1 end\n--\0\nlocal = = 1\n",
+    )]);
+    // WHEN `native check` runs, or the script is invoked
+    // THEN both refuse it naming the file and the line (Luau alone ignores all after the NUL)
+    native(p.path(), &["check"])
+        .code(2)
+        .err_has("tenants/acme/scripts/nul.luau:2: contains a NUL byte");
+    native(p.path(), &["invoke", "acme", "nul"])
+        .code(2)
+        .err_has("tenants/acme/scripts/nul.luau:2: contains a NUL byte");
+    // GIVEN a script saved with a UTF-8 BOM THEN it checks and runs
+    let p = project(&[("bom", "\u{feff}function on_invoke() return 7 end")]);
+    native(p.path(), &["check"]).ok();
+    assert_eq!(
+        native(p.path(), &["invoke", "acme", "bom"])
+            .ok()
+            .out()
+            .trim(),
+        "7"
+    );
+}
+
+#[test]
 fn check_names_file_and_line_of_a_syntax_error() {
     // GIVEN a good script and a script with a syntax error on line 3
     let p = project(&[
@@ -835,6 +877,78 @@ fn router_returning_an_unknown_script_is_retried_then_dead_lettered() {
     );
 }
 
+/// Whether `s` holds a control that a terminal acts on (all but newline; C1 and DEL included).
+fn has_raw_control(s: &str) -> bool {
+    s.chars().any(|c| c.is_control() && c != '\n')
+}
+
+#[test]
+fn script_text_reaches_the_terminal_with_controls_escaped() {
+    // GIVEN scripts whose error, logs, return value and queued failure carry a screen clear,
+    // a carriage return, a bell, DEL, a C1 CSI and a forged line
+    let nasty = r#""\27[2J\r\7\127\u{9b}31m\nerror: forged""#;
+    let p = project(&[
+        (
+            "boom",
+            &format!("function on_invoke()\n  native.log('info', {nasty}, {{ f = {nasty} }})\n  print({nasty})\n  error({nasty})\nend"),
+        ),
+        ("ret", &format!("function on_invoke() return {{ v = {nasty} }} end")),
+        ("q", &format!("function on_queue() error({nasty}) end")),
+    ]);
+    // WHEN it is invoked
+    let r = native(p.path(), &["invoke", "acme", "boom"]);
+    // THEN the error line shows the controls as escapes, on one line
+    r.code(1)
+        .err_has(r"boom.luau:4: \u{1b}[2J\r\u{7}\u{7f}\u{9b}31m\nerror: forged");
+    assert!(!has_raw_control(&r.stderr), "{:?}", r.stderr);
+    assert!(!r.stderr.contains("\nerror: forged"), "{}", r.stderr);
+    // AND the log lines are still JSON, with the text intact once parsed
+    let logs = r.logs();
+    assert_eq!(logs.len(), 2, "{}", r.stderr);
+    assert_eq!(
+        logs[0]["msg"],
+        "\u{1b}[2J\r\u{7}\u{7f}\u{9b}31m\nerror: forged"
+    );
+    assert_eq!(logs[0]["f"], logs[0]["msg"]);
+    assert_eq!(logs[1]["msg"], logs[0]["msg"]);
+
+    // WHEN a script returns such text THEN stdout is JSON of the same value, with no raw control
+    let r = native(p.path(), &["invoke", "acme", "ret"]);
+    let out = r.ok().out();
+    assert!(!has_raw_control(&out), "{out:?}");
+    let v: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["v"], logs[0]["msg"]);
+
+    // WHEN a queued script fails with it until it is dead-lettered
+    native(p.path(), &["send", "acme", "q", "{}"]).code(1);
+    let r = native(p.path(), &["drain", "--wait"]);
+    r.code(1);
+    assert!(!has_raw_control(&r.stderr), "{:?}", r.stderr);
+    // THEN the drain report and `native dlq` show it escaped
+    let r = native(p.path(), &["dlq", "acme"]);
+    let out = r.ok().out();
+    assert!(!has_raw_control(&out), "{out:?}");
+    let d: Value = serde_json::from_str(out.trim()).unwrap();
+    assert!(
+        d["last_error"]
+            .as_str()
+            .unwrap()
+            .contains("\u{9b}31m\nerror: forged"),
+        "{d}"
+    );
+
+    // GIVEN an object holding such bytes WHEN `native get` writes it to a pipe
+    // THEN the bytes are exact (escaping is for terminals only)
+    let body = "\u{1b}[2J\r\u{7}\u{9b}x\n";
+    native(
+        p.path(),
+        &["put", "acme", "In", "n.txt", "--data", body, "--no-drain"],
+    )
+    .ok();
+    let r = native(p.path(), &["get", "acme", "In", "n.txt"]);
+    assert_eq!(r.ok().stdout, body.as_bytes());
+}
+
 #[test]
 fn a_failing_queued_script_is_dead_lettered_with_its_error() {
     // GIVEN a script whose on_queue always fails on line 2
@@ -1131,9 +1245,11 @@ end
             .out(),
         r#"{"names":"Ada,Grace","total":12}"#
     );
+    // (only the record of its id stays, so that the id cannot start a second job; the
+    // batch bucket's lifecycle rule expires it)
     assert_eq!(
         native(p.path(), &["ls", "acme", "$batch"]).ok().out(),
-        "",
+        "state/ids/job-1.json\n",
         "the job's objects are left after the continuation"
     );
 }

@@ -48,7 +48,8 @@ pub async fn run(project: &Path, command: BarrierCommand) -> Outcome {
     };
     match b.status(&id, cursor.as_deref(), limit).await? {
         Some(s) => {
-            outln!("{}", serde_json::to_string_pretty(&s).unwrap_or_default());
+            let text = serde_json::to_string_pretty(&s).unwrap_or_default();
+            outln!("{}", crate::show::json(&text));
             Ok(())
         }
         None => Err(Failed::script(format!("tenant {tenant:?} has no barrier {id:?} (never created, still being created, or expired)"))),

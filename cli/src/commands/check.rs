@@ -39,14 +39,14 @@ pub fn run(project: &Path) -> Outcome {
 pub fn tenant(p: &Project, name: &str) -> Result<usize, Vec<String>> {
     let t = DirTenants::new(&p.root)
         .read(name)
-        .map_err(|e| vec![e.to_string()])?;
+        .map_err(|e| vec![crate::show::text(&e.to_string()).into_owned()])?;
     let errors: Vec<String> = t
         .scripts
         .values()
         .filter_map(|s| {
             compile(&s.name, &s.source)
                 .err()
-                .map(|e| format!("tenants/{name}/scripts/{e}"))
+                .map(|e| format!("tenants/{name}/scripts/{}", crate::show::text(&e)))
         })
         .collect();
     if !t.scripts.contains_key(&t.config.router) && !p.deployment.buckets.map.is_empty() {

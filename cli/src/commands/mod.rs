@@ -49,7 +49,8 @@ impl From<Error> for Failed {
         };
         Failed {
             code,
-            message: e.to_string(),
+            // Errors carry script text (a script's error message): one line, escaped.
+            message: crate::show::text(&e.to_string()).into_owned(),
         }
     }
 }
@@ -147,7 +148,7 @@ pub async fn run(cli: Cli) -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(f) => {
-            errln!("error: {}", f.message);
+            errln!("error: {}", crate::show::lines(&f.message));
             ExitCode::from(f.code)
         }
     }
@@ -195,7 +196,7 @@ fn report(r: DrainReport) -> Outcome {
             "\n  {} queue, attempt {}: {}",
             f.queue.name(),
             f.attempt,
-            f.error
+            crate::show::text(&f.error)
         ));
     }
     msg.push_str("\nfailed messages are retried by `native drain --wait` and listed by `native dlq` after 5 attempts");
@@ -204,7 +205,7 @@ fn report(r: DrainReport) -> Outcome {
 
 async fn drain_cmd(project: &Path, wait: bool) -> Outcome {
     let p = open(project)?;
-    let rt = p.runtime();
+    let rt = crate::show::runtime(&p);
     let r = drain(
         &rt,
         DrainOptions {
@@ -230,9 +231,10 @@ async fn invoke(
 ) -> Outcome {
     let event = event_arg(event)?;
     let p = open(project)?;
-    let rt = p.runtime();
+    let rt = crate::show::runtime(&p);
     let out = rt.invoke(tenant, script, event).await?;
-    outln!("{}", serde_json::to_string_pretty(&out).unwrap_or_default());
+    let text = serde_json::to_string_pretty(&out).unwrap_or_default();
+    outln!("{}", crate::show::json(&text));
     drain_after(&rt, no_drain).await
 }
 

@@ -45,7 +45,7 @@ pub async fn put(
         }
     };
     let p = open(project)?;
-    let rt = p.runtime();
+    let rt = crate::show::runtime(&p);
     rt.put_object(tenant, bucket, key, Bytes::from(body))
         .await?;
     drain_after(&rt, no_drain).await
@@ -53,11 +53,11 @@ pub async fn put(
 
 pub async fn get(project: &Path, tenant: &str, bucket: &str, key: &str) -> Outcome {
     let p = open(project)?;
-    let rt = p.runtime();
+    let rt = crate::show::runtime(&p);
     let (real, full) = rt.locate(tenant, bucket, key)?;
     match rt.services.backends.objects.get(&real, &full).await? {
         Some((_, data)) => {
-            out::bytes(&data);
+            crate::show::bytes(&data);
             Ok(())
         }
         None => Err(Failed::script(format!(
@@ -68,7 +68,7 @@ pub async fn get(project: &Path, tenant: &str, bucket: &str, key: &str) -> Outco
 
 pub async fn ls(project: &Path, tenant: &str, bucket: &str, prefix: Option<&str>) -> Outcome {
     let p = open(project)?;
-    let rt = p.runtime();
+    let rt = crate::show::runtime(&p);
     let prefix = prefix.unwrap_or("");
     native_core::keys::check_prefix(prefix).map_err(Failed::usage)?;
     let (real, _) = rt.locate(tenant, bucket, "x")?;
@@ -83,7 +83,7 @@ pub async fn ls(project: &Path, tenant: &str, bucket: &str, prefix: Option<&str>
             .list(&real, &full_prefix, after.as_deref(), 1000)
             .await?;
         for o in &page.objects {
-            outln!("{}", &o.key[folder.len()..]);
+            outln!("{}", crate::show::text(&o.key[folder.len()..]));
         }
         match page.next {
             // Nobody reads the rest: stop listing.

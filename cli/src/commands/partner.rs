@@ -41,7 +41,7 @@ pub async fn run(
         part_bytes: parts.part_mb << 20,
     };
     let p = open(project)?;
-    let rt = p.runtime();
+    let rt = crate::show::runtime(&p);
     let objects = rt.services.backends.objects.clone();
     let deployment = &rt.services.deployment;
     let requests = pending(&*objects, deployment, tenant).await?;
@@ -52,7 +52,7 @@ pub async fn run(
         let a = answer(&*objects, deployment, tenant, request, &opts).await?;
         let outcome = match (&a.done.ok, &a.done.error) {
             (true, _) => "ok".to_string(),
-            (false, Some(e)) => format!("failed: {e}"),
+            (false, Some(e)) => format!("failed: {}", crate::show::text(e)),
             (false, None) => "failed".to_string(),
         };
         let already = if a.written { "" } else { " (already answered)" };

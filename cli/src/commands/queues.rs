@@ -24,7 +24,7 @@ pub async fn send(
     }
     let event = event_arg(event)?;
     let p = open(project)?;
-    let rt = p.runtime();
+    let rt = crate::show::runtime(&p);
     // Refuse what could never run, instead of queueing it for the dead-letter place.
     rt.tenants.load(tenant).await?.script(script)?;
     let body = serde_json::to_string(&WorkMessage {
@@ -44,7 +44,7 @@ pub async fn send(
 
 pub async fn dlq(project: &Path, tenant: Option<&str>) -> Outcome {
     let p = open(project)?;
-    let rt = p.runtime();
+    let rt = crate::show::runtime(&p);
     let mut n = 0;
     for kind in [QueueKind::Events, QueueKind::Work] {
         for d in rt.services.backends.queue.dead_letters(kind, 1000).await? {
@@ -57,7 +57,7 @@ pub async fn dlq(project: &Path, tenant: Option<&str>) -> Outcome {
                 "queue": kind.name(), "id": d.id, "tenant": owner, "receives": d.receive_count,
                 "last_error": d.last_error, "body": serde_json::from_str::<serde_json::Value>(&d.body).unwrap_or(serde_json::Value::String(d.body.clone())),
             });
-            outln!("{line}");
+            outln!("{}", crate::show::json(&line.to_string()));
         }
     }
     errln!("{n} dead letter(s)");

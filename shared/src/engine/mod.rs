@@ -268,11 +268,11 @@ pub fn message_of(e: &mlua::Error) -> String {
         mlua::Error::CallbackError { cause, .. } => message_of(cause),
         mlua::Error::WithContext { cause, .. } => message_of(cause),
         // Tracebacks go to the logs, not into the message people read first.
-        mlua::Error::RuntimeError(m) => m
-            .split("\nstack traceback:")
-            .next()
-            .unwrap_or(m)
-            .to_string(),
+        mlua::Error::RuntimeError(m) => match m.split("\nstack traceback:").next().unwrap_or(m) {
+            // `error()` or `error(nil)`: say so rather than print a bare "nil".
+            "nil" => "the script raised an error with no message (error(nil))".into(),
+            first => first.to_string(),
+        },
         mlua::Error::SyntaxError { message, .. } => message.clone(),
         mlua::Error::MemoryError(_) => {
             "limit max_memory_mb exceeded: the script's Luau heap reached its limit".into()

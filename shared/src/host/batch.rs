@@ -10,6 +10,7 @@ use mlua::{Lua, Table, UserData, UserDataFields, UserDataMethods, Value};
 use serde_json::json;
 use sha2::{Digest, Sha256};
 
+use super::Signature;
 use super::{from_lua, invocation, raise, to_json_text, to_lua, Invocation};
 use crate::batch::manifest::{
     check_job_id, check_part_key, done_job, id_record_key, job_dir, request_fingerprint, state_key,
@@ -313,11 +314,18 @@ impl UserData for Draft {
     }
 
     fn add_methods<M: UserDataMethods<Self>>(m: &mut M) {
-        m.add_method_mut("input_rows", |lua, d, (name, rows): (String, Table)| {
+        const INPUT_ROWS: Signature = ("job:input_rows", &["name", "rows"]);
+        const QUERY: Signature = ("job:query", &["name", "query", "params?"]);
+        const STATE: Signature = ("job:state", &["state"]);
+        const CONTINUE_WITH: Signature = ("job:continue_with", &["script"]);
+        const HTTP: Signature = ("job:http", &["name", "opts"]);
+        const SUBMIT: Signature = ("job:submit", &[]);
+        super::add_method_mut(m, INPUT_ROWS, |lua, d, (name, rows): (String, Table)| {
             d.input_rows(lua, name, rows)
         });
-        m.add_method_mut(
-            "query",
+        super::add_method_mut(
+            m,
+            QUERY,
             |lua, d, (name, query, params): (String, String, Value)| {
                 d.not_submitted(lua)?;
                 crate::keys::check_name("query", &name).map_err(|e| raise(lua, e))?;
@@ -342,12 +350,12 @@ impl UserData for Draft {
                 Ok(name)
             },
         );
-        m.add_method_mut("state", |lua, d, v: Value| {
+        super::add_method_mut(m, STATE, |lua, d, v: Value| {
             d.not_submitted(lua)?;
             d.state = from_lua(lua, v, "job:state: the state")?;
             Ok(())
         });
-        m.add_method_mut("continue_with", |lua, d, script: String| {
+        super::add_method_mut(m, CONTINUE_WITH, |lua, d, script: String| {
             d.not_submitted(lua)?;
             invocation(lua)?
                 .tenant
@@ -356,26 +364,36 @@ impl UserData for Draft {
             d.continue_with = Some(script);
             Ok(())
         });
-        m.add_method_mut("http", |lua, d, (name, opts): (String, Table)| -> mlua::Result<()> {
-            d.not_submitted(lua)?;
-            crate::keys::check_name("request", &name).map_err(|e| raise(lua, e))?;
-            let url: Option<String> = opts.get("url")?;
-            let method: Option<String> = opts.get("method")?;
-            if url.as_deref().is_none_or(|u| !(u.starts_with("https://") || u.starts_with("http://"))) {
-                return Err(raise(lua, "job:http: url must be an http:// or https:// URL"));
-            }
-            if let Some(m) = &method {
-                if !["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD"].contains(&m.as_str()) {
-                    return Err(raise(lua, format!("job:http: method {m:?} is not one of GET, POST, PUT, PATCH, DELETE, HEAD")));
+        super::add_method_mut(
+            m,
+            HTTP,
+            |lua, d, (name, opts): (String, Table)| -> mlua::Result<()> {
+                d.not_submitted(lua)?;
+                crate::keys::check_name("request", &name).map_err(|e| raise(lua, e))?;
+                let url: Option<String> = opts.get("url")?;
+                let method: Option<String> = opts.get("method")?;
+                if url
+                    .as_deref()
+                    .is_none_or(|u| !(u.starts_with("https://") || u.starts_with("http://")))
+                {
+                    return Err(raise(
+                        lua,
+                        "job:http: url must be an http:// or https:// URL",
+                    ));
                 }
-            }
-            Err(raise(
+                if let Some(m) = &method {
+                    if !["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD"].contains(&m.as_str()) {
+                        return Err(raise(lua, format!("job:http: method {m:?} is not one of GET, POST, PUT, PATCH, DELETE, HEAD")));
+                    }
+                }
+                Err(raise(
                 lua,
                 "job:http needs the long-running server runtime (Fargate), which performs the request in the background; \
                  the Lambda functions and the native CLI cannot, since nothing runs after the invocation returns",
             ))
-        });
-        m.add_method_mut("submit", |lua, d, ()| d.submit(lua));
+            },
+        );
+        super::add_method_mut(m, SUBMIT, |lua, d, ()| d.submit(lua));
     }
 }
 
@@ -570,7 +588,10 @@ impl UserData for Finished {
     }
 
     fn add_methods<M: UserDataMethods<Self>>(m: &mut M) {
-        m.add_method("rows", |lua, j, name: String| {
+        const ROWS: Signature = ("job:rows", &["name"]);
+        const BODY: Signature = ("job:body", &["name"]);
+        const KEYS: Signature = ("job:keys", &[]);
+        super::add_method(m, ROWS, |lua, j, name: String| {
             let d = j.dataset(lua, &name)?;
             let inv = invocation(lua)?;
             let (bucket, folder) = batch_place(lua, &inv)?;
@@ -589,37 +610,56 @@ impl UserData for Finished {
                 },
             )
         });
-        m.add_method("body", |lua, j, name: String| {
+        super::add_method(m, BODY, |lua, j, name: String| {
             let d = j.dataset(lua, &name)?;
             let inv = invocation(lua)?;
             let (bucket, folder) = batch_place(lua, &inv)?;
             let max = u64::from(inv.tenant.config.limits.max_object_mb) * MB;
             let dir = format!("{folder}{}", job_dir(&j.id));
-            let mut src = JobParts { inv: &inv, bucket: &bucket, dir: &dir };
+            let mut src = JobParts {
+                inv: &inv,
+                bucket: &bucket,
+                dir: &dir,
+            };
             let mut out = Vec::new();
             for part in &d.parts {
                 let what = format!("result {name:?} of job {:?}, part {:?}", j.id, part.key);
-                let (size, mut r) = src.open(&part.key).map_err(|e| raise(lua, e))?.ok_or_else(|| raise(lua, format!("{what}: the part is missing")))?;
+                let (size, mut r) = src
+                    .open(&part.key)
+                    .map_err(|e| raise(lua, e))?
+                    .ok_or_else(|| raise(lua, format!("{what}: the part is missing")))?;
                 if out.len() as u64 + size > max {
                     return Err(raise(lua, format!("{what}: the body is larger than max_object_mb ({max} bytes); read it with job:rows")));
                 }
                 let start = out.len();
-                r.read_to_end(&mut out).map_err(|e| raise(lua, format!("{what}: {e}")))?;
-                src.consumed((out.len() - start) as u64).map_err(|e| raise(lua, e))?;
+                r.read_to_end(&mut out)
+                    .map_err(|e| raise(lua, format!("{what}: {e}")))?;
+                src.consumed((out.len() - start) as u64)
+                    .map_err(|e| raise(lua, e))?;
                 let got = &out[start..];
                 if part.bytes.is_some_and(|b| b != got.len() as u64) {
-                    return Err(raise(lua, format!("{what}: read {} bytes, the manifest says {}", got.len(), part.bytes.unwrap_or(0))));
+                    return Err(raise(
+                        lua,
+                        format!(
+                            "{what}: read {} bytes, the manifest says {}",
+                            got.len(),
+                            part.bytes.unwrap_or(0)
+                        ),
+                    ));
                 }
                 if let Some(want) = &part.sha256 {
                     let have = hex::encode(Sha256::digest(got));
                     if !have.eq_ignore_ascii_case(want) {
-                        return Err(raise(lua, format!("{what}: sha256 is {have}, the manifest says {want}")));
+                        return Err(raise(
+                            lua,
+                            format!("{what}: sha256 is {have}, the manifest says {want}"),
+                        ));
                     }
                 }
             }
             lua.create_string(&out)
         });
-        m.add_method("keys", |lua, j, ()| {
+        super::add_method(m, KEYS, |lua, j, ()| {
             let mut keys = j.keys();
             if keys.len() > MAX_KEYS {
                 let inv = invocation(lua)?;
@@ -720,8 +760,19 @@ fn hydrate(lua: &Lua, (ev, opts): (Value, Option<Table>)) -> mlua::Result<Value>
 /// The `native.batch` table.
 pub fn module(lua: &Lua) -> mlua::Result<Table> {
     let t = lua.create_table()?;
-    t.set("new", lua.create_function(new)?)?;
-    t.set("route", lua.create_function(route)?)?;
-    t.set("hydrate", lua.create_function(hydrate)?)?;
+    const NEW: Signature = ("native.batch.new", &["opts?"]);
+    const ROUTE: Signature = ("native.batch.route", &["event"]);
+    const HYDRATE: Signature = ("native.batch.hydrate", &["ev", "opts?"]);
+    t.set("new", super::function(lua, NEW, new)?)?;
+    t.set("route", super::function(lua, ROUTE, route)?)?;
+    t.set("hydrate", super::function(lua, HYDRATE, hydrate)?)?;
     Ok(t)
+}
+
+/// Registers the job types with a VM without making a job, so that their methods can be listed.
+#[cfg(test)]
+pub(super) fn register_types(lua: &Lua) -> mlua::Result<()> {
+    lua.create_proxy::<Draft>()?;
+    lua.create_proxy::<Finished>()?;
+    Ok(())
 }

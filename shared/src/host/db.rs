@@ -3,6 +3,7 @@
 
 use mlua::{Lua, Table, Value};
 
+use super::Signature;
 use super::{invocation, raise, to_json_text, to_lua, Invocation};
 use crate::ports::{now_ms, NewItem, PutMode};
 use crate::Error;
@@ -75,10 +76,22 @@ fn address<'a>(
 
 /// The `native.db` table.
 pub fn module(lua: &Lua) -> mlua::Result<Table> {
+    const GET: Signature = ("native.db.get", &["partition", "key"]);
+    const PUT: Signature = ("native.db.put", &["partition", "key", "value", "opts?"]);
+    const PUT_IF_ABSENT: Signature = (
+        "native.db.put_if_absent",
+        &["partition", "key", "value", "opts?"],
+    );
+    const DELETE: Signature = ("native.db.delete", &["partition", "key"]);
+    const QUERY: Signature = ("native.db.query", &["partition", "opts?"]);
+    /// The arguments of put and put_if_absent.
+    type PutArgs = (String, String, Value, Option<Table>);
+    /// The arguments of query.
+    type QueryArgs = (String, Option<Table>);
     let t = lua.create_table()?;
     t.set(
         "get",
-        lua.create_function(|lua, (partition, key): (String, String)| {
+        super::function(lua, GET, |lua, (partition, key): (String, String)| {
             let (inv, pk) = address(lua, &partition, &key)?;
             match inv.block_on(lua, inv.services.backends.kv.get(&pk, &key))? {
                 Some(item) => decode(lua, &item.value),
@@ -88,7 +101,7 @@ pub fn module(lua: &Lua) -> mlua::Result<Table> {
     )?;
     t.set(
         "put",
-        lua.create_function(|lua, args: (String, String, Value, Option<Table>)| {
+        super::function(lua, PUT, |lua, args: PutArgs| {
             let item = item(lua, args)?;
             let inv = invocation(lua)?;
             inv.charge(lua, 1)?;
@@ -98,7 +111,7 @@ pub fn module(lua: &Lua) -> mlua::Result<Table> {
     )?;
     t.set(
         "put_if_absent",
-        lua.create_function(|lua, args: (String, String, Value, Option<Table>)| {
+        super::function(lua, PUT_IF_ABSENT, |lua, args: PutArgs| {
             let item = item(lua, args)?;
             let inv = invocation(lua)?;
             inv.charge(lua, 1)?;
@@ -115,14 +128,14 @@ pub fn module(lua: &Lua) -> mlua::Result<Table> {
     )?;
     t.set(
         "delete",
-        lua.create_function(|lua, (partition, key): (String, String)| {
+        super::function(lua, DELETE, |lua, (partition, key): (String, String)| {
             let (inv, pk) = address(lua, &partition, &key)?;
             inv.block_on(lua, inv.services.backends.kv.delete(&pk, &key, None))
         })?,
     )?;
     t.set(
         "query",
-        lua.create_function(|lua, (partition, opts): (String, Option<Table>)| {
+        super::function(lua, QUERY, |lua, (partition, opts): QueryArgs| {
             check_part(lua, "partition", &partition)?;
             let (prefix, cursor) = match &opts {
                 Some(o) => (

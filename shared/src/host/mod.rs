@@ -7,6 +7,7 @@ mod batch;
 mod bucket;
 mod db;
 pub mod encode;
+mod function;
 mod invocation;
 mod json;
 mod json_seed;
@@ -14,7 +15,10 @@ mod log;
 mod ndjson;
 mod queue;
 mod rows;
+#[cfg(test)]
+mod types_test;
 
+pub use function::{add_method, add_method_mut, function, method, method_mut, Signature};
 pub use invocation::{depth_message, Invocation};
 pub use json::{from_lua, to_json_text, to_lua};
 pub use log::{cut_text, message_text, LogSink, StderrLog};
@@ -33,7 +37,10 @@ pub fn native_table(
 ) -> mlua::Result<Table> {
     let native = lua.create_table()?;
     native.set("json", json::module(lua)?)?;
-    native.set("log", lua.create_function(log::log)?)?;
+    native.set(
+        "log",
+        function(lua, ("native.log", &["level", "msg", "fields?"]), log::log)?,
+    )?;
     native.set("config", to_lua(lua, config)?)?;
     native.set("bucket", bucket::module(lua, deployment)?)?;
     native.set("db", db::module(lua)?)?;

@@ -65,6 +65,7 @@ fn send(lua: &Lua, (script, event, opts): (String, Value, Option<Table>)) -> mlu
 /// The `native.queue` table.
 pub fn module(lua: &Lua) -> mlua::Result<Table> {
     let t = lua.create_table()?;
-    t.set("send", lua.create_function(send)?)?;
+    const SEND: super::Signature = ("native.queue.send", &["script", "event", "opts?"]);
+    t.set("send", super::function(lua, SEND, send)?)?;
     Ok(t)
 }
