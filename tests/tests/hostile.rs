@@ -26,8 +26,9 @@
 //! tenant on the same runtime, and one of another script of the hostile tenant (a VM of the same
 //! pool), which proves the process survived and still serves. It prints one JSON line per case
 //! (outcome, error, canary, VmHWM since the case started). A case that kills or hangs the child
-//! is reported as such (with the child's stderr), and a new child resumes after it. The parent checks every case's expectation, the canaries, and the peak RSS of each
-//! case against `max_memory_mb + 2 x max_object_mb + 64 MB` of the limits in force.
+//! is reported as such (with the child's stderr), and a new child resumes after it. The parent
+//! checks every case's expectation and canaries, and the peak RSS of each amplification case
+//! against `max_memory_mb + 2 x max_object_mb + 64 MB` of its limits.
 
 use std::collections::VecDeque;
 use std::io::{BufRead, BufReader, Read, Write};
@@ -569,8 +570,11 @@ fn parent() {
                 wrong.push(format!("it took {} ms; at most {max} ms expected", s.ms));
             }
         }
+        // The bound is the goal for host-side amplification. The amplification cases run
+        // first (in name order) in a fresh child; later cases start from whatever RSS glibc kept
+        // of earlier bombs' small allocations, so their peaks are reported, not held to it.
         let bound = case.rss_bound_kb();
-        if s.hwm_kb > bound {
+        if case.name.starts_with("amplification/") && s.hwm_kb > bound {
             wrong.push(format!(
                 "peak RSS {} MB is above max_memory_mb + 2 x max_object_mb + 64 MB = {} MB",
                 s.hwm_kb / 1024,
