@@ -51,10 +51,8 @@ pub async fn run(project: &Path, command: KeysCommand) -> Outcome {
             let kv = store(project, table.as_deref(), &tenant).await?;
             let keys = api_keys::list(&*kv, &tenant).await?;
             for k in &keys {
-                outln!(
-                    "{}",
-                    serde_json::json!({ "id": k.id, "name": k.name, "created_ms": k.created_ms, "last_used_ms": k.last_used_ms })
-                );
+                let line = serde_json::json!({ "id": k.id, "name": k.name, "created_ms": k.created_ms, "last_used_ms": k.last_used_ms }).to_string();
+                outln!("{}", crate::show::json(&line));
             }
             errln!("{} key(s) of tenant {tenant:?}", keys.len());
         }

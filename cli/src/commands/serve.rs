@@ -21,7 +21,8 @@ const POLL: Duration = Duration::from_millis(100);
 
 pub async fn run(project: &Path, listen: &str) -> Outcome {
     let p = open(project)?;
-    let rt = Arc::new(p.runtime());
+    // Script logs on stderr, escaped for the terminal as the other verbs print them.
+    let rt = Arc::new(crate::show::runtime(&p));
     let listener = tokio::net::TcpListener::bind(listen).await.map_err(|e| {
         Failed::usage(format!(
             "cannot listen on {listen}: {e}; pass another --listen ADDR (port 0 picks a free one)"
@@ -63,7 +64,11 @@ async fn process_queues(rt: Arc<Runtime>, state: PathBuf, mut stop: watch::Recei
         // Failed messages are logged by the drain and retried later; after their fifth
         // receive they go to the dead-letter place (`native dlq`).
         if let Err(e) = drain(&rt, DrainOptions::default()).await {
-            errln!("error: processing the queues failed: {e}; trying again in 1 s");
+            let e = e.to_string();
+            errln!(
+                "error: processing the queues failed: {}; trying again in 1 s",
+                crate::show::text(&e)
+            );
             tokio::time::sleep(Duration::from_secs(1)).await;
         }
         tokio::select! {
