@@ -102,6 +102,8 @@ pub struct Vm {
     pub globals: Table,
     /// The metatable for invocation environments.
     env_meta: Table,
+    /// The keys of `ctx`, interned once.
+    pub ctx_keys: [mlua::LuaString; 6],
 }
 
 impl Vm {
@@ -186,10 +188,20 @@ impl Vm {
         env_meta.raw_set("__index", g.clone())?;
         env_meta.raw_set("__metatable", "locked")?;
         env_meta.set_readonly(true);
+        let key = |k: &str| lua.create_string(k);
+        let ctx_keys = [
+            key("tenant")?,
+            key("script")?,
+            key("request_id")?,
+            key("attempt")?,
+            key("depth")?,
+            key("deadline_ms")?,
+        ];
         Ok(Vm {
             lua,
             globals: g,
             env_meta,
+            ctx_keys,
         })
     }
 
