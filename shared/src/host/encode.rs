@@ -223,7 +223,8 @@ impl<S: Sink> Walk<'_, S> {
                 .raw_get(i)
                 .map_err(|e| Stop::Shape(format!("[{i}]: {e}")))?;
             self.sink.element(i == 1);
-            self.value(&v, depth + 1).map_err(|e| at(e, || format!("[{i}]")))?;
+            self.value(&v, depth + 1)
+                .map_err(|e| at(e, || format!("[{i}]")))?;
         }
         self.sink.end_array(false);
         Ok(true)
@@ -284,7 +285,8 @@ impl<S: Sink> Walk<'_, S> {
                     self.check()?;
                 }
                 self.sink.element(next == 1);
-                self.value(v, depth + 1).map_err(|e| at(e, || format!("[{i}]")))?;
+                self.value(v, depth + 1)
+                    .map_err(|e| at(e, || format!("[{i}]")))?;
                 next += 1;
             }
             self.sink.end_array(max == 0);
@@ -306,7 +308,8 @@ impl<S: Sink> Walk<'_, S> {
         self.sink.begin_object(keys.len());
         for (n, (k, v)) in keys.iter().enumerate() {
             self.sink.key(n == 0, k);
-            self.value(v, depth + 1).map_err(|e| at(e, || format!(".{k}")))?;
+            self.value(v, depth + 1)
+                .map_err(|e| at(e, || format!(".{k}")))?;
         }
         self.sink.end_object(keys.is_empty());
         Ok(())
