@@ -7,7 +7,7 @@ mod limits;
 mod tenant;
 
 pub use deployment::{BatchConfig, BucketRef, Deployment, DEPLOYMENT_FILE};
-pub use limits::Limits;
+pub use limits::{Limits, CEILINGS};
 pub use tenant::{Script, Tenant, TenantConfig};
 
 use crate::Error;
