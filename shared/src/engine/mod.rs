@@ -146,6 +146,7 @@ impl Engine {
             data_ops: Cell::new(0),
             stream_bytes: Cell::new(0),
             breach: RefCell::new(None),
+            heap_base: 0,
         });
         let timeout_message = format!(
             "limit timeout_s exceeded: the invocation ran past its deadline of {} s",
@@ -153,11 +154,22 @@ impl Engine {
         );
         let armed = interrupt::arm(interrupt::deadline_in(timeout), &timeout_message);
         let base = vm.lua.used_memory();
+        if let Some(mut inv) = vm.lua.app_data_mut::<Invocation>() {
+            inv.heap_base = base;
+        }
         let _ = vm
             .lua
             .set_memory_limit(base + limits.max_memory_mb as usize * 1024 * 1024);
 
         let result = run_in(&vm, call, &code, &request_id, deadline_ms);
+        // A memory error that reached the top: the breach, with its figures.
+        let result = result.map_err(|e| match root_error(&e) {
+            mlua::Error::MemoryError(_) => match vm.lua.app_data_ref::<Invocation>() {
+                Some(inv) => mlua::Error::RuntimeError(inv.memory_message(&vm.lua)),
+                None => e,
+            },
+            _ => e,
+        });
         let expired = armed.expired();
         drop(armed);
         let inv = vm.lua.remove_app_data::<Invocation>();
@@ -226,7 +238,16 @@ fn run_in(
     if out.is_nil() {
         return Ok(serde_json::Value::Null);
     }
-    host::from_lua(lua, out)
+    host::from_lua(lua, out, &format!("the value {name} returned"))
+}
+
+/// The error under mlua's wrapping (callback errors, added context).
+pub fn root_error(e: &mlua::Error) -> &mlua::Error {
+    match e {
+        mlua::Error::CallbackError { cause, .. } => root_error(cause),
+        mlua::Error::WithContext { cause, .. } => root_error(cause),
+        other => other,
+    }
 }
 
 /// The message of an mlua error without mlua's wrapping ("callback error", tracebacks).

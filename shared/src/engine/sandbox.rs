@@ -19,23 +19,26 @@ const REMOVED: [&str; 6] = [
     "dofile",
 ];
 
-/// `pcall` and `xpcall` that hand scripts error messages as strings.
+/// `pcall`, `xpcall` and `coroutine.resume` that hand scripts error messages as strings, and
+/// that tell the host about a memory error they catch: a breach of `max_memory_mb` fails the
+/// invocation even when the script catches it, like every other limit.
 const PCALL: &str = r#"
-local clean = ...
+local clean, rawresume = ...
 local rawpcall, rawxpcall, typeof = pcall, xpcall, typeof
 local function fix(ok, ...)
   if ok then return ok, ... end
   local e = ...
-  if typeof(e) == "error" then e = clean(e) end
+  if typeof(e) == "error" or e == "not enough memory" then e = clean(e) end
   return false, e
 end
 return function(f, ...) return fix(rawpcall(f, ...)) end,
   function(f, handler, ...)
     return rawxpcall(f, function(e)
-      if typeof(e) == "error" then e = clean(e) end
+      if typeof(e) == "error" or e == "not enough memory" then e = clean(e) end
       return handler(e)
     end, ...)
-  end
+  end,
+  function(co, ...) return fix(rawresume(co, ...)) end
 "#;
 
 /// A VM with its shared read-only globals.
@@ -76,14 +79,16 @@ impl Vm {
         g.raw_set("collectgarbage", lua.create_function(collectgarbage)?)?;
         // Errors raised by host functions reach Luau as error values; a script that catches one
         // with pcall or xpcall gets its message as a plain string, as for Luau's own errors.
-        let clean = lua.create_function(|lua, v: Value| match v {
-            Value::Error(e) => lua.create_string(super::message_of(&e)).map(Value::String),
-            other => Ok(other),
-        })?;
-        let (pcall, xpcall): (mlua::Function, mlua::Function) =
-            lua.load(PCALL).set_name("=[native]").call(clean)?;
+        let clean = lua.create_function(clean_error)?;
+        let coroutine: Table = g.get("coroutine")?;
+        let resume: mlua::Function = coroutine.get("resume")?;
+        let (pcall, xpcall, resume): (mlua::Function, mlua::Function, mlua::Function) = lua
+            .load(PCALL)
+            .set_name("=[native]")
+            .call((clean, resume))?;
         g.raw_set("pcall", pcall)?;
         g.raw_set("xpcall", xpcall)?;
+        coroutine.raw_set("resume", resume)?;
         g.raw_set("print", lua.create_function(print)?)?;
         g.raw_set(
             "native",
@@ -119,6 +124,31 @@ impl Vm {
     }
 }
 
+/// An error caught by `pcall`, `xpcall` or `coroutine.resume`, as the script sees it: host
+/// errors become their message; a memory error is recorded as a breach of `max_memory_mb`
+/// (so the invocation fails even though the script caught it) and reads as that breach.
+fn clean_error(lua: &Lua, v: Value) -> mlua::Result<Value> {
+    let memory = match &v {
+        Value::Error(e) => matches!(super::root_error(e), mlua::Error::MemoryError(_)),
+        Value::String(s) => s.as_bytes() == b"not enough memory",
+        _ => false,
+    };
+    if memory {
+        if let Some(inv) = lua.app_data_ref::<host::Invocation>() {
+            let message = inv.memory_message(lua);
+            let mut b = inv.breach.borrow_mut();
+            if b.is_none() {
+                *b = Some(message.clone());
+            }
+            return lua.create_string(message).map(Value::String);
+        }
+    }
+    match v {
+        Value::Error(e) => lua.create_string(super::message_of(&e)).map(Value::String),
+        other => Ok(other),
+    }
+}
+
 /// `collectgarbage`: only `"count"` is allowed; a full collection would let one script slow the
 /// VM for everyone and leak timing.
 fn collectgarbage(lua: &Lua, opt: Option<String>) -> mlua::Result<f64> {
@@ -136,14 +166,11 @@ fn collectgarbage(lua: &Lua, opt: Option<String>) -> mlua::Result<f64> {
 
 /// `print(...)`: an info log line, so that nothing is written to the function's stdout.
 fn print(lua: &Lua, args: mlua::Variadic<Value>) -> mlua::Result<()> {
-    let parts: Vec<String> = args
-        .iter()
-        .map(|v| v.to_string().unwrap_or_else(|_| "?".into()))
-        .collect();
+    let msg = host::message_text(&args)?;
     let inv = host::invocation(lua)?;
     let rec = serde_json::json!({
         "ts_ms": crate::ports::now_ms(), "level": "info", "tenant": inv.tenant.name,
-        "script": inv.script, "request_id": inv.request_id, "msg": parts.join("\t"),
+        "script": inv.script, "request_id": inv.request_id, "msg": msg,
     });
     inv.services.log.write(&rec);
     Ok(())

@@ -46,7 +46,11 @@ fn create(lua: &Lua, opts: Table) -> mlua::Result<String> {
             "barrier.create: deadline_s must be a positive number of seconds",
         ));
     }
-    let state = from_lua(lua, opts.get::<Value>("state")?)?;
+    let state = from_lua(
+        lua,
+        opts.get::<Value>("state")?,
+        "native.barrier.create: the state",
+    )?;
     let spec = CreateSpec {
         id: opts.get("id")?,
         members,
@@ -89,7 +93,11 @@ fn outcome(lua: &Lua, v: Value) -> mlua::Result<Outcome> {
     };
     let result = match t.get::<Value>("result")? {
         Value::Nil => None,
-        v => Some(from_lua(lua, v)?),
+        v => Some(from_lua(
+            lua,
+            v,
+            "native.barrier.ack: the outcome's result",
+        )?),
     };
     Ok(Outcome { ok, error, result })
 }

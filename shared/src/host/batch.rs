@@ -10,7 +10,7 @@ use mlua::{Lua, Table, UserData, UserDataFields, UserDataMethods, Value};
 use serde_json::json;
 use sha2::{Digest, Sha256};
 
-use super::{from_lua, invocation, raise, to_lua, Invocation};
+use super::{from_lua, invocation, raise, to_json_text, to_lua, Invocation};
 use crate::batch::manifest::{
     check_job_id, check_part_key, done_job, job_dir, state_key, Dataset, Done, Part, Query,
     Request, State, REQUEST_VERSION,
@@ -125,7 +125,7 @@ impl Draft {
             Ok(())
         };
         for v in rows.sequence_values::<Value>() {
-            let line = serde_json::to_vec(&from_lua(lua, v?)?).map_err(|e| raise(lua, e))?;
+            let line = to_json_text(lua, v?, false, "job:input_rows: a row")?;
             if !buf.is_empty() && buf.len() + line.len() + 1 > cut {
                 flush(&mut buf, &mut parts)?;
             }
@@ -238,7 +238,7 @@ impl UserData for Draft {
                 }
                 let params = match params {
                     Value::Nil => json!({}),
-                    v => from_lua(lua, v)?,
+                    v => from_lua(lua, v, "job:query: the params")?,
                 };
                 d.queries.push(Query {
                     name: name.clone(),
@@ -250,7 +250,7 @@ impl UserData for Draft {
         );
         m.add_method_mut("state", |lua, d, v: Value| {
             d.not_submitted(lua)?;
-            d.state = from_lua(lua, v)?;
+            d.state = from_lua(lua, v, "job:state: the state")?;
             Ok(())
         });
         m.add_method_mut("continue_with", |lua, d, script: String| {

@@ -3,7 +3,7 @@
 
 use mlua::{Lua, Table, Value};
 
-use super::{from_lua, invocation, raise, to_lua, Invocation};
+use super::{invocation, raise, to_json_text, to_lua, Invocation};
 use crate::ports::{now_ms, NewItem, PutMode};
 use crate::Error;
 
@@ -49,8 +49,8 @@ fn item(
 ) -> mlua::Result<NewItem> {
     check_part(lua, "partition", &partition)?;
     check_part(lua, "key", &key)?;
-    let json = from_lua(lua, value)?;
-    let text = json.to_string();
+    let text = to_json_text(lua, value, false, "native.db: the value")?;
+    let text = String::from_utf8(text).map_err(|e| raise(lua, e))?;
     if text.len() > MAX_VALUE_BYTES {
         return Err(raise(
             lua,

@@ -34,6 +34,8 @@ pub struct Invocation {
     /// The first limit breached, kept so that a script that catches the error with `pcall`
     /// still fails.
     pub breach: RefCell<Option<String>>,
+    /// The VM's heap before the invocation began: what the script uses is measured from here.
+    pub heap_base: usize,
 }
 
 impl Invocation {
@@ -116,6 +118,21 @@ impl Invocation {
             Ok(Err(e)) => Err(super::raise(lua, e)),
             Err(_) => Err(self.breach(lua, self.timeout_message())),
         }
+    }
+
+    /// The message for a breach of `max_memory_mb`, with the figures.
+    pub fn memory_message(&self, lua: &Lua) -> String {
+        let used = lua.used_memory().saturating_sub(self.heap_base);
+        format!(
+            "limit max_memory_mb exceeded: the script's Luau heap needed more than the {} MB the \
+             tenant allows ({:.1} MB in use when an allocation was refused); keep less in memory \
+             (stream with job:rows or native.ndjson.rows) or raise limits.max_memory_mb in {} \
+             (ceiling {})",
+            self.tenant.config.limits.max_memory_mb,
+            used as f64 / (1024.0 * 1024.0),
+            self.config_file(),
+            crate::config::CEILINGS.max_memory_mb
+        )
     }
 
     /// The message for a breached deadline.

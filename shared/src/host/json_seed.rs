@@ -62,6 +62,42 @@ pub fn parse_rows(
     Ok((stored, failure))
 }
 
+/// Parses one JSON text straight into a Luau value, in one protected call: nothing of the value
+/// is built on the host, so a large text costs the script's heap (and its `max_memory_mb`), not
+/// the host's. `Err` holds the parse error.
+pub fn parse_value(lua: &Lua, data: &[u8]) -> mlua::Result<Result<mlua::Value, String>> {
+    let array_mt = lua.array_metatable();
+    let hint = std::cell::Cell::new(0);
+    let mut failure: Option<String> = None;
+    // SAFETY: as in `parse_rows`: the closure runs inside a protected call with the array
+    // metatable at stack index 1; it pushes one value, then removes the metatable so that the
+    // value alone is returned, or on a parse error clears the stack.
+    let v = unsafe {
+        lua.exec_raw::<mlua::Value>(array_mt, |state| {
+            let mut de = serde_json::Deserializer::from_slice(data);
+            let ok = Push {
+                state,
+                mt: 1,
+                hint: &hint,
+                top: false,
+            }
+            .deserialize(&mut de)
+            .and_then(|()| de.end());
+            match ok {
+                Ok(()) => ffi::lua_remove(state, 1),
+                Err(e) => {
+                    failure = Some(e.to_string());
+                    ffi::lua_settop(state, 0);
+                }
+            }
+        })?
+    };
+    Ok(match failure {
+        Some(e) => Err(e),
+        None => Ok(v),
+    })
+}
+
 /// A serde seed that pushes the value it reads onto the Lua stack.
 struct Push<'a> {
     state: *mut lua_State,

@@ -21,6 +21,44 @@ impl LogSink for StderrLog {
 
 const LEVELS: [&str; 4] = ["debug", "info", "warn", "error"];
 
+/// The longest message of one log record, in bytes; longer ones are cut with a note of their
+/// length. Log services cut records anyway (CloudWatch at 256 KB), and one `print` of the same
+/// large string a thousand times must not make the host build gigabytes.
+pub const MAX_MESSAGE_BYTES: usize = 64 * 1024;
+
+/// The values of `print(...)` or a log message as one text, tab-separated, at most
+/// [`MAX_MESSAGE_BYTES`]: nothing past the cut is copied out of the VM.
+pub fn message_text(values: &[mlua::Value]) -> mlua::Result<String> {
+    let mut out: Vec<u8> = Vec::new();
+    let mut total = 0usize;
+    for (i, v) in values.iter().enumerate() {
+        if i > 0 {
+            total += 1;
+            if out.len() < MAX_MESSAGE_BYTES {
+                out.push(b'\t');
+            }
+        }
+        let room = MAX_MESSAGE_BYTES.saturating_sub(out.len());
+        match v {
+            mlua::Value::String(s) => {
+                let b = s.as_bytes();
+                total += b.len();
+                out.extend_from_slice(&b[..b.len().min(room)]);
+            }
+            other => {
+                let s = other.to_string()?;
+                total += s.len();
+                out.extend_from_slice(&s.as_bytes()[..s.len().min(room)]);
+            }
+        }
+    }
+    let mut text = String::from_utf8_lossy(&out).into_owned();
+    if total > out.len() {
+        text.push_str(&format!(" [cut: {total} bytes in all]"));
+    }
+    Ok(text)
+}
+
 pub(super) fn log(
     lua: &Lua,
     (level, msg, fields): (String, mlua::Value, Option<Table>),
@@ -32,10 +70,7 @@ pub(super) fn log(
         ));
     }
     let inv = super::invocation(lua)?;
-    let msg = match msg {
-        mlua::Value::String(s) => s.to_string_lossy(),
-        other => other.to_string()?,
-    };
+    let msg = message_text(&[msg])?;
     let mut rec = Map::new();
     rec.insert("ts_ms".into(), json!(crate::ports::now_ms()));
     rec.insert("level".into(), json!(level));
@@ -46,7 +81,9 @@ pub(super) fn log(
     if let Some(f) = fields {
         let services = inv.services.clone();
         drop(inv);
-        if let Value::Object(m) = super::from_lua(lua, mlua::Value::Table(f))? {
+        if let Value::Object(m) =
+            super::from_lua(lua, mlua::Value::Table(f), "native.log: the fields")?
+        {
             for (k, v) in m {
                 rec.entry(k).or_insert(v);
             }

@@ -6,6 +6,7 @@ mod barrier;
 mod batch;
 mod bucket;
 mod db;
+pub mod encode;
 mod invocation;
 mod json;
 mod json_seed;
@@ -15,8 +16,8 @@ mod queue;
 mod rows;
 
 pub use invocation::Invocation;
-pub use json::{from_lua, to_lua};
-pub use log::{LogSink, StderrLog};
+pub use json::{from_lua, to_json_text, to_lua};
+pub use log::{message_text, LogSink, StderrLog};
 
 use std::fmt::Display;
 

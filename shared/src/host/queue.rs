@@ -49,7 +49,7 @@ fn send(lua: &Lua, (script, event, opts): (String, Value, Option<Table>)) -> mlu
             format!("native.queue.send: delay_s must be 0 to {MAX_DELAY_S}, not {delay}"),
         ));
     }
-    let event = from_lua(lua, event)?;
+    let event = from_lua(lua, event, "native.queue.send: the event")?;
     let body = work_body(lua, &script, event)?;
     let inv = invocation(lua)?;
     inv.charge(lua, 1)?;
