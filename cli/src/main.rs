@@ -1,8 +1,13 @@
 //! `native`: the local runtime and tools for native projects. Every verb works on the embedded
 //! backend in the project's `.native/` folder.
 
+// Every verb prints through `out`, which treats a closed pipe as a reader that is done.
+#![deny(clippy::print_stdout, clippy::print_stderr)]
+
 mod commands;
 mod examples;
+mod out;
+mod show;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -184,7 +189,7 @@ fn main() -> ExitCode {
     {
         Ok(rt) => rt,
         Err(e) => {
-            eprintln!("error: cannot start the async runtime: {e}");
+            out::errln!("error: cannot start the async runtime: {e}");
             return ExitCode::from(2);
         }
     };

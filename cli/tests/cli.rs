@@ -260,6 +260,48 @@ fn check_names_the_file_and_field_of_bad_config() {
 }
 
 #[test]
+fn check_refuses_configs_that_are_not_objects_and_names_json_paths() {
+    // GIVEN a tenant config that is a JSON array
+    let p = project_with_config("[true, true]", &[("s", "function on_invoke() end")]);
+    // WHEN `native check` runs THEN exit 2 names the file and why
+    native(p.path(), &["check"])
+        .code(2)
+        .err_has("tenants/acme/config.json: -: must be a JSON object { ... }, not an array");
+    // GIVEN a limit of the wrong type THEN the error gives its JSON path
+    let p = project_with_config(r#"{ "limits": { "timeout_s": "5" } }"#, &[]);
+    native(p.path(), &["check"]).code(2).err_has(
+        "tenants/acme/config.json: limits.timeout_s: invalid type: string \"5\", expected u32",
+    );
+}
+
+#[test]
+fn check_refuses_nul_bytes_and_accepts_a_bom() {
+    // GIVEN a script whose second line holds a NUL byte, with an error hidden after it
+    let p = project(&[(
+        "nul",
+        "function on_invoke() return 1 end\n--\0\nlocal = = 1\n",
+    )]);
+    // WHEN `native check` runs, or the script is invoked
+    // THEN both refuse it naming the file and the line (Luau alone ignores all after the NUL)
+    native(p.path(), &["check"])
+        .code(2)
+        .err_has("tenants/acme/scripts/nul.luau:2: contains a NUL byte");
+    native(p.path(), &["invoke", "acme", "nul"])
+        .code(2)
+        .err_has("tenants/acme/scripts/nul.luau:2: contains a NUL byte");
+    // GIVEN a script saved with a UTF-8 BOM THEN it checks and runs
+    let p = project(&[("bom", "\u{feff}function on_invoke() return 7 end")]);
+    native(p.path(), &["check"]).ok();
+    assert_eq!(
+        native(p.path(), &["invoke", "acme", "bom"])
+            .ok()
+            .out()
+            .trim(),
+        "7"
+    );
+}
+
+#[test]
 fn check_names_file_and_line_of_a_syntax_error() {
     // GIVEN a good script and a script with a syntax error on line 3
     let p = project(&[
@@ -835,6 +877,78 @@ fn router_returning_an_unknown_script_is_retried_then_dead_lettered() {
     );
 }
 
+/// Whether `s` holds a control that a terminal acts on (all but newline; C1 and DEL included).
+fn has_raw_control(s: &str) -> bool {
+    s.chars().any(|c| c.is_control() && c != '\n')
+}
+
+#[test]
+fn script_text_reaches_the_terminal_with_controls_escaped() {
+    // GIVEN scripts whose error, logs, return value and queued failure carry a screen clear,
+    // a carriage return, a bell, DEL, a C1 CSI and a forged line
+    let nasty = r#""\27[2J\r\7\127\u{9b}31m\nerror: forged""#;
+    let p = project(&[
+        (
+            "boom",
+            &format!("function on_invoke()\n  native.log('info', {nasty}, {{ f = {nasty} }})\n  print({nasty})\n  error({nasty})\nend"),
+        ),
+        ("ret", &format!("function on_invoke() return {{ v = {nasty} }} end")),
+        ("q", &format!("function on_queue() error({nasty}) end")),
+    ]);
+    // WHEN it is invoked
+    let r = native(p.path(), &["invoke", "acme", "boom"]);
+    // THEN the error line shows the controls as escapes, on one line
+    r.code(1)
+        .err_has(r"boom.luau:4: \u{1b}[2J\r\u{7}\u{7f}\u{9b}31m\nerror: forged");
+    assert!(!has_raw_control(&r.stderr), "{:?}", r.stderr);
+    assert!(!r.stderr.contains("\nerror: forged"), "{}", r.stderr);
+    // AND the log lines are still JSON, with the text intact once parsed
+    let logs = r.logs();
+    assert_eq!(logs.len(), 2, "{}", r.stderr);
+    assert_eq!(
+        logs[0]["msg"],
+        "\u{1b}[2J\r\u{7}\u{7f}\u{9b}31m\nerror: forged"
+    );
+    assert_eq!(logs[0]["f"], logs[0]["msg"]);
+    assert_eq!(logs[1]["msg"], logs[0]["msg"]);
+
+    // WHEN a script returns such text THEN stdout is JSON of the same value, with no raw control
+    let r = native(p.path(), &["invoke", "acme", "ret"]);
+    let out = r.ok().out();
+    assert!(!has_raw_control(&out), "{out:?}");
+    let v: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["v"], logs[0]["msg"]);
+
+    // WHEN a queued script fails with it until it is dead-lettered
+    native(p.path(), &["send", "acme", "q", "{}"]).code(1);
+    let r = native(p.path(), &["drain", "--wait"]);
+    r.code(1);
+    assert!(!has_raw_control(&r.stderr), "{:?}", r.stderr);
+    // THEN the drain report and `native dlq` show it escaped
+    let r = native(p.path(), &["dlq", "acme"]);
+    let out = r.ok().out();
+    assert!(!has_raw_control(&out), "{out:?}");
+    let d: Value = serde_json::from_str(out.trim()).unwrap();
+    assert!(
+        d["last_error"]
+            .as_str()
+            .unwrap()
+            .contains("\u{9b}31m\nerror: forged"),
+        "{d}"
+    );
+
+    // GIVEN an object holding such bytes WHEN `native get` writes it to a pipe
+    // THEN the bytes are exact (escaping is for terminals only)
+    let body = "\u{1b}[2J\r\u{7}\u{9b}x\n";
+    native(
+        p.path(),
+        &["put", "acme", "In", "n.txt", "--data", body, "--no-drain"],
+    )
+    .ok();
+    let r = native(p.path(), &["get", "acme", "In", "n.txt"]);
+    assert_eq!(r.ok().stdout, body.as_bytes());
+}
+
 #[test]
 fn a_failing_queued_script_is_dead_lettered_with_its_error() {
     // GIVEN a script whose on_queue always fails on line 2
@@ -1131,9 +1245,11 @@ end
             .out(),
         r#"{"names":"Ada,Grace","total":12}"#
     );
+    // (only the record of its id stays, so that the id cannot start a second job; the
+    // batch bucket's lifecycle rule expires it)
     assert_eq!(
         native(p.path(), &["ls", "acme", "$batch"]).ok().out(),
-        "",
+        "state/ids/job-1.json\n",
         "the job's objects are left after the continuation"
     );
 }
@@ -1325,4 +1441,164 @@ fn deploy_checks_then_uploads_the_tenant_to_the_scripts_bucket() {
         body.contains("document written"),
         "the deployed script is unchanged"
     );
+}
+
+// ---------------------------------------------------------------------------------------------
+// a reader that goes away: `native ... | head -1`
+
+/// What a run whose stdout reader went away did: its exit status and its stderr.
+struct Closed {
+    status: std::process::ExitStatus,
+    stderr: String,
+}
+
+impl Closed {
+    /// Quiet: success, or the conventional death by SIGPIPE; no panic, no write error.
+    fn quiet(&self, what: &str) {
+        use std::os::unix::process::ExitStatusExt;
+        assert!(
+            self.status.success() || self.status.signal() == Some(13),
+            "{what}: {:?}\n{}",
+            self.status,
+            self.stderr
+        );
+        for bad in ["panicked", "Broken pipe", "error:"] {
+            assert!(
+                !self.stderr.contains(bad),
+                "{what}: stderr has {bad:?}:\n{}",
+                self.stderr
+            );
+        }
+    }
+}
+
+/// `native ARGS` with stdout a pipe whose reader has already gone: the write end of a pipe
+/// into `true`, which has exited, so the first write fails with EPIPE.
+fn native_closed(cwd: &Path, args: &[&str]) -> Closed {
+    let mut reader = Command::new("true")
+        .stdin(Stdio::piped())
+        .spawn()
+        .expect("cannot run true");
+    let write_end = reader.stdin.take().unwrap();
+    reader.wait().unwrap();
+    let o = Command::new(native_bin())
+        .current_dir(cwd)
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::from(write_end))
+        .stderr(Stdio::piped())
+        .output()
+        .expect("cannot run native");
+    Closed {
+        status: o.status,
+        stderr: String::from_utf8_lossy(&o.stderr).into_owned(),
+    }
+}
+
+/// `native --project DIR ARGS | head -1`: reads the first line of stdout, then closes it.
+fn native_head_1(project: &Path, args: &[&str]) -> (String, Closed) {
+    use std::io::BufRead;
+    let mut child = Command::new(native_bin())
+        .arg("--project")
+        .arg(project)
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("cannot run native");
+    let mut first = String::new();
+    std::io::BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut first)
+        .unwrap();
+    let o = child.wait_with_output().unwrap();
+    (
+        first,
+        Closed {
+            status: o.status,
+            stderr: String::from_utf8_lossy(&o.stderr).into_owned(),
+        },
+    )
+}
+
+const BIG: &str = r#"
+function on_invoke(ctx, ev)
+  local members = {}
+  for i = 1, 1000 do members[i] = string.format("%04d-", i) .. string.rep("m", 100) end
+  native.barrier.create({ id = "big", members = members })
+  for i = 1, 900 do native.bucket.In.put(string.format("k%04d-", i) .. string.rep("k", 100), "x") end
+  native.queue.send("later", { n = 1 })
+  return string.rep("r", 200000)
+end
+"#;
+
+const LATER: &str = r#"
+function on_queue(ctx, ev) native.bucket.Acks.put("later.txt", "ran") end
+"#;
+
+#[test]
+fn every_verb_exits_quietly_when_stdout_is_closed() {
+    // GIVEN a project with a barrier of 1000 long member names, 900 objects, a pending batch
+    // request, and an object bigger than a pipe's buffer
+    let p = batch_project(&[("big", BIG), ("later", LATER)]);
+    let dir = p.path().to_str().unwrap();
+    native(p.path(), &["invoke", "acme", "big", "--no-drain"]).ok();
+    let large = p.path().join("large.txt");
+    std::fs::write(&large, "x".repeat(300_000)).unwrap();
+    let at = format!("@{}", large.display());
+    native(
+        p.path(),
+        &["put", "acme", "In", "large.txt", &at, "--no-drain"],
+    )
+    .ok();
+    put_request(p.path(), &request("j1", &[("q", "q")]));
+
+    // WHEN `native barrier status ... | head -1` reads one line of a long answer
+    let (first, r) = native_head_1(
+        p.path(),
+        &["barrier", "status", "acme", "big", "--limit", "1000"],
+    );
+    // THEN it got its line and native exited quietly
+    assert_eq!(first, "{\n");
+    r.quiet("barrier status | head -1");
+
+    // WHEN every verb that prints runs with its stdout already closed THEN each exits quietly
+    let init_dir = tempfile::tempdir().unwrap();
+    let tmp = std::env::temp_dir();
+    let cases: Vec<Vec<&str>> = vec![
+        vec!["--help"],
+        vec!["--version"],
+        vec!["barrier", "--help"],
+        vec!["init", init_dir.path().to_str().unwrap()],
+        vec!["--project", dir, "check"],
+        vec!["--project", dir, "get", "acme", "In", "large.txt"],
+        vec!["--project", dir, "ls", "acme", "In"],
+        vec![
+            "--project",
+            dir,
+            "barrier",
+            "status",
+            "acme",
+            "big",
+            "--limit",
+            "1000",
+        ],
+        vec!["--project", dir, "dlq"],
+        vec![
+            "--project",
+            dir,
+            "partner",
+            "acme",
+            "--exec",
+            "seq 1 3",
+            "--no-drain",
+        ],
+        vec!["--project", dir, "invoke", "acme", "big"],
+        vec!["demo"],
+    ];
+    for args in &cases {
+        native_closed(&tmp, args).quiet(&args.join(" "));
+    }
+    // AND a verb whose output nobody read still did the rest of its work: the invoke drained
+    native(p.path(), &["get", "acme", "Acks", "later.txt"]).ok();
 }

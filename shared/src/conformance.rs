@@ -146,6 +146,34 @@ pub async fn objects_put_get_delete_list(store: &dyn ObjectStore, bucket: &str) 
         "deleted object is gone"
     );
     store.delete(bucket, &k("a.json")).await.unwrap();
+
+    // The chain depth written with an object is read back; a plain put is depth 0.
+    let d = k("depth.json");
+    let m = store
+        .put_at_depth(bucket, &d, Bytes::from_static(b"{}"), PutMode::Overwrite, 7)
+        .await
+        .unwrap();
+    assert_eq!(m.depth, 7, "put_at_depth returns the depth");
+    assert_eq!(
+        store.head(bucket, &d).await.unwrap().unwrap().depth,
+        7,
+        "head reads the depth"
+    );
+    assert_eq!(
+        store.get(bucket, &d).await.unwrap().unwrap().0.depth,
+        7,
+        "get reads the depth"
+    );
+    store
+        .put(bucket, &d, Bytes::from_static(b"{}"), PutMode::Overwrite)
+        .await
+        .unwrap();
+    assert_eq!(
+        store.head(bucket, &d).await.unwrap().unwrap().depth,
+        0,
+        "a plain put is depth 0"
+    );
+    store.delete(bucket, &d).await.unwrap();
 }
 
 /// Get, put modes, versions, delete with a condition, expiry, queries with prefix and cursor,

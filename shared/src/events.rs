@@ -138,6 +138,7 @@ mod tests {
             size: 5,
             etag: "e".into(),
             modified_ms: 1,
+            depth: 0,
         };
         let body = object_created_body("bk", &meta, "local");
         let Notification::Records(r) = parse_notification(&body).unwrap() else {

@@ -47,6 +47,14 @@ pub struct WorkMessage {
     /// The event, exactly as sent.
     #[serde(default)]
     pub event: Value,
+    /// The chain depth the script runs at (`ctx.depth`): 0 for a message from outside, one
+    /// more than the sender's for a message a script sent.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub depth: u32,
+}
+
+fn is_zero(d: &u32) -> bool {
+    *d == 0
 }
 
 /// What became of one event-queue message.
@@ -128,6 +136,7 @@ impl Runtime {
             entry: Entry::Invoke,
             event,
             attempt: 1,
+            depth: 0,
         })
         .await
     }
@@ -141,6 +150,7 @@ impl Runtime {
         })?;
         let t = self.tenants.load(&msg.tenant).await?;
         t.script(&msg.script)?;
+        check_depth(&t, &format!("the message for {:?}", msg.script), msg.depth)?;
         let out = self
             .run(Call {
                 tenant: t.clone(),
@@ -148,6 +158,7 @@ impl Runtime {
                 entry: Entry::Queue,
                 event: msg.event,
                 attempt,
+                depth: msg.depth,
             })
             .await?;
         self.apply_deletes(&t, &msg.script, None, &out).await
@@ -184,12 +195,30 @@ impl Runtime {
                 }
                 Err(e) => return Err(e),
             };
-            out.push(self.route(&tenant, event, attempt).await?);
+            // Events of an object a script wrote run one deeper than that script.
+            let depth = if r.event_name.starts_with("ObjectCreated") {
+                let objects = &self.services.backends.objects;
+                objects
+                    .head(&r.bucket, &r.key)
+                    .await?
+                    .map_or(0, |m| m.depth)
+            } else {
+                0
+            };
+            let what = format!("the event of {}/{}", at.logical, at.key);
+            check_depth(&tenant, &what, depth)?;
+            out.push(self.route(&tenant, event, attempt, depth).await?);
         }
         Ok(out)
     }
 
-    async fn route(&self, tenant: &Arc<Tenant>, event: Value, attempt: u32) -> Result<Outcome> {
+    async fn route(
+        &self,
+        tenant: &Arc<Tenant>,
+        event: Value,
+        attempt: u32,
+        depth: u32,
+    ) -> Result<Outcome> {
         let router = tenant.config.router.clone();
         let routed = self
             .run(Call {
@@ -198,6 +227,7 @@ impl Runtime {
                 entry: Entry::Route,
                 event: event.clone(),
                 attempt,
+                depth,
             })
             .await?;
         let choice = match &routed {
@@ -238,6 +268,7 @@ impl Runtime {
                 entry: Entry::Queue,
                 event: ev,
                 attempt,
+                depth,
             })
             .await?;
         let bucket = event["bucket"].as_str().map(str::to_string);
@@ -352,4 +383,19 @@ impl Runtime {
         })?;
         Ok((real.to_string(), d.full_key(logical, tenant, key)))
     }
+}
+
+/// Refuses work past the tenant's `max_chain_depth`: it is not run, and the queue retries it
+/// until it is dead-lettered with this error.
+fn check_depth(tenant: &Tenant, what: &str, depth: u32) -> Result<()> {
+    if depth <= tenant.config.limits.max_chain_depth {
+        return Ok(());
+    }
+    let message = crate::host::depth_message(tenant, what, depth);
+    Err(Error::LimitExceeded {
+        limit: "max_chain_depth",
+        detail: message
+            .trim_start_matches("limit max_chain_depth exceeded: ")
+            .to_string(),
+    })
 }

@@ -90,7 +90,7 @@ impl DirTenants {
                 check_name("script", name).map_err(|why| Error::config(&rel, "-", why))?;
                 let source =
                     std::fs::read_to_string(&path).map_err(|e| Error::config(&rel, "-", e))?;
-                scripts.push(Script::new(name, source));
+                scripts.push(Script::from_file(&rel, name, &source)?);
             }
         }
         Tenant::new(tenant, config, scripts)

@@ -14,6 +14,14 @@ use serde_json::json;
 
 const SRC: &str = "function on_invoke(ctx, ev) return nil end";
 
+/// A warm invoke that hands a small document back: the conversion of its return value (20
+/// fields, a nested list) is measured too.
+const SRC_DOC: &str = r#"function on_invoke(ctx, ev)
+  local doc = { id = ctx.request_id, tenant = ctx.tenant, n = ev.a, items = { 1, 2, 3, 4, 5 } }
+  for i = 1, 16 do doc["field" .. i] = i end
+  return doc
+end"#;
+
 fn stats(name: &str, mut samples: Vec<Duration>) {
     samples.sort();
     let pct = |p: f64| samples[((samples.len() as f64 - 1.0) * p) as usize];
@@ -39,39 +47,20 @@ fn time(n: usize, mut f: impl FnMut()) -> Vec<Duration> {
 }
 
 fn main() {
-    let n = 20_000;
+    // NATIVE_BENCH_N sets the samples per row; NATIVE_BENCH_ONLY=noop|doc runs that engine row
+    // alone (for `valgrind --tool=callgrind --toggle-collect=*Engine*run*`).
+    let n: usize = std::env::var("NATIVE_BENCH_N")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(20_000);
+    let only = std::env::var("NATIVE_BENCH_ONLY").ok();
+    let wanted = |row: &str| only.as_deref().is_none_or(|o| o == row);
     let code = Compiler::new().compile(SRC).unwrap();
+    if only.is_none() {
+        baselines(n, &code);
+    }
 
-    // Baseline 1: a reused state, cached bytecode loaded and the function called.
-    let lua = Lua::new();
-    stats(
-        "bare mlua: load cached bytecode into reused state + call",
-        time(n, || {
-            lua.load(&code[..])
-                .set_mode(ChunkMode::Binary)
-                .exec()
-                .unwrap();
-            let f: Function = lua.globals().get("on_invoke").unwrap();
-            f.call::<()>(()).unwrap();
-        }),
-    );
-
-    // Baseline 2: a new sandboxed state per call.
-    stats(
-        "bare mlua: new sandboxed state + load + call",
-        time(n / 10, || {
-            let lua = Lua::new();
-            lua.sandbox(true).unwrap();
-            lua.load(&code[..])
-                .set_mode(ChunkMode::Binary)
-                .exec()
-                .unwrap();
-            let f: Function = lua.globals().get("on_invoke").unwrap();
-            f.call::<()>(()).unwrap();
-        }),
-    );
-
-    let p = TestProject::new("bench", "{}", &[("noop", SRC)]);
+    let p = TestProject::new("bench", "{}", &[("noop", SRC), ("doc", SRC_DOC)]);
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -84,16 +73,35 @@ fn main() {
         entry: Entry::Invoke,
         event: json!({ "a": 1 }),
         attempt: 1,
+        depth: 0,
     };
     let services = p.rt.services.clone();
     let engine = p.rt.engine.clone();
     let handle = rt.handle().clone();
-    stats(
-        "native engine: warm on_invoke (isolated globals + cache + call)",
-        time(n, || {
-            engine.run(&services, &handle, &call).unwrap();
-        }),
-    );
+    if wanted("noop") {
+        stats(
+            "native engine: warm on_invoke (isolated globals + cache + call)",
+            time(n, || {
+                engine.run(&services, &handle, &call).unwrap();
+            }),
+        );
+    }
+
+    let doc = Call {
+        script: "doc".into(),
+        ..call.clone()
+    };
+    if wanted("doc") {
+        stats(
+            "native engine: warm on_invoke returning a 20-field table",
+            time(n, || {
+                engine.run(&services, &handle, &doc).unwrap();
+            }),
+        );
+    }
+    if only.is_some() {
+        return;
+    }
 
     let rtp = Arc::new(p);
     stats(
@@ -101,6 +109,32 @@ fn main() {
         time(n / 4, || {
             rt.block_on(rtp.rt.invoke("bench", "noop", json!({ "a": 1 })))
                 .unwrap();
+        }),
+    );
+}
+
+/// Bare mlua, for comparison: what a call costs without the engine.
+fn baselines(n: usize, code: &[u8]) {
+    // Baseline 1: a reused state, cached bytecode loaded and the function called.
+    let lua = Lua::new();
+    stats(
+        "bare mlua: load cached bytecode into reused state + call",
+        time(n, || {
+            lua.load(code).set_mode(ChunkMode::Binary).exec().unwrap();
+            let f: Function = lua.globals().get("on_invoke").unwrap();
+            f.call::<()>(()).unwrap();
+        }),
+    );
+
+    // Baseline 2: a new sandboxed state per call.
+    stats(
+        "bare mlua: new sandboxed state + load + call",
+        time(n / 10, || {
+            let lua = Lua::new();
+            lua.sandbox(true).unwrap();
+            lua.load(code).set_mode(ChunkMode::Binary).exec().unwrap();
+            let f: Function = lua.globals().get("on_invoke").unwrap();
+            f.call::<()>(()).unwrap();
         }),
     );
 }

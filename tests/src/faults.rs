@@ -1,6 +1,7 @@
 //! A fault-injecting wrapper around the key-value and queue ports: call number `at` (counting
 //! from 1 across both) either fails before reaching the backend, or reaches it and then loses
-//! its reply, as a process that dies or a network that drops a response would.
+//! its reply, as a process that dies or a network that drops a response would; or waits before
+//! it is made until the test releases it, as a slow process would (see [`Plan::hold`]).
 
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
@@ -29,6 +30,28 @@ pub struct Plan {
     fault: std::sync::Mutex<Option<Fault>>,
     /// xorshift state for [`Plan::jittering`]; 0 when off.
     jitter: std::sync::atomic::AtomicU64,
+    /// A call to hold, see [`Plan::hold`].
+    hold: std::sync::Mutex<Option<Arc<Hold>>>,
+}
+
+/// A call held back until the test releases it: see [`Plan::hold`].
+#[derive(Debug, Default)]
+pub struct Hold {
+    at: u32,
+    reached: tokio::sync::Notify,
+    release: tokio::sync::Notify,
+}
+
+impl Hold {
+    /// Waits until the held call is reached (everything before it has been made).
+    pub async fn reached(&self) {
+        self.reached.notified().await
+    }
+
+    /// Lets the held call (and everything after it) go on.
+    pub fn release(&self) {
+        self.release.notify_one()
+    }
 }
 
 impl Plan {
@@ -66,6 +89,28 @@ impl Plan {
         *self.fault.lock().unwrap() = Some(fault);
     }
 
+    /// Holds the `at`-th call from now (1 = the next call) before it reaches the backend, until
+    /// [`Hold::release`]: the caller stalls between two calls, as a slow or paused process
+    /// would, while the test makes other calls. Counts from now, like [`Plan::arm`].
+    pub fn hold(&self, at: u32) -> Arc<Hold> {
+        let hold = Arc::new(Hold {
+            at,
+            ..Hold::default()
+        });
+        self.calls.store(0, Ordering::SeqCst);
+        *self.hold.lock().unwrap() = Some(hold.clone());
+        hold
+    }
+
+    /// Waits at the held call, if this is it.
+    async fn pause(&self, n: u32) {
+        let held = self.hold.lock().unwrap().clone();
+        if let Some(h) = held.filter(|h| h.at == n) {
+            h.reached.notify_one();
+            h.release.notified().await;
+        }
+    }
+
     /// Disarms; calls go through.
     pub fn disarm(&self) {
         *self.fault.lock().unwrap() = None;
@@ -76,10 +121,14 @@ impl Plan {
         self.calls.load(Ordering::SeqCst)
     }
 
-    fn next(&self) -> Option<Fault> {
+    /// Counts a call: its number, and its fault if it is the armed one.
+    fn next(&self) -> (u32, Option<Fault>) {
         let n = self.calls.fetch_add(1, Ordering::SeqCst) + 1;
         let f = *self.fault.lock().unwrap();
-        (n == self.at.load(Ordering::SeqCst)).then_some(f).flatten()
+        (
+            n,
+            (n == self.at.load(Ordering::SeqCst)).then_some(f).flatten(),
+        )
     }
 }
 
@@ -94,7 +143,9 @@ fn injected(what: &str) -> Error {
 macro_rules! faulty {
     ($self:ident, $what:literal, $call:expr) => {{
         $self.plan.shuffle().await;
-        match $self.plan.next() {
+        let (n, fault) = $self.plan.next();
+        $self.plan.pause(n).await;
+        match fault {
             Some(Fault::Fail) => Err(injected($what)),
             Some(Fault::LoseReply) => {
                 let _ = $call.await;

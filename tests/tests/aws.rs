@@ -424,7 +424,7 @@ end"#;
         .unwrap();
         assert_eq!(
             sent,
-            json!({ "tenant": "acme", "script": "later", "event": { "key": "in dir/a b+ü.json" } })
+            json!({ "tenant": "acme", "script": "later", "event": { "key": "in dir/a b+ü.json" }, "depth": 1 })
         );
         let resp = lambda::handle_work_batch(&d.rt, work.clone()).await;
         let mut failed = failures(&resp);

@@ -29,6 +29,8 @@ native_tests::on_both_backends!(
     barrier_rows_are_out_of_reach_of_native_db_and_other_tenants,
     create_must_fit_in_max_data_ops,
     script_errors_for_bad_barrier_calls,
+    an_id_used_again_after_its_rows_expired_is_a_new_barrier,
+    a_slow_second_create_cannot_bring_back_acked_members,
 );
 
 /// A budget without a limit that counts calls.
@@ -221,15 +223,15 @@ async fn backend_calls_per_ack_and_create(backend: Backend) {
     b.ack("b", "m00000.xml", ok()).await.unwrap();
     assert_eq!(
         c.0.get(),
-        2,
-        "a non-final ack is one transaction and one query"
+        3,
+        "a non-final ack is a read of meta, one transaction and one query"
     );
     c.0.set(0);
     b.ack("b", "m00001.xml", ok()).await.unwrap();
     assert_eq!(
         c.0.get(),
         6,
-        "final ack: transaction, query, meta, claim, send, mark"
+        "final ack: meta, transaction, query, claim, send, mark"
     );
     for n in [1000, 10_000] {
         c.0.set(0);
@@ -594,7 +596,7 @@ async fn crashes_at_every_step_are_repaired_by_redelivery(backend: Backend) {
         for phase in ["create", "first ack", "last ack"] {
             let calls = match phase {
                 "create" => Barriers::create_calls(3),
-                "first ack" => 2,
+                "first ack" => 3,
                 _ => 6,
             };
             for k in 1..=calls {
@@ -697,6 +699,126 @@ async fn crashes_at_every_step_are_repaired_by_redelivery(backend: Backend) {
             }
         }
     }
+}
+
+/// Every row of a barrier, expired ones left out.
+async fn rows(kv: &dyn KvStore, id: &str) -> Vec<native_core::ports::Item> {
+    let page = kv
+        .query(&format!("b#acme#{id}"), "", None, 1000)
+        .await
+        .unwrap();
+    assert!(page.next.is_none());
+    page.items
+}
+
+/// Rewrites a row with another expiry (and, for meta, the same in its value).
+async fn set_expiry(kv: &dyn KvStore, it: &native_core::ports::Item, expires_at_s: i64) {
+    let mut value = it.value.clone();
+    if it.sk == "meta" {
+        let mut v: Value = serde_json::from_str(&value).unwrap();
+        v["expires_at_s"] = json!(expires_at_s);
+        value = v.to_string();
+    }
+    kv.put(
+        NewItem {
+            pk: it.pk.clone(),
+            sk: it.sk.clone(),
+            value,
+            expires_at_s,
+        },
+        PutMode::Overwrite,
+    )
+    .await
+    .unwrap();
+}
+
+async fn an_id_used_again_after_its_rows_expired_is_a_new_barrier(backend: Backend) {
+    let e = env(backend).await;
+    let c = Count::default();
+    let b = barriers(e.kv(), e.q(), &c);
+    // GIVEN a barrier created almost a week ago: its rows expire in two hours
+    b.create(spec("b1", 2)).await.unwrap();
+    let end = native_core::ports::now_ms() / 1000 + 2 * 3600;
+    for it in rows(e.kv(), "b1").await {
+        set_expiry(e.kv(), &it, end).await;
+    }
+    // AND acked in its last hours, one member failed: it completes
+    let failed = Outcome {
+        ok: false,
+        error: Some("old".into()),
+        result: None,
+    };
+    b.ack("b1", "m00000.xml", failed).await.unwrap();
+    assert!(b.ack("b1", "m00001.xml", ok()).await.unwrap().dispatched);
+    assert_eq!(continuations(e.q()).await, ["b1"]);
+    // WHEN the week is over: every row that expires by then is gone
+    for it in rows(e.kv(), "b1").await {
+        if it.expires_at_s <= end {
+            set_expiry(e.kv(), &it, 1).await;
+        }
+    }
+    assert!(
+        rows(e.kv(), "b1").await.is_empty(),
+        "no row outlives the barrier"
+    );
+    // AND the id is used again, for three members
+    b.create(spec("b1", 3)).await.unwrap();
+    let st = b.status("b1", None, 10).await.unwrap().unwrap();
+    assert_eq!((st.total, st.pending, st.failed), (3, 3, 0));
+    // THEN its acks are not duplicates of the old ones, and it completes once, on its own outcomes
+    for (i, m) in ["m00000.xml", "m00001.xml", "m00002.xml"]
+        .iter()
+        .enumerate()
+    {
+        let r = b.ack("b1", m, ok()).await.unwrap();
+        assert_eq!(
+            r,
+            AckResult {
+                duplicate: false,
+                complete: i == 2,
+                dispatched: i == 2
+            },
+            "{m}"
+        );
+    }
+    assert_eq!(continuations(e.q()).await, ["b1"]);
+    let (meta, failed) = b.hydrate("b1").await.unwrap().unwrap();
+    assert_eq!((meta.members, failed), (3, 0));
+    let (outcomes, _) = b.outcomes("b1", false, None).await.unwrap();
+    assert!(outcomes.iter().all(|(_, o)| *o == json!({ "ok": true })));
+}
+
+async fn a_slow_second_create_cannot_bring_back_acked_members(backend: Backend) {
+    let e = env(backend).await;
+    let c = Count::default();
+    let b = barriers(e.kv(), e.q(), &c);
+    // GIVEN a second create of b1 (a retry) that found no barrier yet, then stalls
+    let plan = Arc::new(Plan::default());
+    let f = Faulty {
+        kv: e.t.backends.kv.clone(),
+        queue: e.t.backends.queue.clone(),
+        plan: plan.clone(),
+    };
+    let hold = plan.hold(2);
+    let handle = tokio::runtime::Handle::current();
+    let slow = tokio::task::spawn_blocking(move || {
+        let c = Count::default();
+        handle.block_on(barriers(&f, &f, &c).create(spec("b1", 3)))
+    });
+    hold.reached().await;
+    // WHEN meanwhile the first create finishes and a member is acked
+    b.create(spec("b1", 3)).await.unwrap();
+    assert!(!b.ack("b1", "m00000.xml", ok()).await.unwrap().duplicate);
+    // AND the stalled create goes on
+    hold.release();
+    assert_eq!(slow.await.unwrap().unwrap(), "b1");
+    // THEN the acked member stays resolved
+    let st = b.status("b1", None, 10).await.unwrap().unwrap();
+    assert_eq!((st.pending, st.resolved), (2, 1), "{st:?}");
+    // AND the other two complete the barrier, with one continuation
+    assert!(!b.ack("b1", "m00001.xml", ok()).await.unwrap().complete);
+    assert!(b.ack("b1", "m00002.xml", ok()).await.unwrap().dispatched);
+    assert_eq!(continuations(e.q()).await, ["b1"]);
 }
 
 // ---- through scripts: the seed's scripts as written, limits, isolation ----
@@ -980,6 +1102,80 @@ fn seeded_interleavings_of_concurrent_acks_send_exactly_once() {
                     .unwrap()
                     .unwrap()
                     .complete,
+                "seed {seed}"
+            );
+        });
+    }
+}
+
+/// 300 seeds, each a different interleaving of two creates of one barrier (a retry racing the
+/// first call, starting a seeded number of steps later) and an ack of every member, each
+/// retried while the barrier is still being created, as a queue would redeliver it: every
+/// barrier completes with every member resolved, and exactly one continuation is sent.
+#[test]
+fn seeded_interleavings_of_racing_creates_and_acks_complete_once() {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    for seed in 0..300u64 {
+        let local = tokio::task::LocalSet::new();
+        local.block_on(&rt, async move {
+            let t = TestBackends::new(Backend::Embedded).await;
+            let j = Faulty {
+                kv: t.backends.kv.clone(),
+                queue: t.backends.queue.clone(),
+                plan: Arc::new(Plan::jittering(seed)),
+            };
+            let mut tasks = Vec::new();
+            for late in [0, seed % 12] {
+                let j = j.clone();
+                tasks.push(tokio::task::spawn_local(async move {
+                    for _ in 0..late {
+                        tokio::task::yield_now().await;
+                    }
+                    let c = Count::default();
+                    barriers(&j, &j, &c).create(spec("b", 3)).await.unwrap();
+                    None
+                }));
+            }
+            for m in 0..3 {
+                let j = j.clone();
+                tasks.push(tokio::task::spawn_local(async move {
+                    let c = Count::default();
+                    let b = barriers(&j, &j, &c);
+                    for _ in 0..10_000 {
+                        match b.ack("b", &format!("m{m:05}.xml"), ok()).await {
+                            Ok(r) => return Some(r),
+                            Err(e) if e.to_string().contains("retry") => {
+                                tokio::task::yield_now().await
+                            }
+                            Err(e) if e.to_string().contains("unknown barrier") => {
+                                tokio::task::yield_now().await
+                            }
+                            Err(e) => panic!("seed {seed}: {e}"),
+                        }
+                    }
+                    panic!("seed {seed}: an ack never got through");
+                }));
+            }
+            let mut dispatched = 0;
+            for task in tasks {
+                if let Some(r) = task.await.unwrap() {
+                    dispatched += usize::from(r.dispatched);
+                }
+            }
+            let c = Count::default();
+            let st = barriers(&j, &j, &c)
+                .status("b", None, 10)
+                .await
+                .unwrap()
+                .unwrap();
+            assert_eq!((st.pending, st.resolved), (0, 3), "seed {seed}: {st:?}");
+            assert_eq!(dispatched, 1, "seed {seed}: acks that dispatched");
+            assert_eq!(
+                continuations(&*t.backends.queue).await,
+                ["b"],
                 "seed {seed}"
             );
         });

@@ -16,11 +16,13 @@ native_tests::on_both_backends!(
     the_partner_answers_and_the_continuation_reads_verified_rows_then_cleans_up,
     misbehaving_partners_get_clear_errors_and_the_job_stays_intact,
     allow_failure_hands_the_failure_to_the_script,
+    part_keys_of_a_failed_job_are_checked_too,
     a_done_json_written_before_its_parts_fails_until_they_land,
     streams_obey_max_stream_mb_and_rows_obey_max_object_mb,
     gzip_is_detected_from_the_data_and_parts_are_read_in_order,
     route_owns_only_batch_done_json_and_says_when_the_state_is_gone,
     ids_make_resubmits_idempotent_and_bad_calls_are_refused,
+    an_id_is_one_job_whatever_is_resubmitted_and_whenever,
     a_continuation_can_submit_the_next_stage,
     ndjson_rows_reads_strings,
 );
@@ -372,6 +374,59 @@ async fn allow_failure_hands_the_failure_to_the_script(backend: Backend) {
     );
 }
 
+/// `ok: false` does not excuse the part keys: `job:keys()` of a failed job names its parts too,
+/// and the continuation deletes them.
+async fn part_keys_of_a_failed_job_are_checked_too(backend: Backend) {
+    let check = r#"function on_invoke(ctx, ev)
+        local job = native.batch.hydrate(ev, { allow_failure = true })
+        return { ok = job.ok, keys = job:keys() }
+    end"#;
+    let p = shop(backend, SHOP, &[("check", check)]).await;
+    for bad in ["../../state/other.json", "%2e%2e/x", "/etc/passwd"] {
+        // GIVEN a partner that failed, but still lists a part whose key climbs out
+        let job = submit(&p).await;
+        done(
+            &p,
+            &job,
+            &json!({ "ok": false, "error": "partner timeout", "results": {
+                "orders": { "parts": [{ "key": "orders.0000.ndjson" }, { "key": bad }] } } }),
+        )
+        .await;
+        // WHEN the continuation hydrates it, allowing failure
+        let e = p
+            .invoke("shop", "check", json!({ "job": job }))
+            .await
+            .unwrap_err()
+            .to_string();
+        // THEN done.json is refused, naming the result and the key, and nothing reaches keys()
+        assert!(
+            e.contains(&format!(
+                "jobs/{job}/done.json: result \"orders\": part {bad:?}"
+            )),
+            "{bad}: {e}"
+        );
+        assert!(e.contains("check.luau:2:"), "{bad}: names the line: {e}");
+    }
+    // AND a failed job whose parts are fine still hands its keys to the script
+    let job = submit(&p).await;
+    done(
+        &p,
+        &job,
+        &json!({ "ok": false, "error": "half done", "results": {
+            "orders": { "parts": [{ "key": "orders.0000.ndjson" }] } } }),
+    )
+    .await;
+    let got = p
+        .invoke("shop", "check", json!({ "job": job }))
+        .await
+        .unwrap();
+    assert_eq!(got["ok"], false);
+    assert!(got["keys"]
+        .as_array()
+        .unwrap()
+        .contains(&json!({ "bucket": "$batch", "key": format!("jobs/{job}/orders.0000.ndjson") })));
+}
+
 async fn a_done_json_written_before_its_parts_fails_until_they_land(backend: Backend) {
     let p = shop(backend, SHOP, &[]).await;
     let job = submit(&p).await;
@@ -576,6 +631,110 @@ async fn ids_make_resubmits_idempotent_and_bad_calls_are_refused(backend: Backen
         .unwrap_err()
         .to_string();
     assert!(e.contains("native.batch is off for tenant \"nobatch\": set \"batch\": true in tenants/nobatch/config.json"), "{e}");
+}
+
+/// Every object of the tenant in the batch bucket, with its content.
+async fn snapshot(p: &TestProject) -> Vec<(String, String)> {
+    let b = batch_bucket(p);
+    let objects = &p.rt.services.backends.objects;
+    let list = objects.list(&b, "tenants/shop/", None, 1000).await.unwrap();
+    let mut out = Vec::new();
+    for o in list.objects {
+        let (_, body) = objects.get(&b, &o.key).await.unwrap().unwrap();
+        out.push((o.key, String::from_utf8_lossy(&body).into_owned()));
+    }
+    out
+}
+
+async fn an_id_is_one_job_whatever_is_resubmitted_and_whenever(backend: Backend) {
+    let order = r#"function on_invoke(ctx, ev)
+        local job = native.batch.new({ id = "order-9" })
+        job:input_rows("ids", ev.ids)
+        job:query("customers", "customers_by_id", { input = "ids" })
+        job:query("orders", "open_orders", { since = "2026-11-01" })
+        job:state({ ref = ev.ref })
+        job:continue_with("settle")
+        return job:submit()
+    end"#;
+    let p = shop(backend, SHOP, &[("order", order)]).await;
+    let first = json!({ "ids": [1, 2, 3], "ref": "r-9" });
+    let other = json!({ "ids": [4, 5], "ref": "r-9" });
+    let refused = "job:submit: job \"order-9\" was already submitted with other inputs or queries; nothing was written";
+    // GIVEN a job submitted under an id
+    assert_eq!(
+        p.invoke("shop", "order", first.clone()).await.unwrap(),
+        json!("order-9")
+    );
+    let submitted = snapshot(&p).await;
+    // WHEN it is submitted again with the same inputs THEN that is harmless: nothing changes
+    assert_eq!(
+        p.invoke("shop", "order", first.clone()).await.unwrap(),
+        json!("order-9")
+    );
+    assert_eq!(snapshot(&p).await, submitted, "a retry rewrites nothing");
+    // WHEN it is submitted again with other inputs THEN it is refused and nothing changes: the
+    // pending job's input files still hold what its request.json promises
+    let e = p
+        .invoke("shop", "order", other.clone())
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains(refused) && e.contains("order.luau:8:"), "{e}");
+    assert_eq!(
+        snapshot(&p).await,
+        submitted,
+        "a refused resubmit writes nothing"
+    );
+    // GIVEN a submit that died after request.json, before its id record
+    p.rt.services
+        .backends
+        .objects
+        .delete(&batch_bucket(&p), "tenants/shop/state/ids/order-9.json")
+        .await
+        .unwrap();
+    // THEN request.json still tells a retry from another job, and the retry finishes the record
+    let e = p
+        .invoke("shop", "order", other.clone())
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains(refused), "{e}");
+    assert_eq!(
+        p.invoke("shop", "order", first.clone()).await.unwrap(),
+        json!("order-9")
+    );
+    assert_eq!(snapshot(&p).await, submitted);
+    // WHEN the partner answers and the continuation cleans the job up
+    let manifest = answer(&p, "order-9").await;
+    done(&p, "order-9", &manifest).await;
+    let r = p.drain().await;
+    assert!(r.failures.is_empty(), "{:?}", r.failures);
+    assert!(p.get("shop", "Out", "settlements/r-9.json").await.is_some());
+    let left: Vec<String> = snapshot(&p).await.into_iter().map(|(k, _)| k).collect();
+    assert_eq!(
+        left,
+        ["tenants/shop/state/ids/order-9.json"],
+        "only the id record stays"
+    );
+    // THEN submitting it again starts no second job: the same request returns the id and
+    // writes nothing, another one is refused
+    assert_eq!(
+        p.invoke("shop", "order", first).await.unwrap(),
+        json!("order-9")
+    );
+    let e = p
+        .invoke("shop", "order", other)
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains(refused), "{e}");
+    let left: Vec<String> = snapshot(&p).await.into_iter().map(|(k, _)| k).collect();
+    assert_eq!(
+        left,
+        ["tenants/shop/state/ids/order-9.json"],
+        "no request.json, no inputs"
+    );
+    assert_eq!(p.drain().await.handled, 0);
 }
 
 async fn a_continuation_can_submit_the_next_stage(backend: Backend) {

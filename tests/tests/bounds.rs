@@ -9,7 +9,7 @@ use native_tests::TestProject;
 use serde_json::json;
 
 const CONFIG: &str = r#"{ "queue": true,
-  "limits": { "timeout_s": 2, "max_memory_mb": 64, "max_object_mb": 1 } }"#;
+  "limits": { "timeout_s": 20, "max_memory_mb": 64, "max_object_mb": 1 } }"#;
 
 async fn run(src: &str) -> Result<serde_json::Value, String> {
     let p = TestProject::new(
@@ -66,7 +66,7 @@ async fn the_seed_amplification_bomb_fails_fast() {
     let e = run(src).await.unwrap_err();
     // THEN it is refused at the limit, quickly, and the process lives on
     assert!(e.contains("limit max_object_mb exceeded"), "{e}");
-    assert!(t.elapsed() < Duration::from_secs(2), "{:?}", t.elapsed());
+    assert!(t.elapsed() < Duration::from_secs(10), "{:?}", t.elapsed());
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -79,30 +79,37 @@ async fn shared_subtables_count_each_time_and_stop_in_time() {
     end"#;
     let t = Instant::now();
     let e = run(src).await.unwrap_err();
-    // THEN the encoder stops at the size limit, well before the 2 s deadline
+    // THEN the encoder stops at the size limit, long before the deadline
     assert!(e.contains("limit max_object_mb exceeded"), "{e}");
-    assert!(t.elapsed() < Duration::from_secs(2), "{:?}", t.elapsed());
+    assert!(t.elapsed() < Duration::from_secs(10), "{:?}", t.elapsed());
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_slow_conversion_meets_the_deadline() {
-    // GIVEN a script that spends its time, then converts a large value of small parts
+    // GIVEN a script that spends most of its time, then makes one conversion that takes longer
+    // than what is left (the interrupt cannot stop host code: the encoder looks at the clock)
     let src = r#"function on_invoke()
-        local t = {} for i = 1, 20000 do t[i] = { i } end
-        local x = { t, t, t, t, t, t, t, t }
-        local stop = os.clock() + 1.9
+        local t = {} for i = 1, 200000 do t[i] = { i } end
+        local x = table.create(64, t) -- 128 MB of JSON: seconds of host work in one call
+        local stop = os.clock() + 1.5
         while os.clock() < stop do end
-        for i = 1, 1000 do pcall(native.json.encode, x) end
+        pcall(native.json.encode, x)
         return 1
     end"#;
-    let t = Instant::now();
-    let e = run(src).await.unwrap_err();
-    // THEN it fails on the deadline, not long after it
-    assert!(
-        e.contains("limit timeout_s exceeded") || e.contains("limit max_object_mb"),
-        "{e}"
+    let p = TestProject::new(
+        "acme",
+        r#"{ "limits": { "timeout_s": 2, "max_object_mb": 256 } }"#,
+        &[("s", src)],
     );
-    assert!(t.elapsed() < Duration::from_secs(4), "{:?}", t.elapsed());
+    let t = Instant::now();
+    let e = p
+        .invoke("acme", "s", json!({}))
+        .await
+        .unwrap_err()
+        .to_string();
+    // THEN it fails on the deadline (the values are within max_object_mb), not long after it
+    assert!(e.contains("limit timeout_s exceeded"), "{e}");
+    assert!(t.elapsed() < Duration::from_secs(5), "{:?}", t.elapsed());
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -184,4 +191,40 @@ async fn the_caught_memory_error_reads_as_the_breach() {
         &[("s", "function on_invoke() return 7 end")],
     );
     assert_eq!(p2.invoke("acme", "s", json!({})).await.unwrap(), json!(7));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_invocation_writes_at_most_4_mb_of_logs() {
+    // GIVEN a script that logs 64 KB a thousand times (64 MB)
+    let p = TestProject::new(
+        "acme",
+        CONFIG,
+        &[(
+            "s",
+            "function on_invoke() local s = string.rep('z', 60000) for i = 1, 1000 do native.log('info', s) end return 1 end",
+        )],
+    );
+    p.invoke("acme", "s", json!({})).await.unwrap();
+    // THEN about 4 MB were written, and one record says the rest was dropped
+    let logged = p.log.0.lock().unwrap().clone();
+    let bytes: usize = logged.iter().map(|r| r.to_string().len() + 1).sum();
+    assert!(bytes <= 4 * 1024 * 1024 + 1024, "{bytes}");
+    assert!(logged.len() < 80, "{}", logged.len());
+    let last = logged.last().unwrap();
+    assert_eq!(last["level"], "warn");
+    assert!(last["msg"]
+        .as_str()
+        .unwrap()
+        .contains("further records are dropped"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_huge_error_message_is_cut() {
+    // GIVEN a script whose error is 8 MB of text
+    let e = run("function on_invoke() error(string.rep('e', 2^23)) end")
+        .await
+        .unwrap_err();
+    // THEN the host keeps 16 KB of it and says how long it was
+    assert!(e.len() < 17 * 1024, "{}", e.len());
+    assert!(e.contains("[cut: "), "{}", &e[e.len() - 60..]);
 }

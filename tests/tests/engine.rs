@@ -85,24 +85,77 @@ async fn errors_name_script_and_line() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn dangerous_globals_are_absent() {
+async fn dangerous_globals_say_they_are_not_available() {
+    for (src, name) in [
+        ("require('x')", "require"),
+        ("local p = require.path", "require"),
+        ("load('return 1')", "load"),
+        ("loadstring('return 1')()", "loadstring"),
+        ("getfenv(1)", "getfenv"),
+        ("setfenv(1, {})", "setfenv"),
+        ("dofile('/etc/passwd')", "dofile"),
+        ("module('m')", "module"),
+        ("os.execute('ls')", "os.execute"),
+        ("os.exit(1)", "os.exit"),
+        ("os.getenv('HOME')", "os.getenv"),
+        ("os.remove('x')", "os.remove"),
+        ("os.rename('a', 'b')", "os.rename"),
+        ("os.tmpname()", "os.tmpname"),
+        ("io.write('x')", "io.write"),
+        ("io.open('/etc/passwd')", "io.open"),
+        ("local f = io.popen", "io.popen"),
+        ("io()", "io"),
+        ("debug.getinfo(1)", "debug.getinfo"),
+        ("package.loaded.x = 1", "package.loaded"),
+    ] {
+        // GIVEN a script that calls or indexes a removed global on line 2
+        let p = one(&format!("function on_invoke()\n  {src}\nend"));
+        // WHEN it runs
+        let e = run(&p, json!({})).await.unwrap_err();
+        // THEN the error says what it is, with the script and line, not "attempt to call a nil value"
+        assert!(
+            e.contains(&format!(
+                "s.luau:2: {name} is not available in native scripts"
+            )),
+            "{src}: {e}"
+        );
+    }
+    // AND a pcall sees the same message
     let p = one(r#"function on_invoke()
-        local absent = {}
-        for _, name in { "io", "require", "loadstring", "load", "dofile", "getfenv", "setfenv", "module", "package" } do
-            if _G[name] ~= nil then table.insert(absent, name) end
-        end
-        if string.dump ~= nil then table.insert(absent, "string.dump") end
-        for _, f in { "execute", "exit", "getenv", "remove", "rename", "tmpname" } do
-            if os[f] ~= nil then table.insert(absent, "os." .. f) end
-        end
-        if debug ~= nil then table.insert(absent, "debug") end
-        return absent
+        local ok, e = pcall(require, "x")
+        return { ok, e }
     end"#);
-    assert_eq!(
-        run(&p, json!({})).await.unwrap(),
-        json!({}),
-        "these should be absent"
+    let out = run(&p, json!({})).await.unwrap();
+    assert_eq!(out[0], json!(false));
+    assert!(
+        out[1]
+            .as_str()
+            .unwrap()
+            .contains("s.luau:2: require is not available in native scripts"),
+        "{out}"
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn removed_globals_stay_read_only_and_useless() {
+    // GIVEN scripts that try to reach an environment or replace a stand-in
+    for (what, src) in [
+        (
+            "getfenv through pcall",
+            "local ok, env = pcall(getfenv, 0) assert(ok) return env",
+        ),
+        ("io replaced", "io.write = print"),
+        ("io metatable", "setmetatable(io, nil)"),
+        (
+            "os.getenv replaced",
+            "os.getenv = function() return 'x' end",
+        ),
+        ("string.dump", "return string.dump(print)"),
+    ] {
+        let p = one(&format!("function on_invoke() {src} end"));
+        // WHEN each runs THEN it fails
+        run(&p, json!({})).await.expect_err(what);
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -305,4 +358,46 @@ async fn bytecode_is_compiled_once_per_content() {
     let cached = native_core::engine::compile_count_of(&src);
     assert_eq!(cached, 1, "compiled {cached} times");
     assert!(native_core::engine::cached_count() > before);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn error_values_that_are_not_strings_are_shown() {
+    // GIVEN a script that raises a table on line 2
+    let p = one("function on_invoke()\n  error({ code = 1, why = { 'a', 'b' } })\nend");
+    // WHEN it runs THEN the error shows where and what, not `table: 0x...`
+    let e = run(&p, json!({})).await.unwrap_err();
+    assert!(
+        e.ends_with(r#"failed: s.luau:2: error {"code":1,"why":["a","b"]}"#)
+            || e.ends_with(r#"failed: s.luau:2: error {"why":["a","b"],"code":1}"#),
+        "{e}"
+    );
+    // GIVEN error(nil) THEN the message says there was none
+    let p = one("function on_invoke()\n  error(nil)\nend");
+    let e = run(&p, json!({})).await.unwrap_err();
+    assert!(
+        e.ends_with("raised an error with no message (error(nil))"),
+        "{e}"
+    );
+    // GIVEN a huge table raised THEN the message stays short
+    let p = one("function on_invoke()\n  local t = {} for i = 1, 1000 do t[i] = string.rep('x', 1000) end error(t)\nend");
+    let e = run(&p, json!({})).await.unwrap_err();
+    assert!(
+        e.len() < 1000 && e.contains("s.luau:2: error [\"xxx"),
+        "{e}"
+    );
+    // GIVEN a script that catches a raised table THEN it gets the table itself, and error levels
+    // and string messages still point at the script's own lines
+    let p = one(r#"function on_invoke()
+        local ok, e = pcall(error, { code = 7 })
+        assert(not ok and e.code == 7)
+        local function f() error("up", 2) end
+        local ok2, e2 = pcall(function()
+            f() end)
+        local ok3, e3 = pcall(function() error("here") end)
+        return { e2, e3, (select(2, pcall(error, "bare", 0))) }
+    end"#);
+    assert_eq!(
+        run(&p, json!({})).await.unwrap(),
+        json!(["s.luau:6: up", "s.luau:7: here", "bare"])
+    );
 }

@@ -71,7 +71,7 @@ async fn bad_calls_get_errors_that_say_what_to_do() {
         ("big_put", "limit max_object_mb exceeded: the body for In/big is 1048577 bytes; the limit is 1 MB"),
         ("abs_key", "key \"/etc/passwd\" is absolute"),
         ("backslash", "contains a backslash"),
-        ("ttl", "ttl_s must be 1 to 604800 (a week)"),
+        ("ttl", "ttl_s must be 1 to 604800, not"),
         ("bad_list", "limit must be 1 to 1000, not 0"),
     ] {
         let e = err(&p, "acme", script).await;

@@ -113,4 +113,5 @@ luau_tests! {
     pcall_errors,
     json_tables,
     ndjson_null,
+    ranges,
 }

@@ -6,6 +6,7 @@ use std::path::Path;
 use native_core::barrier::{Barriers, Budget};
 
 use super::{open, Failed, Outcome};
+use crate::out::outln;
 use crate::BarrierCommand;
 
 /// Tools are not scripts: no data-ops limit, but the calls are counted for people to see.
@@ -47,7 +48,8 @@ pub async fn run(project: &Path, command: BarrierCommand) -> Outcome {
     };
     match b.status(&id, cursor.as_deref(), limit).await? {
         Some(s) => {
-            println!("{}", serde_json::to_string_pretty(&s).unwrap_or_default());
+            let text = serde_json::to_string_pretty(&s).unwrap_or_default();
+            outln!("{}", crate::show::json(&text));
             Ok(())
         }
         None => Err(Failed::script(format!("tenant {tenant:?} has no barrier {id:?} (never created, still being created, or expired)"))),

@@ -7,6 +7,7 @@ use native_core::local::Project;
 use native_core::tenants::DirTenants;
 
 use super::{open, Failed, Outcome};
+use crate::out::{errln, outln};
 
 pub fn run(project: &Path) -> Outcome {
     let p = open(project)?;
@@ -26,7 +27,7 @@ pub fn run(project: &Path) -> Outcome {
         }
     }
     if errors.is_empty() {
-        println!("ok: {} tenant(s), {scripts} script(s)", names.len());
+        outln!("ok: {} tenant(s), {scripts} script(s)", names.len());
         Ok(())
     } else {
         Err(Failed::usage(errors.join("\n")))
@@ -38,18 +39,18 @@ pub fn run(project: &Path) -> Outcome {
 pub fn tenant(p: &Project, name: &str) -> Result<usize, Vec<String>> {
     let t = DirTenants::new(&p.root)
         .read(name)
-        .map_err(|e| vec![e.to_string()])?;
+        .map_err(|e| vec![crate::show::text(&e.to_string()).into_owned()])?;
     let errors: Vec<String> = t
         .scripts
         .values()
         .filter_map(|s| {
             compile(&s.name, &s.source)
                 .err()
-                .map(|e| format!("tenants/{name}/scripts/{e}"))
+                .map(|e| format!("tenants/{name}/scripts/{}", crate::show::text(&e)))
         })
         .collect();
     if !t.scripts.contains_key(&t.config.router) && !p.deployment.buckets.map.is_empty() {
-        eprintln!(
+        errln!(
             "warning: tenants/{name}: no router script {:?}; object events for this tenant will fail until scripts/{}.luau exists",
             t.config.router, t.config.router
         );

@@ -5,20 +5,21 @@ use serde_json::json;
 
 use super::{Failed, Outcome};
 use crate::examples;
+use crate::out::outln;
 
 fn step(n: u32, what: &str) {
-    println!("\n== {n}. {what}");
+    outln!("\n== {n}. {what}");
 }
 
 pub async fn run() -> Outcome {
     let dir = tempfile::tempdir()
         .map_err(|e| Failed::usage(format!("cannot make a temporary folder: {e}")))?;
     examples::write(dir.path(), examples::HELLO).map_err(|e| Failed::usage(e.to_string()))?;
-    println!(
+    outln!(
         "native demo: a temporary project in {}",
         dir.path().display()
     );
-    println!("(script logs go to stderr, one JSON object a line)");
+    outln!("(script logs go to stderr, one JSON object a line)");
 
     let p = Project::open(dir.path())?;
     let rt = p.runtime();
@@ -29,7 +30,7 @@ pub async fn run() -> Outcome {
     let out = rt
         .invoke("hello", "start", json!({ "name": "Ada" }))
         .await?;
-    println!("returned {out}");
+    outln!("returned {out}");
 
     step(
         2,
@@ -43,7 +44,7 @@ pub async fn run() -> Outcome {
         },
     )
     .await?;
-    println!(
+    outln!(
         "{} message(s) handled, {} failed",
         r.handled,
         r.failures.len()
@@ -58,7 +59,7 @@ pub async fn run() -> Outcome {
     let Some((_, text)) = got else {
         return Err(Failed::script("the demo's result is missing"));
     };
-    println!("{}", String::from_utf8_lossy(&text));
+    outln!("{}", String::from_utf8_lossy(&text));
     let (real, full) = rt.locate("hello", "In", "greetings/Ada.json")?;
     let gone = rt
         .services
@@ -67,10 +68,10 @@ pub async fn run() -> Outcome {
         .get(&real, &full)
         .await?
         .is_none();
-    println!("In/greetings/Ada.json deleted after the continuation succeeded: {gone}");
+    outln!("In/greetings/Ada.json deleted after the continuation succeeded: {gone}");
     barrier().await?;
     batch().await?;
-    println!("\ndone. Make your own project with `native init DIR`.");
+    outln!("\ndone. Make your own project with `native init DIR`.");
     Ok(())
 }
 
@@ -79,7 +80,7 @@ async fn barrier() -> Outcome {
     let dir = tempfile::tempdir()
         .map_err(|e| Failed::usage(format!("cannot make a temporary folder: {e}")))?;
     examples::write(dir.path(), examples::BARRIER).map_err(|e| Failed::usage(e.to_string()))?;
-    println!(
+    outln!(
         "\nnative demo, part 2: a barrier (examples/barrier) in {}",
         dir.path().display()
     );
@@ -90,7 +91,7 @@ async fn barrier() -> Outcome {
         4,
         &format!("native invoke acme send '{ev}'  (creates barrier b1, sends three documents)"),
     );
-    println!("returned {}", rt.invoke("acme", "send", ev).await?);
+    outln!("returned {}", rt.invoke("acme", "send", ev).await?);
     drain_quiet(&rt).await?;
     let acks = [
         ("a", r#"{"status":"ok"}"#),
@@ -120,7 +121,7 @@ async fn barrier() -> Outcome {
     step(9, "native get acme Out summaries/b1.json");
     let (real, full) = rt.locate("acme", "Out", "summaries/b1.json")?;
     match rt.services.backends.objects.get(&real, &full).await? {
-        Some((_, text)) => println!("{}", String::from_utf8_lossy(&text)),
+        Some((_, text)) => outln!("{}", String::from_utf8_lossy(&text)),
         None => return Err(Failed::script("the barrier demo's summary is missing")),
     }
     Ok(())
@@ -132,7 +133,7 @@ async fn batch() -> Outcome {
     let dir = tempfile::tempdir()
         .map_err(|e| Failed::usage(format!("cannot make a temporary folder: {e}")))?;
     examples::write(dir.path(), examples::BATCH).map_err(|e| Failed::usage(e.to_string()))?;
-    println!(
+    outln!(
         "\nnative demo, part 3: a partner job (examples/batch) in {}",
         dir.path().display()
     );
@@ -144,7 +145,7 @@ async fn batch() -> Outcome {
         &format!("native invoke shop request '{ev}'  (input ids, two queries, state, submit)"),
     );
     let job = rt.invoke("shop", "request", ev).await?;
-    println!("returned {job}");
+    outln!("returned {job}");
     step(11, "native ls shop '$batch'");
     let page = rt
         .services
@@ -153,7 +154,7 @@ async fn batch() -> Outcome {
         .list("shop-batch", "tenants/shop/", None, 100)
         .await?;
     for o in &page.objects {
-        println!("{}", o.key.trim_start_matches("tenants/shop/"));
+        outln!("{}", o.key.trim_start_matches("tenants/shop/"));
     }
     step(12, "native partner shop --fixtures partner --gzip  (results, then done.json last; its notification runs settle)");
     let opts = Options {
@@ -163,7 +164,7 @@ async fn batch() -> Outcome {
     let objects = rt.services.backends.objects.clone();
     for request in pending(&*objects, &rt.services.deployment, "shop").await? {
         let a = answer(&*objects, &rt.services.deployment, "shop", &request, &opts).await?;
-        println!(
+        outln!(
             "{}: {} queries, {} rows: {}",
             a.job,
             request.queries.len(),
@@ -178,7 +179,7 @@ async fn batch() -> Outcome {
     );
     let (real, full) = rt.locate("shop", "Out", "settlements/r-1.json")?;
     match rt.services.backends.objects.get(&real, &full).await? {
-        Some((_, text)) => println!("{}", String::from_utf8_lossy(&text)),
+        Some((_, text)) => outln!("{}", String::from_utf8_lossy(&text)),
         None => return Err(Failed::script("the batch demo's settlement is missing")),
     }
     let left = rt
@@ -187,7 +188,7 @@ async fn batch() -> Outcome {
         .objects
         .list("shop-batch", "tenants/shop/", None, 100)
         .await?;
-    println!("objects left in the batch bucket: {}", left.objects.len());
+    outln!("objects left in the batch bucket: {}", left.objects.len());
     Ok(())
 }
 

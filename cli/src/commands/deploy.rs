@@ -6,6 +6,7 @@ use std::path::Path;
 use native_core::aws::{load_sdk_config, upload_tenant, Clients, S3Objects};
 
 use super::{open, Failed, Outcome};
+use crate::out::{errln, outln};
 
 pub async fn run(project: &Path, tenant: &str, bucket: &str) -> Outcome {
     let p = open(project)?;
@@ -20,11 +21,11 @@ pub async fn run(project: &Path, tenant: &str, bucket: &str) -> Outcome {
     let dir = p.root.join("tenants").join(tenant);
     let (written, deleted) = upload_tenant(&store, bucket, tenant, &dir).await?;
     for k in &written {
-        println!("uploaded s3://{bucket}/{k}");
+        outln!("uploaded s3://{bucket}/{k}");
     }
     for k in &deleted {
-        println!("deleted  s3://{bucket}/{k}");
+        outln!("deleted  s3://{bucket}/{k}");
     }
-    eprintln!("deployed tenant {tenant:?}: {scripts} script(s) to s3://{bucket}/{tenant}/; warm functions see it within {} s", native_core::aws::RECHECK_EVERY.as_secs());
+    errln!("deployed tenant {tenant:?}: {scripts} script(s) to s3://{bucket}/{tenant}/; warm functions see it within {} s", native_core::aws::RECHECK_EVERY.as_secs());
     Ok(())
 }

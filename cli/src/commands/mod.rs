@@ -16,6 +16,7 @@ use native_core::local::{drain, DrainOptions, DrainReport, Project};
 use native_core::Error;
 use serde_json::Value;
 
+use crate::out::{errln, outln};
 use crate::{Cli, Command};
 
 /// A failed command: its exit code and what to print.
@@ -48,7 +49,8 @@ impl From<Error> for Failed {
         };
         Failed {
             code,
-            message: e.to_string(),
+            // Errors carry script text (a script's error message): one line, escaped.
+            message: crate::show::text(&e.to_string()).into_owned(),
         }
     }
 }
@@ -137,10 +139,16 @@ pub async fn run(cli: Cli) -> ExitCode {
         Command::Barrier { command } => barrier::run(&project, command).await,
         Command::Dlq { tenant } => queues::dlq(&project, tenant.as_deref()).await,
     };
+    // A closed pipe is not an error (see `out`); another write error fails a verb that
+    // otherwise succeeded.
+    let result = result.and_then(|()| match crate::out::take_error() {
+        Some(e) => Err(Failed::script(e)),
+        None => Ok(()),
+    });
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(f) => {
-            eprintln!("error: {}", f.message);
+            errln!("error: {}", crate::show::lines(&f.message));
             ExitCode::from(f.code)
         }
     }
@@ -188,7 +196,7 @@ fn report(r: DrainReport) -> Outcome {
             "\n  {} queue, attempt {}: {}",
             f.queue.name(),
             f.attempt,
-            f.error
+            crate::show::text(&f.error)
         ));
     }
     msg.push_str("\nfailed messages are retried by `native drain --wait` and listed by `native dlq` after 5 attempts");
@@ -197,7 +205,7 @@ fn report(r: DrainReport) -> Outcome {
 
 async fn drain_cmd(project: &Path, wait: bool) -> Outcome {
     let p = open(project)?;
-    let rt = p.runtime();
+    let rt = crate::show::runtime(&p);
     let r = drain(
         &rt,
         DrainOptions {
@@ -206,7 +214,7 @@ async fn drain_cmd(project: &Path, wait: bool) -> Outcome {
         },
     )
     .await?;
-    eprintln!(
+    errln!(
         "drained: {} handled, {} failed",
         r.handled,
         r.failures.len()
@@ -223,24 +231,25 @@ async fn invoke(
 ) -> Outcome {
     let event = event_arg(event)?;
     let p = open(project)?;
-    let rt = p.runtime();
+    let rt = crate::show::runtime(&p);
     let out = rt.invoke(tenant, script, event).await?;
-    println!("{}", serde_json::to_string_pretty(&out).unwrap_or_default());
+    let text = serde_json::to_string_pretty(&out).unwrap_or_default();
+    outln!("{}", crate::show::json(&text));
     drain_after(&rt, no_drain).await
 }
 
 fn init(dir: &Path) -> Outcome {
     crate::examples::write(dir, crate::examples::HELLO)
         .map_err(|e| Failed::usage(format!("cannot make a project in {}: {e}", dir.display())))?;
-    println!(
+    outln!(
         "made a project in {} with the tenant \"hello\"; try:",
         dir.display()
     );
-    println!(
+    outln!(
         "  native --project {} invoke hello start '{{\"name\":\"Ada\"}}'",
         dir.display()
     );
-    println!(
+    outln!(
         "  native --project {} get hello Out results/Ada.txt",
         dir.display()
     );

@@ -1,11 +1,12 @@
 //! `native put`, `get` and `ls`: a tenant's objects, as an outside party sees them.
 
-use std::io::{Read, Write};
+use std::io::Read;
 use std::path::Path;
 
 use bytes::Bytes;
 
 use super::{drain_after, open, Failed, Outcome};
+use crate::out::{self, outln};
 
 pub async fn put(
     project: &Path,
@@ -44,7 +45,7 @@ pub async fn put(
         }
     };
     let p = open(project)?;
-    let rt = p.runtime();
+    let rt = crate::show::runtime(&p);
     rt.put_object(tenant, bucket, key, Bytes::from(body))
         .await?;
     drain_after(&rt, no_drain).await
@@ -52,14 +53,12 @@ pub async fn put(
 
 pub async fn get(project: &Path, tenant: &str, bucket: &str, key: &str) -> Outcome {
     let p = open(project)?;
-    let rt = p.runtime();
+    let rt = crate::show::runtime(&p);
     let (real, full) = rt.locate(tenant, bucket, key)?;
     match rt.services.backends.objects.get(&real, &full).await? {
         Some((_, data)) => {
-            let mut out = std::io::stdout().lock();
-            out.write_all(&data)
-                .and_then(|_| out.flush())
-                .map_err(|e| Failed::script(format!("cannot write: {e}")))
+            crate::show::bytes(&data);
+            Ok(())
         }
         None => Err(Failed::script(format!(
             "{bucket}/{key} of tenant {tenant:?} does not exist"
@@ -69,14 +68,13 @@ pub async fn get(project: &Path, tenant: &str, bucket: &str, key: &str) -> Outco
 
 pub async fn ls(project: &Path, tenant: &str, bucket: &str, prefix: Option<&str>) -> Outcome {
     let p = open(project)?;
-    let rt = p.runtime();
+    let rt = crate::show::runtime(&p);
     let prefix = prefix.unwrap_or("");
     native_core::keys::check_prefix(prefix).map_err(Failed::usage)?;
     let (real, _) = rt.locate(tenant, bucket, "x")?;
     let folder = rt.services.deployment.full_key(bucket, tenant, "");
     let full_prefix = format!("{folder}{prefix}");
     let mut after: Option<String> = None;
-    let mut out = std::io::stdout().lock();
     loop {
         let page = rt
             .services
@@ -85,9 +83,11 @@ pub async fn ls(project: &Path, tenant: &str, bucket: &str, prefix: Option<&str>
             .list(&real, &full_prefix, after.as_deref(), 1000)
             .await?;
         for o in &page.objects {
-            let _ = writeln!(out, "{}", &o.key[folder.len()..]);
+            outln!("{}", crate::show::text(&o.key[folder.len()..]));
         }
         match page.next {
+            // Nobody reads the rest: stop listing.
+            Some(_) if out::stdout_closed() => return Ok(()),
             Some(n) => after = Some(n),
             None => return Ok(()),
         }

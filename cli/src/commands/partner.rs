@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use native_core::batch::partner::{answer, pending, Options, Source};
 
 use super::{drain_after, open, Failed, Outcome};
+use crate::out::{errln, outln};
 
 /// How results are stored.
 pub struct Parts {
@@ -40,22 +41,22 @@ pub async fn run(
         part_bytes: parts.part_mb << 20,
     };
     let p = open(project)?;
-    let rt = p.runtime();
+    let rt = crate::show::runtime(&p);
     let objects = rt.services.backends.objects.clone();
     let deployment = &rt.services.deployment;
     let requests = pending(&*objects, deployment, tenant).await?;
     if requests.is_empty() {
-        eprintln!("no pending requests for tenant {tenant:?}");
+        errln!("no pending requests for tenant {tenant:?}");
     }
     for request in &requests {
         let a = answer(&*objects, deployment, tenant, request, &opts).await?;
         let outcome = match (&a.done.ok, &a.done.error) {
             (true, _) => "ok".to_string(),
-            (false, Some(e)) => format!("failed: {e}"),
+            (false, Some(e)) => format!("failed: {}", crate::show::text(e)),
             (false, None) => "failed".to_string(),
         };
         let already = if a.written { "" } else { " (already answered)" };
-        println!(
+        outln!(
             "{}: {} queries, {} rows: {outcome}{already}",
             a.job,
             request.queries.len(),

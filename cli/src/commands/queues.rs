@@ -7,6 +7,7 @@ use native_core::ports::{QueueKind, MAX_DELAY_S};
 use native_core::runtime::WorkMessage;
 
 use super::{drain_after, event_arg, open, Failed, Outcome};
+use crate::out::{errln, outln};
 
 pub async fn send(
     project: &Path,
@@ -23,13 +24,14 @@ pub async fn send(
     }
     let event = event_arg(event)?;
     let p = open(project)?;
-    let rt = p.runtime();
+    let rt = crate::show::runtime(&p);
     // Refuse what could never run, instead of queueing it for the dead-letter place.
     rt.tenants.load(tenant).await?.script(script)?;
     let body = serde_json::to_string(&WorkMessage {
         tenant: tenant.into(),
         script: script.into(),
         event,
+        depth: 0,
     })
     .map_err(|e| Failed::usage(e.to_string()))?;
     rt.services
@@ -42,7 +44,7 @@ pub async fn send(
 
 pub async fn dlq(project: &Path, tenant: Option<&str>) -> Outcome {
     let p = open(project)?;
-    let rt = p.runtime();
+    let rt = crate::show::runtime(&p);
     let mut n = 0;
     for kind in [QueueKind::Events, QueueKind::Work] {
         for d in rt.services.backends.queue.dead_letters(kind, 1000).await? {
@@ -55,10 +57,10 @@ pub async fn dlq(project: &Path, tenant: Option<&str>) -> Outcome {
                 "queue": kind.name(), "id": d.id, "tenant": owner, "receives": d.receive_count,
                 "last_error": d.last_error, "body": serde_json::from_str::<serde_json::Value>(&d.body).unwrap_or(serde_json::Value::String(d.body.clone())),
             });
-            println!("{line}");
+            outln!("{}", crate::show::json(&line.to_string()));
         }
     }
-    eprintln!("{n} dead letter(s)");
+    errln!("{n} dead letter(s)");
     Ok(())
 }
 

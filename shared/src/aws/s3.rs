@@ -57,6 +57,7 @@ impl S3Objects {
             size: out.content_length().unwrap_or(0).max(0) as u64,
             etag: bare(out.e_tag()),
             modified_ms: ms(out.last_modified()),
+            depth: depth_of(out.metadata()),
         };
         Ok(Some((meta, out.body)))
     }
@@ -88,6 +89,15 @@ impl ObjectReader for S3Reader {
     }
 }
 
+/// The user metadata that holds [`ObjectMeta::depth`] (`x-amz-meta-native-depth`).
+const DEPTH_META: &str = "native-depth";
+
+fn depth_of(meta: Option<&std::collections::HashMap<String, String>>) -> u32 {
+    meta.and_then(|m| m.get(DEPTH_META))
+        .and_then(|d| d.parse().ok())
+        .unwrap_or(0)
+}
+
 /// S3 etags come quoted; the port's etags are bare.
 fn bare(etag: Option<&str>) -> String {
     etag.unwrap_or("").trim_matches('"').to_string()
@@ -111,7 +121,14 @@ fn status_code<E: ProvideErrorMetadata>(e: &SdkError<E>) -> (Option<u16>, Option
 
 #[async_trait]
 impl ObjectStore for S3Objects {
-    async fn put(&self, bucket: &str, key: &str, data: Bytes, mode: PutMode) -> Result<ObjectMeta> {
+    async fn put_at_depth(
+        &self,
+        bucket: &str,
+        key: &str,
+        data: Bytes,
+        mode: PutMode,
+        depth: u32,
+    ) -> Result<ObjectMeta> {
         let size = data.len() as u64;
         let mut req = self
             .client
@@ -119,6 +136,9 @@ impl ObjectStore for S3Objects {
             .bucket(bucket)
             .key(key)
             .body(ByteStream::from(data));
+        if depth > 0 {
+            req = req.metadata(DEPTH_META, depth.to_string());
+        }
         match &mode {
             PutMode::Overwrite => {}
             PutMode::Create => req = req.if_none_match("*"),
@@ -130,6 +150,7 @@ impl ObjectStore for S3Objects {
                 size,
                 etag: bare(out.e_tag()),
                 modified_ms: now_ms(),
+                depth,
             }),
             Err(e) => {
                 let (status, code) = status_code(&e);
@@ -208,6 +229,7 @@ impl ObjectStore for S3Objects {
                 size: out.content_length().unwrap_or(0).max(0) as u64,
                 etag: bare(out.e_tag()),
                 modified_ms: ms(out.last_modified()),
+                depth: depth_of(out.metadata()),
             })),
             Err(e) => {
                 let (status, code) = status_code(&e);
@@ -263,6 +285,7 @@ impl ObjectStore for S3Objects {
                 size: o.size().unwrap_or(0).max(0) as u64,
                 etag: bare(o.e_tag()),
                 modified_ms: ms(o.last_modified()),
+                depth: 0,
             })
             .collect();
         let next = if out.is_truncated().unwrap_or(false) {

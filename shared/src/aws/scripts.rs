@@ -114,7 +114,7 @@ impl S3Tenants {
                 .and_then(|n| n.strip_suffix(".luau"))
             {
                 check_name("script", name).map_err(|why| Error::config(&shown, "-", why))?;
-                scripts.push(Script::new(name, text));
+                scripts.push(Script::from_file(&shown, name, &text)?);
             }
         }
         Tenant::new(tenant, config, scripts)
@@ -299,5 +299,46 @@ mod tests {
         let t5 = src.load("acme").await.unwrap();
         assert_eq!(t5.scripts.keys().collect::<Vec<_>>(), ["b"]);
         assert!(!t5.config.queue);
+    }
+
+    #[tokio::test]
+    async fn tenants_from_the_bucket_get_the_same_checks_as_from_a_folder() {
+        let dir = tempfile::tempdir().unwrap();
+        let store: Arc<dyn ObjectStore> = Arc::new(Embedded::open(dir.path(), vec![]).unwrap());
+        let put = |key: &'static str, text: &'static str| {
+            let store = store.clone();
+            async move {
+                store
+                    .put("scripts-b", key, text.into(), PutMode::Overwrite)
+                    .await
+                    .unwrap();
+            }
+        };
+        let src = S3Tenants::new(store.clone(), "scripts-b", Duration::from_millis(300));
+        // GIVEN a config.json that is an array THEN it is refused, naming the object
+        put("arr/config.json", "[true]").await;
+        let e = src.load("arr").await.unwrap_err().to_string();
+        assert_eq!(
+            e,
+            "s3://scripts-b/arr/config.json: -: must be a JSON object { ... }, not an array"
+        );
+        // GIVEN a mistyped limit THEN its JSON path is named
+        put("typ/config.json", r#"{"limits":{"timeout_s":"5"}}"#).await;
+        let e = src.load("typ").await.unwrap_err().to_string();
+        assert!(
+            e.starts_with("s3://scripts-b/typ/config.json: limits.timeout_s: invalid type"),
+            "{e}"
+        );
+        // GIVEN a script with a NUL byte on line 2 THEN it is refused with the object and line
+        put("nul/scripts/a.luau", "return 1\n--\0 hidden").await;
+        let e = src.load("nul").await.unwrap_err().to_string();
+        assert!(
+            e.starts_with("s3://scripts-b/nul/scripts/a.luau:2: contains a NUL byte"),
+            "{e}"
+        );
+        // GIVEN a script saved with a BOM THEN it loads without it
+        put("bom/scripts/a.luau", "\u{feff}return 1").await;
+        let t = src.load("bom").await.unwrap();
+        assert_eq!(t.scripts["a"].source, "return 1");
     }
 }

@@ -6,15 +6,27 @@
 //! | sort key | what | written by |
 //! | --- | --- | --- |
 //! | `c` | the member list's hash, while and after creating | create, first |
-//! | `p#<member>` | a pending member | create; deleted by its first ack |
+//! | `p#<generation>#<member>` | a pending member | create; deleted by its first ack |
 //! | `meta` | members, continuation, state, deadline: the barrier exists | create, last |
 //! | `o#<member>` | the member's outcome (first ack wins) | ack |
 //! | `f#<member>` | the outcome again, for failed ones | ack |
 //! | `d` | the dispatch claim: lease and whether the continuation was sent | the completing ack |
 //!
-//! An ack is one transaction (meta must exist and live another hour; create the outcome; delete
-//! the pending row) and one query (is any member still pending?). There is no counter: a
-//! process that dies half way is repaired by the redelivered ack, which repeats the steps.
+//! Every row expires with `meta` (a week after create), outcomes included, so an id used again
+//! after that starts from nothing: no outcome of the old barrier can make an ack of the new one
+//! a duplicate.
+//!
+//! Each create call writes its pending rows under a random generation of its own and names it
+//! in `meta`, which only the first call to finish writes. Acks, status and hydrate read pending
+//! rows of that generation only, so the rows of a slow second create of the same id (a retry
+//! racing the first call), which may land after members were acked, count for nothing: it
+//! cannot bring a member back. A create that died half way is finished by the same create again,
+//! under a generation of its own; what the dead one wrote only expires.
+//!
+//! An ack is one read (meta, for its expiry), one transaction (meta must exist and live another
+//! hour; create the outcome; delete the pending row) and one query (is any member still
+//! pending?). There is no counter: a process that dies half way is repaired by the redelivered
+//! ack, which repeats the steps.
 
 mod model;
 
@@ -46,6 +58,10 @@ pub trait Budget {
     fn spend(&self, calls: u32) -> Result<()>;
     /// Calls left.
     fn left(&self) -> u32;
+    /// The chain depth of the caller: the continuation runs one deeper. 0 outside a script.
+    fn depth(&self) -> u32 {
+        0
+    }
 }
 
 /// The barriers of one tenant.
@@ -154,11 +170,15 @@ impl Barriers<'_> {
             }
             Err(e) => return Err(e),
         }
+        // This call's own generation: if another create of the id writes meta first, these
+        // rows are never read, however late they land.
+        let generation = format!("{:012x}", rand::random::<u64>() >> 16);
+        let prefix = model::pending_prefix(Some(&generation));
         for chunk in spec.members.chunks(MAX_BATCH_ITEMS) {
             self.budget.spend(1)?;
             let rows = chunk
                 .iter()
-                .map(|m| self.row(&id, &format!("p#{m}"), "1".into(), expires))
+                .map(|m| self.row(&id, &format!("{prefix}{m}"), "1".into(), expires))
                 .collect();
             self.kv.put_batch(rows).await?;
         }
@@ -169,6 +189,7 @@ impl Barriers<'_> {
             deadline_s: spec.deadline_s,
             created_ms: now,
             expires_at_s: expires,
+            generation: Some(generation),
         };
         self.budget.spend(1)?;
         match self
@@ -189,7 +210,16 @@ impl Barriers<'_> {
         check_id(id)?;
         let encoded = outcome.encode()?;
         let now_s = now_ms() / 1000;
-        let far = now_s + TTL_S;
+        // The outcome expires with the barrier, not a week from now: an outcome that outlived
+        // its barrier would make the first ack of a barrier created again with this id a
+        // duplicate.
+        let Some(meta) = self.meta(id).await? else {
+            return Err(self.why_not_ackable(id, false).await);
+        };
+        if meta.expires_at_s <= now_s + ACK_MARGIN_S {
+            return Err(expired());
+        }
+        let far = meta.expires_at_s;
         let pk = pk(self.tenant, id);
         let mut ops = vec![
             TxOp::Check {
@@ -203,7 +233,7 @@ impl Barriers<'_> {
             },
             TxOp::Delete {
                 pk: pk.clone(),
-                sk: format!("p#{member}"),
+                sk: format!("{}{member}", meta.pending_prefix()),
             },
         ];
         if !outcome.ok {
@@ -215,7 +245,7 @@ impl Barriers<'_> {
         self.budget.spend(1)?;
         let duplicate = match self.kv.transact(ops).await? {
             Ok(()) => false,
-            Err(0) => return Err(self.why_not_ackable(id).await),
+            Err(0) => return Err(self.why_not_ackable(id, true).await),
             Err(1) => true,
             Err(_) => {
                 return Err(Error::InvalidInput(format!(
@@ -223,14 +253,14 @@ impl Barriers<'_> {
                 )));
             }
         };
-        if self.any_pending(id).await? {
+        if self.any_pending(id, &meta).await? {
             return Ok(AckResult {
                 duplicate,
                 complete: false,
                 dispatched: false,
             });
         }
-        let dispatched = self.complete(id).await?;
+        let dispatched = self.complete(id, &meta).await?;
         Ok(AckResult {
             duplicate,
             complete: true,
@@ -238,12 +268,17 @@ impl Barriers<'_> {
         })
     }
 
-    /// Why the meta check of an ack failed: the barrier is unknown, still being created, or
-    /// about to expire.
-    async fn why_not_ackable(&self, id: &str) -> Error {
-        match self.meta(id).await {
+    /// Why an ack found no live meta: the barrier is unknown, still being created, or about to
+    /// expire. `read_meta`: look at meta again (its check failed in the transaction).
+    async fn why_not_ackable(&self, id: &str, read_meta: bool) -> Error {
+        let meta = if read_meta {
+            self.meta(id).await
+        } else {
+            Ok(None)
+        };
+        match meta {
             Err(e) => e,
-            Ok(Some(_)) => Error::InvalidInput("barrier expired".into()),
+            Ok(Some(_)) => expired(),
             Ok(None) => match self.get(id, "c").await {
                 Err(e) => e,
                 Ok(Some(_)) => Error::InvalidInput(format!(
@@ -256,11 +291,11 @@ impl Barriers<'_> {
         }
     }
 
-    async fn any_pending(&self, id: &str) -> Result<bool> {
+    async fn any_pending(&self, id: &str, meta: &Meta) -> Result<bool> {
         self.budget.spend(1)?;
         Ok(!self
             .kv
-            .query(&pk(self.tenant, id), "p#", None, 1)
+            .query(&pk(self.tenant, id), &meta.pending_prefix(), None, 1)
             .await?
             .items
             .is_empty())
@@ -268,12 +303,7 @@ impl Barriers<'_> {
 
     /// The completing call: claims the dispatch with a lease, sends the continuation, marks it
     /// sent. Returns whether this call sent it.
-    async fn complete(&self, id: &str) -> Result<bool> {
-        let Some(meta) = self.meta(id).await? else {
-            return Err(Error::InvalidInput(format!(
-                "unknown barrier {id:?}: it expired"
-            )));
-        };
+    async fn complete(&self, id: &str, meta: &Meta) -> Result<bool> {
         let Some(script) = meta.continue_with.clone().filter(|_| self.queue_enabled) else {
             return Ok(false);
         };
@@ -314,6 +344,7 @@ impl Barriers<'_> {
             tenant: self.tenant.to_string(),
             script,
             event: json!({ "barrier": id }),
+            depth: self.budget.depth() + 1,
         })
         .map_err(|e| Error::InvalidInput(e.to_string()))?;
         self.budget.spend(1)?;
@@ -332,7 +363,7 @@ impl Barriers<'_> {
         let Some(meta) = self.meta(id).await? else {
             return Ok(None);
         };
-        if self.any_pending(id).await? {
+        if self.any_pending(id, &meta).await? {
             return Ok(None);
         }
         let failed = self.count(id, "f#").await?;
@@ -398,15 +429,16 @@ impl Barriers<'_> {
         let mut names = Vec::new();
         let mut next_cursor = None;
         let mut after: Option<String> = None;
-        let start = cursor.map(|c| format!("p#{c}"));
+        let prefix = meta.pending_prefix();
+        let start = cursor.map(|c| format!("{prefix}{c}"));
         loop {
             self.budget.spend(1)?;
-            let page = self.kv.query(&pk, "p#", after.as_deref(), 1000).await?;
+            let page = self.kv.query(&pk, &prefix, after.as_deref(), 1000).await?;
             for it in &page.items {
                 pending += 1;
                 let passed = start.as_ref().is_none_or(|s| it.sk > *s);
                 if passed && names.len() < limit {
-                    names.push(it.sk[2..].to_string());
+                    names.push(it.sk[prefix.len()..].to_string());
                 } else if passed && names.len() == limit && next_cursor.is_none() {
                     next_cursor = names.last().cloned();
                 }
@@ -424,7 +456,11 @@ impl Barriers<'_> {
             None => false,
         };
         let now = now_ms();
-        let deadline_ms = meta.deadline_s.map(|s| meta.created_ms + s as i64 * 1000);
+        // Saturating: rows written before deadlines were range-checked may hold any number.
+        let deadline_ms = meta.deadline_s.map(|s| {
+            meta.created_ms
+                .saturating_add((s.min(i64::MAX as u64) as i64).saturating_mul(1000))
+        });
         Ok(Some(Status {
             id: id.to_string(),
             total: meta.members,
@@ -442,6 +478,10 @@ impl Barriers<'_> {
             cursor: next_cursor,
         }))
     }
+}
+
+fn expired() -> Error {
+    Error::InvalidInput("barrier expired".into())
 }
 
 fn busy() -> Error {

@@ -76,9 +76,20 @@ pub struct Meta {
     pub created_ms: i64,
     /// When its rows expire.
     pub expires_at_s: i64,
+    /// The generation: the random token of the create call that wrote this meta row. Its
+    /// pending rows are `p#<generation>#<member>`; pending rows that another create call wrote
+    /// (one that lost the race, or died half way) are under another token and count for
+    /// nothing. Absent in barriers created before generations: their rows are `p#<member>`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub generation: Option<String>,
 }
 
 impl Meta {
+    /// The sort key prefix of this barrier's pending rows.
+    pub(super) fn pending_prefix(&self) -> String {
+        pending_prefix(self.generation.as_deref())
+    }
+
     pub(super) fn to_json(&self) -> String {
         serde_json::to_string(self).unwrap_or_default()
     }
@@ -89,6 +100,14 @@ impl Meta {
             message: format!("barrier meta row is damaged: {e}"),
             source: None,
         })
+    }
+}
+
+/// The sort key prefix of the pending rows of a generation (`None`: before generations).
+pub(super) fn pending_prefix(generation: Option<&str>) -> String {
+    match generation {
+        Some(g) => format!("p#{g}#"),
+        None => "p#".into(),
     }
 }
 

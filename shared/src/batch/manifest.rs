@@ -9,12 +9,15 @@
 //! jobs/<job>/<files>               result parts, written by the partner
 //! jobs/<job>/done.json             written by the partner last: the manifest and commit marker
 //! state/<job>.json                 written by the script; the partner never needs it
+//! state/ids/<job>.json             for a job submitted with an id: what it asked for; stays
+//!                                  after cleanup, so the id is not used for a second job
 //! ```
 
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use sha2::Digest;
 
 /// The version of `request.json` this build writes.
 pub const REQUEST_VERSION: u32 = 1;
@@ -107,6 +110,47 @@ pub struct State {
     pub created_ms: i64,
 }
 
+/// `state/ids/<job>.json`: the record that a job was submitted under an id the script chose.
+/// Cleanup (`job:keys()`) leaves it, so that submitting the id again after the job finished
+/// starts nothing; the batch bucket's lifecycle rule expires it with everything else.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct IdRecord {
+    /// Always 1.
+    pub v: u32,
+    /// The job id.
+    pub job: String,
+    /// [`request_fingerprint`] of what was submitted.
+    pub fingerprint: String,
+    /// When it was submitted.
+    pub created_ms: i64,
+}
+
+/// The id record of a job, relative to the tenant folder. A job id has no `/`, so this never
+/// names another job's state file.
+pub fn id_record_key(job: &str) -> String {
+    format!("state/ids/{job}.json")
+}
+
+/// What a request asks the partner for, as a hash: its inputs (rows, parts with bytes and
+/// sha256) and its queries, with object keys sorted so that the order a table was built in
+/// does not matter. Two submits under one id ask for the same thing when these are equal.
+pub fn request_fingerprint(inputs: &BTreeMap<String, Dataset>, queries: &[Query]) -> String {
+    fn sorted(v: Value) -> Value {
+        match v {
+            Value::Object(m) => {
+                let mut pairs: Vec<(String, Value)> = m.into_iter().collect();
+                pairs.sort_by(|a, b| a.0.cmp(&b.0));
+                Value::Object(pairs.into_iter().map(|(k, v)| (k, sorted(v))).collect())
+            }
+            Value::Array(a) => Value::Array(a.into_iter().map(sorted).collect()),
+            other => other,
+        }
+    }
+    let both = serde_json::json!({ "inputs": inputs, "queries": queries });
+    let text = serde_json::to_vec(&sorted(both)).unwrap_or_default();
+    hex::encode(sha2::Sha256::digest(&text))
+}
+
 /// The job folder of a job, relative to the tenant folder: `jobs/<job>/`.
 pub fn job_dir(job: &str) -> String {
     format!("jobs/{job}/")
@@ -195,6 +239,27 @@ pub(crate) mod tests {
         for good in GOOD_PART_KEYS {
             assert!(check_part_key(good).is_ok(), "{good:?}");
         }
+    }
+
+    #[test]
+    fn fingerprints_ignore_key_order_but_not_content() {
+        let q = |params: &str| {
+            vec![Query {
+                name: "q".into(),
+                query: "x".into(),
+                params: serde_json::from_str(params).unwrap(),
+            }]
+        };
+        let none = BTreeMap::new();
+        assert_eq!(
+            request_fingerprint(&none, &q(r#"{"a":1,"b":2}"#)),
+            request_fingerprint(&none, &q(r#"{"b":2,"a":1}"#))
+        );
+        assert_ne!(
+            request_fingerprint(&none, &q(r#"{"a":1}"#)),
+            request_fingerprint(&none, &q(r#"{"a":2}"#))
+        );
+        assert_ne!(id_record_key("a"), state_key("ids"));
     }
 
     #[test]

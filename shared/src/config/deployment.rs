@@ -82,7 +82,7 @@ pub struct BucketRef {
 impl Deployment {
     /// Parses and validates a deployment config; `file` names it in errors.
     pub fn from_json(file: &str, text: &str) -> Result<Self, Error> {
-        let d: Deployment = serde_json::from_str(text).map_err(|e| super::json_error(file, e))?;
+        let d: Deployment = super::parse(file, text, &["", "buckets", "db", "queue", "batch"])?;
         d.validate(file)?;
         Ok(d)
     }
@@ -241,6 +241,40 @@ mod tests {
         )
         .unwrap_err();
         assert!(e.to_string().contains("batch.prefix"), "{e}");
+    }
+
+    #[test]
+    fn refuses_a_deployment_that_is_not_an_object() {
+        // GIVEN a deployment.json that is an array, and one whose section is an array
+        // WHEN it is parsed
+        // THEN it is refused with the file, the field and why, not read field by field
+        let e = Deployment::from_json("deployment.json", r#"[{ "map": {} }]"#).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "deployment.json: -: must be a JSON object { ... }, not an array"
+        );
+        let e =
+            Deployment::from_json("deployment.json", r#"{ "batch": ["b-x", ""] }"#).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "deployment.json: batch: must be a JSON object { ... }, not an array"
+        );
+    }
+
+    #[test]
+    fn type_errors_name_the_json_path() {
+        // GIVEN a bucket name of the wrong type
+        // WHEN the deployment is parsed
+        // THEN the error names the path of the field
+        let e = Deployment::from_json(
+            "deployment.json",
+            r#"{ "buckets": { "map": { "In": 5 } } }"#,
+        )
+        .unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "deployment.json: buckets.map.In: invalid type: integer `5`, expected a string"
+        );
     }
 
     #[test]

@@ -22,6 +22,12 @@ pub struct Limits {
     pub max_http_requests: u32,
     /// Largest HTTP response body, in MiB.
     pub max_http_response_mb: u32,
+    /// Messages one invocation may send (`native.queue.send`).
+    pub max_sends: u32,
+    /// How deep a chain of invocations may go: each message a script sends, and each event of
+    /// an object a script writes, runs one deeper than its sender (`ctx.depth`); a message past
+    /// this depth is refused and dead-lettered, not run.
+    pub max_chain_depth: u32,
 }
 
 impl Default for Limits {
@@ -34,6 +40,8 @@ impl Default for Limits {
             max_stream_mb: 1024,
             max_http_requests: 20,
             max_http_response_mb: 10,
+            max_sends: 100,
+            max_chain_depth: 32,
         }
     }
 }
@@ -47,6 +55,8 @@ pub const CEILINGS: Limits = Limits {
     max_stream_mb: 65_536,
     max_http_requests: 1000,
     max_http_response_mb: 100,
+    max_sends: 1000,
+    max_chain_depth: 100,
 };
 
 impl Limits {
@@ -67,6 +77,12 @@ impl Limits {
                 "max_http_response_mb",
                 self.max_http_response_mb,
                 CEILINGS.max_http_response_mb,
+            ),
+            ("max_sends", self.max_sends, CEILINGS.max_sends),
+            (
+                "max_chain_depth",
+                self.max_chain_depth,
+                CEILINGS.max_chain_depth,
             ),
         ];
         for (name, value, ceiling) in fields {

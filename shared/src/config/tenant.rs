@@ -54,7 +54,7 @@ impl Default for TenantConfig {
 impl TenantConfig {
     /// Parses and validates a tenant config; `file` names it in errors.
     pub fn from_json(file: &str, text: &str) -> Result<Self, Error> {
-        let c: TenantConfig = serde_json::from_str(text).map_err(|e| super::json_error(file, e))?;
+        let c: TenantConfig = super::parse(file, text, &["", "limits"])?;
         c.limits.validate(file)?;
         check_name("script", &c.router).map_err(|why| Error::config(file, "router", why))?;
         if !c.config.is_object() {
@@ -86,6 +86,28 @@ impl Script {
             hash,
         }
     }
+
+    /// A script read from a file (`file` names it in errors): a leading UTF-8 byte order mark,
+    /// which some editors write, is dropped; a NUL byte is refused with its line, since Luau
+    /// would silently ignore everything after it.
+    pub fn from_file(file: &str, name: &str, text: &str) -> Result<Self, Error> {
+        let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+        if let Some(at) = nul_at(text) {
+            return Err(Error::InvalidInput(format!("{file}:{at}")));
+        }
+        Ok(Script::new(name, text))
+    }
+}
+
+/// Where the first NUL byte of a script is, as `<line>: contains a NUL byte ...`, or `None`.
+pub(crate) fn nul_at(source: &str) -> Option<String> {
+    let pos = memchr::memchr(0, source.as_bytes())?;
+    let before = &source.as_bytes()[..pos];
+    let line = memchr::memchr_iter(b'\n', before).count() + 1;
+    let column = pos - memchr::memrchr(b'\n', before).map_or(0, |n| n + 1) + 1;
+    Some(format!(
+        "{line}: contains a NUL byte (column {column}); remove it: Luau would ignore everything after it"
+    ))
 }
 
 /// A loaded tenant: its name, config and scripts.
@@ -165,7 +187,67 @@ mod tests {
         );
         let e = TenantConfig::from_json("c.json", r#"{"limits":{"max_ops":1}}"#).unwrap_err();
         assert!(e.to_string().contains("unknown field `max_ops`"), "{e}");
+        let e = TenantConfig::from_json("c.json", "{\"queue\":\n true,,}").unwrap_err();
+        assert!(e.to_string().contains("line 2"), "{e}");
+    }
+
+    #[test]
+    fn script_files_drop_a_bom_and_refuse_nul_bytes() {
+        // GIVEN a script that starts with a UTF-8 BOM, and one with a NUL byte on line 3
+        // WHEN each is read as a file
+        // THEN the BOM is gone, and the NUL byte is refused with the file, line and column
+        let s = Script::from_file("x.luau", "x", "\u{feff}return 1").unwrap();
+        assert_eq!(s.source, "return 1");
+        let e = Script::from_file(
+            "tenants/acme/scripts/x.luau",
+            "x",
+            "local a = 1\nlocal b = 2\nlocal c\0 = 3\nerror('x')",
+        )
+        .unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "tenants/acme/scripts/x.luau:3: contains a NUL byte (column 8); remove it: Luau would \
+             ignore everything after it"
+        );
+    }
+
+    #[test]
+    fn type_errors_name_the_json_path() {
+        // GIVEN a limit given as a string
+        // WHEN the config is parsed
+        // THEN the error names the file and the path of the field, not "-"
+        let e = TenantConfig::from_json(
+            "tenants/acme/config.json",
+            r#"{ "limits": { "timeout_s": "5" } }"#,
+        )
+        .unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "tenants/acme/config.json: limits.timeout_s: invalid type: string \"5\", expected u32"
+        );
         let e = TenantConfig::from_json("c.json", r#"{"queue":"yes"}"#).unwrap_err();
-        assert!(e.to_string().contains("line 1"), "{e}");
+        assert!(
+            e.to_string().starts_with("c.json: queue: invalid type"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn refuses_a_config_that_is_not_an_object() {
+        // GIVEN configs that are an array, a number, or have limits as an array
+        // WHEN each is parsed
+        // THEN each is refused with the file and why (serde alone reads an array field by field)
+        for (text, field, what) in [
+            ("[true, true]", "-", "an array"),
+            ("7", "-", "the number 7"),
+            (r#"{ "limits": [5, 5] }"#, "limits", "an array"),
+        ] {
+            let e = TenantConfig::from_json("tenants/acme/config.json", text).unwrap_err();
+            assert_eq!(
+                e.to_string(),
+                format!("tenants/acme/config.json: {field}: must be a JSON object {{ ... }}, not {what}"),
+                "{text}"
+            );
+        }
     }
 }

@@ -21,7 +21,8 @@ use crate::{ports::Backends, Error, Result};
 const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS objects (
   bucket TEXT NOT NULL, key TEXT NOT NULL, size INTEGER NOT NULL, etag TEXT NOT NULL,
-  blob TEXT NOT NULL, modified_ms INTEGER NOT NULL, PRIMARY KEY (bucket, key)) WITHOUT ROWID;
+  blob TEXT NOT NULL, modified_ms INTEGER NOT NULL, depth INTEGER NOT NULL DEFAULT 0,
+  PRIMARY KEY (bucket, key)) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS objects_blob ON objects(blob);
 CREATE TABLE IF NOT EXISTS kv (
   pk TEXT NOT NULL, sk TEXT NOT NULL, value TEXT NOT NULL, expires_at INTEGER NOT NULL,
@@ -66,6 +67,18 @@ impl Embedded {
         conn.pragma_update(None, "synchronous", "NORMAL")
             .map_err(db_err)?;
         conn.execute_batch(SCHEMA).map_err(db_err)?;
+        // Projects made before objects kept their chain depth.
+        let has_depth: bool = conn
+            .query_row(
+                "SELECT COUNT(*) > 0 FROM pragma_table_info('objects') WHERE name = 'depth'",
+                [],
+                |r| r.get(0),
+            )
+            .map_err(db_err)?;
+        if !has_depth {
+            conn.execute_batch("ALTER TABLE objects ADD COLUMN depth INTEGER NOT NULL DEFAULT 0")
+                .map_err(db_err)?;
+        }
         Ok(Embedded {
             inner: Arc::new(Inner {
                 root: root.to_path_buf(),

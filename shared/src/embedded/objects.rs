@@ -41,7 +41,7 @@ impl Embedded {
         key: &str,
     ) -> Result<Option<(ObjectMeta, String)>> {
         tx.query_row(
-            "SELECT size, etag, modified_ms, blob FROM objects WHERE bucket = ?1 AND key = ?2",
+            "SELECT size, etag, modified_ms, blob, depth FROM objects WHERE bucket = ?1 AND key = ?2",
             params![bucket, key],
             |r| {
                 Ok((
@@ -50,6 +50,7 @@ impl Embedded {
                         size: r.get::<_, i64>(0)? as u64,
                         etag: r.get(1)?,
                         modified_ms: r.get(2)?,
+                        depth: r.get(4)?,
                     },
                     r.get::<_, String>(3)?,
                 ))
@@ -77,7 +78,14 @@ impl Embedded {
 
 #[async_trait]
 impl ObjectStore for Embedded {
-    async fn put(&self, bucket: &str, key: &str, data: Bytes, mode: PutMode) -> Result<ObjectMeta> {
+    async fn put_at_depth(
+        &self,
+        bucket: &str,
+        key: &str,
+        data: Bytes,
+        mode: PutMode,
+        depth: u32,
+    ) -> Result<ObjectMeta> {
         let digest = hex::encode(Sha256::digest(&data));
         let etag = digest[..32].to_string();
         let tmp = self.inner.root.join("tmp").join(token());
@@ -92,6 +100,7 @@ impl ObjectStore for Embedded {
             size: data.len() as u64,
             etag: etag.clone(),
             modified_ms: now_ms(),
+            depth,
         };
         let notify =
             self.inner.notify.iter().any(|(b, suffix)| {
@@ -126,15 +135,16 @@ impl ObjectStore for Embedded {
             std::fs::rename(&tmp, &blob_path)
                 .map_err(|e| io_err("cannot write object".into(), e))?;
             tx.execute(
-                "INSERT OR REPLACE INTO objects (bucket, key, size, etag, blob, modified_ms)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                "INSERT OR REPLACE INTO objects (bucket, key, size, etag, blob, modified_ms, depth)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
                 params![
                     bucket,
                     key,
                     meta.size as i64,
                     etag,
                     digest,
-                    meta.modified_ms
+                    meta.modified_ms,
+                    depth
                 ],
             )
             .map_err(db_err)?;
@@ -234,6 +244,7 @@ impl ObjectStore for Embedded {
                         size: r.get::<_, i64>(1)? as u64,
                         etag: r.get(2)?,
                         modified_ms: r.get(3)?,
+                        depth: 0,
                     })
                 },
             )

@@ -69,8 +69,13 @@ pub fn bytecode(script: &Script) -> Result<Arc<Vec<u8>>, String> {
     Ok(code)
 }
 
-/// Compiles source to bytecode; a syntax error names the script and line.
+/// Compiles source to bytecode; a syntax error names the script and line. A leading UTF-8 BOM
+/// is ignored; a NUL byte is an error, since Luau would silently ignore everything after it.
 pub fn compile(name: &str, source: &str) -> Result<Vec<u8>, String> {
+    let source = source.strip_prefix('\u{feff}').unwrap_or(source);
+    if let Some(at) = crate::config::nul_at(source) {
+        return Err(format!("{name}.luau:{at}"));
+    }
     let c = compiler();
     let with_exports = format!("{source}{EXPORTS}");
     if let Ok(code) = c.compile(&with_exports) {
@@ -95,4 +100,24 @@ pub fn compile(name: &str, source: &str) -> Result<Vec<u8>, String> {
 /// How many scripts are cached (for tests and diagnostics).
 pub fn cached_count() -> usize {
     cache().lock().unwrap_or_else(|p| p.into_inner()).len()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_bom_is_ignored_and_a_nul_byte_is_an_error_with_its_line() {
+        // GIVEN a script that starts with a UTF-8 BOM
+        // WHEN it is compiled THEN it compiles (Luau alone calls the BOM a syntax error)
+        compile("bom", "\u{feff}function on_invoke() return 1 end").unwrap();
+        // GIVEN a script with a NUL byte on line 2, and a syntax error after it
+        // WHEN it is compiled THEN the NUL byte is refused with the script and line (Luau alone
+        // stops reading at it and says nothing)
+        let e = compile("x", "local a = 1\n--\0\nlocal = = 2").unwrap_err();
+        assert!(
+            e.starts_with("x.luau:2: contains a NUL byte (column 3)"),
+            "{e}"
+        );
+    }
 }

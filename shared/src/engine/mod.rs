@@ -57,9 +57,15 @@ pub struct Call {
     pub event: serde_json::Value,
     /// 1 on first delivery.
     pub attempt: u32,
+    /// The chain depth: 0 for a direct invocation or an outside object event, one more than
+    /// the sender for a message or an object a script wrote.
+    pub depth: u32,
 }
 
 const POOL_PER_TENANT: usize = 8;
+
+/// The longest error message of a script that the host keeps, in bytes.
+pub const MAX_ERROR_BYTES: usize = 16 * 1024;
 
 /// Idle VMs of one tenant, with the tenant version they were built for.
 type Pool = ([u8; 32], Vec<Vm>);
@@ -124,10 +130,12 @@ impl Engine {
     ) -> Result<serde_json::Value, Error> {
         let tenant = &call.tenant;
         let script = tenant.script(&call.script)?;
+        // A script's error text reaches logs, terminals and callers: `error(string.rep(...))`
+        // must not make every one of them carry megabytes.
         let fail = |message: String| Error::Script {
             tenant: tenant.name.clone(),
             script: call.script.clone(),
-            message,
+            message: host::cut_text(message, MAX_ERROR_BYTES),
         };
         let code = bytecode(script).map_err(fail)?;
         let vm = self.take_vm(tenant, services)?;
@@ -147,6 +155,9 @@ impl Engine {
             stream_bytes: Cell::new(0),
             breach: RefCell::new(None),
             heap_base: 0,
+            depth: call.depth,
+            sends: Cell::new(0),
+            log_bytes: Cell::new(0),
         });
         let timeout_message = format!(
             "limit timeout_s exceeded: the invocation ran past its deadline of {} s",
@@ -231,6 +242,7 @@ fn run_in(
     ctx.raw_set("script", call.script.as_str())?;
     ctx.raw_set("request_id", request_id)?;
     ctx.raw_set("attempt", call.attempt)?;
+    ctx.raw_set("depth", call.depth)?;
     ctx.raw_set("deadline_ms", deadline_ms)?;
     ctx.set_readonly(true);
     let ev = host::to_lua(lua, &call.event)?;
@@ -256,11 +268,11 @@ pub fn message_of(e: &mlua::Error) -> String {
         mlua::Error::CallbackError { cause, .. } => message_of(cause),
         mlua::Error::WithContext { cause, .. } => message_of(cause),
         // Tracebacks go to the logs, not into the message people read first.
-        mlua::Error::RuntimeError(m) => m
-            .split("\nstack traceback:")
-            .next()
-            .unwrap_or(m)
-            .to_string(),
+        mlua::Error::RuntimeError(m) => match m.split("\nstack traceback:").next().unwrap_or(m) {
+            // `error()` or `error(nil)`: say so rather than print a bare "nil".
+            "nil" => "the script raised an error with no message (error(nil))".into(),
+            first => first.to_string(),
+        },
         mlua::Error::SyntaxError { message, .. } => message.clone(),
         mlua::Error::MemoryError(_) => {
             "limit max_memory_mb exceeded: the script's Luau heap reached its limit".into()

@@ -9,14 +9,41 @@ use mlua::{Lua, LuaOptions, LuaSerdeExt, StdLib, Table, Value};
 use crate::config::{Deployment, Tenant};
 use crate::host;
 
-/// Globals removed before sandboxing: they load code, reach other environments or the process.
-const REMOVED: [&str; 6] = [
-    "require",
-    "loadstring",
-    "getfenv",
-    "setfenv",
-    "load",
-    "dofile",
+/// Globals that load code, reach other environments or the process. Each is replaced by a
+/// stand-in that raises `<name> is not available in native scripts`, so that a script author
+/// learns why instead of reading `attempt to call a nil value`; none of them can do anything.
+const REMOVED: [(&str, &str); 7] = [
+    (
+        "require",
+        "; a script is one file: put shared code in each script that needs it",
+    ),
+    ("loadstring", "; scripts cannot load code"),
+    ("load", "; scripts cannot load code"),
+    ("dofile", "; scripts cannot load code"),
+    ("getfenv", "; use _G for the invocation's globals"),
+    ("setfenv", "; use _G for the invocation's globals"),
+    ("module", "; return a table of entry points instead"),
+];
+
+/// Functions of `os` beyond `clock`, `date`, `difftime` and `time` that Lua users may try.
+const REMOVED_OS: [(&str, &str); 7] = [
+    ("execute", ""),
+    ("exit", "; return from the entry point, or raise an error"),
+    ("getenv", "; read the tenant's settings from native.config"),
+    ("remove", "; use native.bucket.<Name>.delete"),
+    ("rename", ""),
+    ("tmpname", ""),
+    ("setlocale", ""),
+];
+
+/// Whole libraries that are absent: indexing or calling them raises, naming what was tried.
+const REMOVED_LIBS: [(&str, &str); 3] = [
+    (
+        "io",
+        "; use native.bucket for objects and native.log or print for output",
+    ),
+    ("debug", ""),
+    ("package", "; a script is one file"),
 ];
 
 /// `pcall`, `xpcall` and `coroutine.resume` that hand scripts error messages as strings, and
@@ -39,6 +66,19 @@ return function(f, ...) return fix(rawpcall(f, ...)) end,
     end, ...)
   end,
   function(co, ...) return fix(rawresume(co, ...)) end
+"#;
+
+/// `error` that gives a table raised without a metatable a `__tostring`, so that an uncaught
+/// `error({ code = 1 })` reads `s.luau:3: error {"code":1}` rather than `table: 0x7f...`. The
+/// table itself is still what pcall catches. Levels count from the caller, as Luau's own.
+const ERROR: &str = r#"
+local rawerror, tag, type = ...
+return function(v, level)
+  if type(v) == "table" then tag(v) end
+  if level == nil then level = 1 end
+  if type(level) == "number" and level > 0 then level += 1 end
+  return rawerror(v, level)
+end
 "#;
 
 /// A VM with its shared read-only globals.
@@ -64,8 +104,11 @@ impl Vm {
             | StdLib::BUFFER;
         let lua = Lua::new_with(libs, LuaOptions::default())?;
         let g = lua.globals();
-        for name in REMOVED {
-            g.raw_set(name, Value::Nil)?;
+        for (name, hint) in REMOVED {
+            g.raw_set(name, unavailable(&lua, name.to_string(), hint, false)?)?;
+        }
+        for (name, hint) in REMOVED_LIBS {
+            g.raw_set(name, unavailable(&lua, name.to_string(), hint, true)?)?;
         }
         // Only `os.clock`, `os.date`, `os.difftime` and `os.time` exist in Luau's os library;
         // check anyway, so that a newer Luau cannot bring more in unnoticed.
@@ -76,7 +119,13 @@ impl Vm {
                 os.raw_set(k, Value::Nil)?;
             }
         }
-        g.raw_set("collectgarbage", lua.create_function(collectgarbage)?)?;
+        for (name, hint) in REMOVED_OS {
+            os.raw_set(name, unavailable(&lua, format!("os.{name}"), hint, false)?)?;
+        }
+        g.raw_set(
+            "collectgarbage",
+            host::function(&lua, ("collectgarbage", &["option?"]), collectgarbage)?,
+        )?;
         // Errors raised by host functions reach Luau as error values; a script that catches one
         // with pcall or xpcall gets its message as a plain string, as for Luau's own errors.
         let clean = lua.create_function(clean_error)?;
@@ -89,6 +138,12 @@ impl Vm {
         g.raw_set("pcall", pcall)?;
         g.raw_set("xpcall", xpcall)?;
         coroutine.raw_set("resume", resume)?;
+        let error: mlua::Function = lua.load(ERROR).set_name("=[native]").call((
+            g.raw_get::<mlua::Function>("error")?,
+            lua.create_function(tag_error)?,
+            g.raw_get::<mlua::Function>("type")?,
+        ))?;
+        g.raw_set("error", error)?;
         g.raw_set("print", lua.create_function(print)?)?;
         g.raw_set(
             "native",
@@ -121,6 +176,130 @@ impl Vm {
         env.raw_set("_G", env.clone())?;
         env.set_metatable(Some(self.env_meta.clone()))?;
         Ok(env)
+    }
+}
+
+/// A stand-in for a removed function or library: an empty read-only table that raises
+/// `<name> is not available in native scripts` when called or indexed, with the script and line
+/// and a hint where there is something to use instead. A table rather than a function, so that
+/// `require.path` says the same as `require(...)`. For a library, indexing names the field
+/// tried (`io.open is not available ...`).
+fn unavailable(lua: &Lua, name: String, hint: &'static str, library: bool) -> mlua::Result<Table> {
+    let meta = lua.create_table()?;
+    let what = name.clone();
+    meta.raw_set(
+        "__index",
+        lua.create_function(move |lua, (_, key): (Value, Value)| -> mlua::Result<()> {
+            let what = match (library, key) {
+                (false, _) => what.clone(),
+                (true, Value::String(s)) => format!("{what}.{}", s.to_string_lossy()),
+                (true, other) => format!("{what}[{}]", other.type_name()),
+            };
+            Err(host::raise(
+                lua,
+                format!("{what} is not available in native scripts{hint}"),
+            ))
+        })?,
+    )?;
+    meta.raw_set(
+        "__call",
+        lua.create_function(move |lua, _: mlua::MultiValue| -> mlua::Result<()> {
+            Err(host::raise(
+                lua,
+                format!("{name} is not available in native scripts{hint}"),
+            ))
+        })?,
+    )?;
+    meta.raw_set("__metatable", "locked")?;
+    meta.set_readonly(true);
+    let t = lua.create_table()?;
+    t.set_metatable(Some(meta))?;
+    t.set_readonly(true);
+    Ok(t)
+}
+
+/// Gives a table about to be raised a `__tostring` that shows where it was raised and what it
+/// holds, unless it has a metatable of its own or is read-only.
+fn tag_error(lua: &Lua, t: Table) -> mlua::Result<()> {
+    if t.metatable().is_some() || t.is_readonly() {
+        return Ok(());
+    }
+    let at = match host::raise(lua, "") {
+        mlua::Error::RuntimeError(at) => at,
+        _ => String::new(),
+    };
+    let meta = lua.create_table()?;
+    meta.raw_set(
+        "__tostring",
+        lua.create_function(move |_, t: Table| {
+            let mut out = format!("{at}error ");
+            describe(&Value::Table(t), 0, &mut out);
+            Ok(out)
+        })?,
+    )?;
+    t.set_metatable(Some(meta))
+}
+
+/// The most of an error value [`describe`] shows.
+const DESCRIBE_CHARS: usize = 500;
+
+/// Writes a value as JSON-like text for an error message, bounded in depth, entries and length
+/// (an error value may be any size); `...` marks what was left out.
+fn describe(v: &Value, depth: usize, out: &mut String) {
+    if out.len() > DESCRIBE_CHARS {
+        return;
+    }
+    match v {
+        Value::Nil => out.push_str("null"),
+        Value::Boolean(b) => out.push_str(&b.to_string()),
+        Value::Integer(i) => out.push_str(&i.to_string()),
+        Value::Number(n) => out.push_str(&serde_json::json!(n).to_string()),
+        Value::String(s) => {
+            let s = s.to_string_lossy();
+            let cut: String = s.chars().take(100).collect();
+            out.push_str(&serde_json::Value::String(cut).to_string());
+            if s.chars().count() > 100 {
+                out.push_str("...");
+            }
+        }
+        Value::Table(t) if depth < 3 => {
+            let len = t.raw_len();
+            let pairs: Vec<(Value, Value)> = t.pairs().take(17).flatten().collect();
+            let is_array = len > 0
+                && pairs.len() == len.min(17)
+                && pairs.iter().all(|(k, _)| match k {
+                    Value::Integer(i) => (1..=len as i64).contains(i),
+                    Value::Number(n) => n.fract() == 0.0 && *n >= 1.0 && *n <= len as f64,
+                    _ => false,
+                });
+            out.push(if is_array { '[' } else { '{' });
+            for (i, (k, v)) in pairs.iter().take(16).enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                if !is_array {
+                    match k {
+                        Value::String(s) => out
+                            .push_str(&serde_json::Value::String(s.to_string_lossy()).to_string()),
+                        Value::Integer(i) => out.push_str(&format!("\"{i}\"")),
+                        Value::Number(n) => out.push_str(&format!("\"{n}\"")),
+                        other => out.push_str(&format!("\"<{}>\"", other.type_name())),
+                    }
+                    out.push(':');
+                }
+                describe(v, depth + 1, out);
+                if out.len() > DESCRIBE_CHARS {
+                    out.push_str("...");
+                    return;
+                }
+            }
+            if pairs.len() > 16 {
+                out.push_str(",...");
+            }
+            out.push(if is_array { ']' } else { '}' });
+        }
+        Value::Table(_) => out.push_str("{...}"),
+        other => out.push_str(&format!("<{}>", other.type_name())),
     }
 }
 
@@ -172,6 +351,6 @@ fn print(lua: &Lua, args: mlua::Variadic<Value>) -> mlua::Result<()> {
         "ts_ms": crate::ports::now_ms(), "level": "info", "tenant": inv.tenant.name,
         "script": inv.script, "request_id": inv.request_id, "msg": msg,
     });
-    inv.services.log.write(&rec);
+    inv.write_log(&rec);
     Ok(())
 }

@@ -2,6 +2,7 @@
 
 use mlua::{Lua, Table, Value};
 
+use super::Signature;
 use super::{from_lua, invocation, raise, to_lua, Invocation};
 use crate::barrier::{Barriers, CreateSpec, Meta, Outcome};
 use crate::Error;
@@ -39,13 +40,14 @@ fn create(lua: &Lua, opts: Table) -> mlua::Result<String> {
         }
     };
     let continue_with: Option<String> = opts.get("continue_with")?;
-    let deadline_s: Option<i64> = opts.get("deadline_s")?;
-    if deadline_s.is_some_and(|d| d <= 0) {
-        return Err(raise(
-            lua,
-            "barrier.create: deadline_s must be a positive number of seconds",
-        ));
-    }
+    // A deadline past the barrier's own life (a week) could never be met or missed.
+    let deadline_s = super::opt_whole(
+        lua,
+        Some(&opts),
+        "native.barrier.create",
+        "deadline_s",
+        1..=crate::barrier::TTL_S,
+    )?;
     let state = from_lua(
         lua,
         opts.get::<Value>("state")?,
@@ -162,6 +164,8 @@ fn hydrate(lua: &Lua, ev: Value) -> mlua::Result<Value> {
 }
 
 fn result_table(lua: &Lua, id: &str, meta: &Meta, failed: u64) -> mlua::Result<Table> {
+    const RESULTS: Signature = ("barrier:results", &[]);
+    const FAILURES: Signature = ("barrier:failures", &[]);
     let t = lua.create_table()?;
     t.set("id", id)?;
     t.set("state", to_lua(lua, &meta.state)?)?;
@@ -171,30 +175,33 @@ fn result_table(lua: &Lua, id: &str, meta: &Meta, failed: u64) -> mlua::Result<T
     let rid = id.to_string();
     t.set(
         "results",
-        lua.create_function(move |lua, _self: Value| iterator(lua, rid.clone(), false))?,
+        super::function(lua, RESULTS, move |lua, _: Value| {
+            iterator(lua, rid.clone(), false)
+        })?,
     )?;
     let fid = id.to_string();
     t.set(
         "failures",
-        lua.create_function(move |lua, _self: Value| iterator(lua, fid.clone(), true))?,
+        super::function(lua, FAILURES, move |lua, _: Value| {
+            iterator(lua, fid.clone(), true)
+        })?,
     )?;
     Ok(t)
 }
 
 fn status(lua: &Lua, (id, opts): (String, Option<Table>)) -> mlua::Result<Value> {
-    let (cursor, limit) = match &opts {
-        Some(o) => (
-            o.get::<Option<String>>("cursor")?,
-            o.get::<Option<usize>>("limit")?.unwrap_or(100),
-        ),
-        None => (None, 100),
+    let cursor = match &opts {
+        Some(o) => o.get::<Option<String>>("cursor")?,
+        None => None,
     };
-    if !(1..=1000).contains(&limit) {
-        return Err(raise(
-            lua,
-            format!("barrier.status: limit must be 1 to 1000, not {limit}"),
-        ));
-    }
+    let limit = super::opt_whole(
+        lua,
+        opts.as_ref(),
+        "native.barrier.status",
+        "limit",
+        1..=1000,
+    )?
+    .unwrap_or(100) as usize;
     let inv = invocation(lua)?;
     match run(
         lua,
@@ -212,9 +219,13 @@ fn status(lua: &Lua, (id, opts): (String, Option<Table>)) -> mlua::Result<Value>
 /// The `native.barrier` table.
 pub fn module(lua: &Lua) -> mlua::Result<Table> {
     let t = lua.create_table()?;
-    t.set("create", lua.create_function(create)?)?;
-    t.set("ack", lua.create_function(ack)?)?;
-    t.set("hydrate", lua.create_function(hydrate)?)?;
-    t.set("status", lua.create_function(status)?)?;
+    const CREATE: Signature = ("native.barrier.create", &["opts"]);
+    const ACK: Signature = ("native.barrier.ack", &["id", "member", "outcome?"]);
+    const HYDRATE: Signature = ("native.barrier.hydrate", &["ev"]);
+    const STATUS: Signature = ("native.barrier.status", &["id", "opts?"]);
+    t.set("create", super::function(lua, CREATE, create)?)?;
+    t.set("ack", super::function(lua, ACK, ack)?)?;
+    t.set("hydrate", super::function(lua, HYDRATE, hydrate)?)?;
+    t.set("status", super::function(lua, STATUS, status)?)?;
     Ok(t)
 }

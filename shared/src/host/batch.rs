@@ -10,10 +10,11 @@ use mlua::{Lua, Table, UserData, UserDataFields, UserDataMethods, Value};
 use serde_json::json;
 use sha2::{Digest, Sha256};
 
+use super::Signature;
 use super::{from_lua, invocation, raise, to_json_text, to_lua, Invocation};
 use crate::batch::manifest::{
-    check_job_id, check_part_key, done_job, job_dir, state_key, Dataset, Done, Part, Query,
-    Request, State, REQUEST_VERSION,
+    check_job_id, check_part_key, done_job, id_record_key, job_dir, request_fingerprint, state_key,
+    Dataset, Done, IdRecord, Part, Query, Request, State, REQUEST_VERSION,
 };
 use crate::batch::reader::{Blocking, PartSource, Rows};
 use crate::ports::PutMode;
@@ -52,10 +53,13 @@ fn put(lua: &Lua, inv: &Invocation, key: &str, data: Vec<u8>) -> mlua::Result<()
     let full = format!("{folder}{key}");
     inv.block_on(
         lua,
-        inv.services
-            .backends
-            .objects
-            .put(&bucket, &full, Bytes::from(data), PutMode::Overwrite),
+        inv.services.backends.objects.put_at_depth(
+            &bucket,
+            &full,
+            Bytes::from(data),
+            PutMode::Overwrite,
+            inv.depth + 1,
+        ),
     )?;
     Ok(())
 }
@@ -69,6 +73,23 @@ fn get(lua: &Lua, inv: &Invocation, key: &str) -> mlua::Result<Option<Bytes>> {
         .map(|(_, b)| b))
 }
 
+/// What the id of a draft was used for before, looked up once per draft.
+#[derive(Debug, Clone, Default, PartialEq)]
+enum Prior {
+    /// Not looked up yet.
+    #[default]
+    Unknown,
+    /// Nothing was submitted under the id (or no id was given): inputs are written as attached.
+    Fresh,
+    /// A job was submitted under the id; `recorded` tells whether its id record exists (a
+    /// submit that died between request.json and the record leaves only request.json).
+    Submitted {
+        fingerprint: String,
+        recorded: bool,
+        created_ms: i64,
+    },
+}
+
 /// A job being built by a script.
 #[derive(Debug, Default)]
 struct Draft {
@@ -80,9 +101,64 @@ struct Draft {
     state: serde_json::Value,
     continue_with: Option<String>,
     submitted: bool,
+    prior: Prior,
 }
 
 impl Draft {
+    /// What the draft's id was used for: its id record, else its request.json (1 or 2 backend
+    /// calls, once per draft; none without an id).
+    fn prior(&mut self, lua: &Lua, inv: &Invocation) -> mlua::Result<Prior> {
+        if !self.id_given {
+            return Ok(Prior::Fresh);
+        }
+        if self.prior != Prior::Unknown {
+            return Ok(self.prior.clone());
+        }
+        let record_key = id_record_key(&self.id);
+        let request_key = format!("{}request.json", job_dir(&self.id));
+        self.prior = if let Some(b) = get(lua, inv, &record_key)? {
+            let r: IdRecord = serde_json::from_slice(&b)
+                .map_err(|e| raise(lua, format!("{record_key} is damaged: {e}")))?;
+            Prior::Submitted {
+                fingerprint: r.fingerprint,
+                recorded: true,
+                created_ms: r.created_ms,
+            }
+        } else if let Some(b) = get(lua, inv, &request_key)? {
+            let r: Request = serde_json::from_slice(&b)
+                .map_err(|e| raise(lua, format!("{request_key} is damaged: {e}")))?;
+            Prior::Submitted {
+                fingerprint: request_fingerprint(&r.inputs, &r.queries),
+                recorded: false,
+                created_ms: r.created_ms,
+            }
+        } else {
+            Prior::Fresh
+        };
+        Ok(self.prior.clone())
+    }
+
+    fn write_id_record(
+        &self,
+        lua: &Lua,
+        inv: &Invocation,
+        fingerprint: String,
+        created_ms: i64,
+    ) -> mlua::Result<()> {
+        let record = IdRecord {
+            v: 1,
+            job: self.id.clone(),
+            fingerprint,
+            created_ms,
+        };
+        put(
+            lua,
+            inv,
+            &id_record_key(&self.id),
+            serde_json::to_vec(&record).map_err(|e| raise(lua, e))?,
+        )
+    }
+
     fn not_submitted(&self, lua: &Lua) -> mlua::Result<()> {
         if self.submitted {
             return Err(raise(
@@ -106,6 +182,9 @@ impl Draft {
             ));
         }
         let inv = invocation(lua)?;
+        // Under an id that was submitted before, the inputs are only measured: the pending job's
+        // files stay as its request.json promises them, and submit compares.
+        let write = self.prior(lua, &inv)? == Prior::Fresh;
         let cut =
             INPUT_PART_BYTES.min(u64::from(inv.tenant.config.limits.max_object_mb) * MB) as usize;
         let dir = job_dir(&self.id);
@@ -116,7 +195,10 @@ impl Draft {
             let key = format!("inputs/{name}.{:04}.ndjson", parts.len());
             let sha = hex::encode(Sha256::digest(&buf[..]));
             let bytes = buf.len() as u64;
-            put(lua, &inv, &format!("{dir}{key}"), std::mem::take(buf))?;
+            let data = std::mem::take(buf);
+            if write {
+                put(lua, &inv, &format!("{dir}{key}"), data)?;
+            }
             parts.push(Part {
                 key,
                 bytes: Some(bytes),
@@ -163,20 +245,29 @@ impl Draft {
         let inv = invocation(lua)?;
         let dir = job_dir(&self.id);
         let request_key = format!("{dir}request.json");
-        if self.id_given {
-            let (bucket, folder) = batch_place(lua, &inv)?;
-            inv.charge(lua, 1)?;
-            let exists = inv.block_on(
-                lua,
-                inv.services
-                    .backends
-                    .objects
-                    .head(&bucket, &format!("{folder}{request_key}")),
-            )?;
-            if exists.is_some() {
-                self.submitted = true;
-                return Ok(self.id.clone());
+        let fingerprint = request_fingerprint(&self.inputs, &self.queries);
+        if let Prior::Submitted {
+            fingerprint: before,
+            recorded,
+            created_ms,
+        } = self.prior(lua, &inv)?
+        {
+            // Submitted before under this id: pending, finished, or cleaned up. The same
+            // request again is a retry and starts nothing; another one is refused.
+            if before != fingerprint {
+                return Err(raise(
+                    lua,
+                    format!(
+                        "job:submit: job {:?} was already submitted with other inputs or queries; nothing was written. Submit the same inputs and queries under this id, or use another id",
+                        self.id
+                    ),
+                ));
             }
+            if !recorded {
+                self.write_id_record(lua, &inv, fingerprint, created_ms)?;
+            }
+            self.submitted = true;
+            return Ok(self.id.clone());
         }
         let now = crate::ports::now_ms();
         let state = State {
@@ -208,6 +299,10 @@ impl Draft {
             &request_key,
             serde_json::to_vec_pretty(&request).map_err(|e| raise(lua, e))?,
         )?;
+        // The id record last: until it is there, a retry finds request.json and finishes it.
+        if self.id_given {
+            self.write_id_record(lua, &inv, fingerprint, now)?;
+        }
         self.submitted = true;
         Ok(self.id.clone())
     }
@@ -219,11 +314,18 @@ impl UserData for Draft {
     }
 
     fn add_methods<M: UserDataMethods<Self>>(m: &mut M) {
-        m.add_method_mut("input_rows", |lua, d, (name, rows): (String, Table)| {
+        const INPUT_ROWS: Signature = ("job:input_rows", &["name", "rows"]);
+        const QUERY: Signature = ("job:query", &["name", "query", "params?"]);
+        const STATE: Signature = ("job:state", &["state"]);
+        const CONTINUE_WITH: Signature = ("job:continue_with", &["script"]);
+        const HTTP: Signature = ("job:http", &["name", "opts"]);
+        const SUBMIT: Signature = ("job:submit", &[]);
+        super::add_method_mut(m, INPUT_ROWS, |lua, d, (name, rows): (String, Table)| {
             d.input_rows(lua, name, rows)
         });
-        m.add_method_mut(
-            "query",
+        super::add_method_mut(
+            m,
+            QUERY,
             |lua, d, (name, query, params): (String, String, Value)| {
                 d.not_submitted(lua)?;
                 crate::keys::check_name("query", &name).map_err(|e| raise(lua, e))?;
@@ -248,12 +350,12 @@ impl UserData for Draft {
                 Ok(name)
             },
         );
-        m.add_method_mut("state", |lua, d, v: Value| {
+        super::add_method_mut(m, STATE, |lua, d, v: Value| {
             d.not_submitted(lua)?;
             d.state = from_lua(lua, v, "job:state: the state")?;
             Ok(())
         });
-        m.add_method_mut("continue_with", |lua, d, script: String| {
+        super::add_method_mut(m, CONTINUE_WITH, |lua, d, script: String| {
             d.not_submitted(lua)?;
             invocation(lua)?
                 .tenant
@@ -262,26 +364,36 @@ impl UserData for Draft {
             d.continue_with = Some(script);
             Ok(())
         });
-        m.add_method_mut("http", |lua, d, (name, opts): (String, Table)| -> mlua::Result<()> {
-            d.not_submitted(lua)?;
-            crate::keys::check_name("request", &name).map_err(|e| raise(lua, e))?;
-            let url: Option<String> = opts.get("url")?;
-            let method: Option<String> = opts.get("method")?;
-            if url.as_deref().is_none_or(|u| !(u.starts_with("https://") || u.starts_with("http://"))) {
-                return Err(raise(lua, "job:http: url must be an http:// or https:// URL"));
-            }
-            if let Some(m) = &method {
-                if !["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD"].contains(&m.as_str()) {
-                    return Err(raise(lua, format!("job:http: method {m:?} is not one of GET, POST, PUT, PATCH, DELETE, HEAD")));
+        super::add_method_mut(
+            m,
+            HTTP,
+            |lua, d, (name, opts): (String, Table)| -> mlua::Result<()> {
+                d.not_submitted(lua)?;
+                crate::keys::check_name("request", &name).map_err(|e| raise(lua, e))?;
+                let url: Option<String> = opts.get("url")?;
+                let method: Option<String> = opts.get("method")?;
+                if url
+                    .as_deref()
+                    .is_none_or(|u| !(u.starts_with("https://") || u.starts_with("http://")))
+                {
+                    return Err(raise(
+                        lua,
+                        "job:http: url must be an http:// or https:// URL",
+                    ));
                 }
-            }
-            Err(raise(
+                if let Some(m) = &method {
+                    if !["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD"].contains(&m.as_str()) {
+                        return Err(raise(lua, format!("job:http: method {m:?} is not one of GET, POST, PUT, PATCH, DELETE, HEAD")));
+                    }
+                }
+                Err(raise(
                 lua,
                 "job:http needs the long-running server runtime (Fargate), which performs the request in the background; \
                  the Lambda functions and the native CLI cannot, since nothing runs after the invocation returns",
             ))
-        });
-        m.add_method_mut("submit", |lua, d, ()| d.submit(lua));
+            },
+        );
+        super::add_method_mut(m, SUBMIT, |lua, d, ()| d.submit(lua));
     }
 }
 
@@ -476,7 +588,10 @@ impl UserData for Finished {
     }
 
     fn add_methods<M: UserDataMethods<Self>>(m: &mut M) {
-        m.add_method("rows", |lua, j, name: String| {
+        const ROWS: Signature = ("job:rows", &["name"]);
+        const BODY: Signature = ("job:body", &["name"]);
+        const KEYS: Signature = ("job:keys", &[]);
+        super::add_method(m, ROWS, |lua, j, name: String| {
             let d = j.dataset(lua, &name)?;
             let inv = invocation(lua)?;
             let (bucket, folder) = batch_place(lua, &inv)?;
@@ -495,37 +610,56 @@ impl UserData for Finished {
                 },
             )
         });
-        m.add_method("body", |lua, j, name: String| {
+        super::add_method(m, BODY, |lua, j, name: String| {
             let d = j.dataset(lua, &name)?;
             let inv = invocation(lua)?;
             let (bucket, folder) = batch_place(lua, &inv)?;
             let max = u64::from(inv.tenant.config.limits.max_object_mb) * MB;
             let dir = format!("{folder}{}", job_dir(&j.id));
-            let mut src = JobParts { inv: &inv, bucket: &bucket, dir: &dir };
+            let mut src = JobParts {
+                inv: &inv,
+                bucket: &bucket,
+                dir: &dir,
+            };
             let mut out = Vec::new();
             for part in &d.parts {
                 let what = format!("result {name:?} of job {:?}, part {:?}", j.id, part.key);
-                let (size, mut r) = src.open(&part.key).map_err(|e| raise(lua, e))?.ok_or_else(|| raise(lua, format!("{what}: the part is missing")))?;
+                let (size, mut r) = src
+                    .open(&part.key)
+                    .map_err(|e| raise(lua, e))?
+                    .ok_or_else(|| raise(lua, format!("{what}: the part is missing")))?;
                 if out.len() as u64 + size > max {
                     return Err(raise(lua, format!("{what}: the body is larger than max_object_mb ({max} bytes); read it with job:rows")));
                 }
                 let start = out.len();
-                r.read_to_end(&mut out).map_err(|e| raise(lua, format!("{what}: {e}")))?;
-                src.consumed((out.len() - start) as u64).map_err(|e| raise(lua, e))?;
+                r.read_to_end(&mut out)
+                    .map_err(|e| raise(lua, format!("{what}: {e}")))?;
+                src.consumed((out.len() - start) as u64)
+                    .map_err(|e| raise(lua, e))?;
                 let got = &out[start..];
                 if part.bytes.is_some_and(|b| b != got.len() as u64) {
-                    return Err(raise(lua, format!("{what}: read {} bytes, the manifest says {}", got.len(), part.bytes.unwrap_or(0))));
+                    return Err(raise(
+                        lua,
+                        format!(
+                            "{what}: read {} bytes, the manifest says {}",
+                            got.len(),
+                            part.bytes.unwrap_or(0)
+                        ),
+                    ));
                 }
                 if let Some(want) = &part.sha256 {
                     let have = hex::encode(Sha256::digest(got));
                     if !have.eq_ignore_ascii_case(want) {
-                        return Err(raise(lua, format!("{what}: sha256 is {have}, the manifest says {want}")));
+                        return Err(raise(
+                            lua,
+                            format!("{what}: sha256 is {have}, the manifest says {want}"),
+                        ));
                     }
                 }
             }
             lua.create_string(&out)
         });
-        m.add_method("keys", |lua, j, ()| {
+        super::add_method(m, KEYS, |lua, j, ()| {
             let mut keys = j.keys();
             if keys.len() > MAX_KEYS {
                 let inv = invocation(lua)?;
@@ -579,6 +713,15 @@ fn hydrate(lua: &Lua, (ev, opts): (Value, Option<Table>)) -> mlua::Result<Value>
         )
     })?;
     drop(inv);
+    // Part keys first, whatever `ok` says: a failed job's keys() still names its parts, and a
+    // key that climbs out would make the continuation's `{ delete = job:keys() }` fail on every
+    // retry (or reach outside the job) instead of saying what the partner got wrong.
+    for (name, d) in &done.results {
+        for p in &d.parts {
+            check_part_key(&p.key)
+                .map_err(|e| raise(lua, format!("jobs/{job}/done.json: result {name:?}: {e}")))?;
+        }
+    }
     if !done.ok {
         let why = done
             .error
@@ -604,12 +747,6 @@ fn hydrate(lua: &Lua, (ev, opts): (Value, Option<Table>)) -> mlua::Result<Value>
             ));
         }
     }
-    for (name, d) in &done.results {
-        for p in &d.parts {
-            check_part_key(&p.key)
-                .map_err(|e| raise(lua, format!("jobs/{job}/done.json: result {name:?}: {e}")))?;
-        }
-    }
     let f = Finished {
         id: job,
         ok: true,
@@ -623,8 +760,19 @@ fn hydrate(lua: &Lua, (ev, opts): (Value, Option<Table>)) -> mlua::Result<Value>
 /// The `native.batch` table.
 pub fn module(lua: &Lua) -> mlua::Result<Table> {
     let t = lua.create_table()?;
-    t.set("new", lua.create_function(new)?)?;
-    t.set("route", lua.create_function(route)?)?;
-    t.set("hydrate", lua.create_function(hydrate)?)?;
+    const NEW: Signature = ("native.batch.new", &["opts?"]);
+    const ROUTE: Signature = ("native.batch.route", &["event"]);
+    const HYDRATE: Signature = ("native.batch.hydrate", &["ev", "opts?"]);
+    t.set("new", super::function(lua, NEW, new)?)?;
+    t.set("route", super::function(lua, ROUTE, route)?)?;
+    t.set("hydrate", super::function(lua, HYDRATE, hydrate)?)?;
     Ok(t)
+}
+
+/// Registers the job types with a VM without making a job, so that their methods can be listed.
+#[cfg(test)]
+pub(super) fn register_types(lua: &Lua) -> mlua::Result<()> {
+    lua.create_proxy::<Draft>()?;
+    lua.create_proxy::<Finished>()?;
+    Ok(())
 }

@@ -20,7 +20,9 @@ pub fn module(lua: &Lua, deployment: &Deployment) -> mlua::Result<Table> {
     let meta = lua.create_table()?;
     meta.set(
         "__index",
-        lua.create_function(
+        super::function(
+            lua,
+            ("native.bucket", &["self", "name"]),
             move |lua, (_t, name): (mlua::Value, String)| -> mlua::Result<()> {
                 Err(raise(
                     lua,
@@ -46,11 +48,13 @@ pub fn module(lua: &Lua, deployment: &Deployment) -> mlua::Result<Table> {
 fn bucket(lua: &Lua, logical: &str) -> mlua::Result<Table> {
     let t = lua.create_table()?;
     let name = logical.to_string();
+    let sig =
+        |f: &str, params: &'static [&'static str]| (format!("native.bucket.{name}.{f}"), params);
 
     let n = name.clone();
     t.set(
         "get",
-        lua.create_function(move |lua, key: String| {
+        super::function(lua, sig("get", &["key"]), move |lua, key: String| {
             let (inv, real, full) = target(lua, &n, &key)?;
             let got = inv.block_on(lua, inv.services.backends.objects.get(&real, &full))?;
             let Some((meta, data)) = got else {
@@ -74,7 +78,7 @@ fn bucket(lua: &Lua, logical: &str) -> mlua::Result<Table> {
     let n = name.clone();
     t.set(
         "put",
-        lua.create_function(move |lua, (key, body): (String, mlua::LuaString)| {
+        super::function(lua, sig("put", &["key", "body"]), move |lua, (key, body): (String, mlua::LuaString)| {
             check_key(lua, &key)?;
             let inv = invocation(lua)?;
             let max = u64::from(inv.tenant.config.limits.max_object_mb);
@@ -88,7 +92,7 @@ fn bucket(lua: &Lua, logical: &str) -> mlua::Result<Table> {
             inv.charge(lua, 1)?;
             let (real, full) = locate(&inv.services.deployment, &n, &inv.tenant.name, &key);
             let data = Bytes::copy_from_slice(&body.as_bytes());
-            let meta = inv.block_on(lua, inv.services.backends.objects.put(&real, &full, data, PutMode::Overwrite))?;
+            let meta = inv.block_on(lua, inv.services.backends.objects.put_at_depth(&real, &full, data, PutMode::Overwrite, inv.depth + 1))?;
             Ok(meta.etag)
         })?,
     )?;
@@ -96,7 +100,7 @@ fn bucket(lua: &Lua, logical: &str) -> mlua::Result<Table> {
     let n = name.clone();
     t.set(
         "delete",
-        lua.create_function(move |lua, key: String| {
+        super::function(lua, sig("delete", &["key"]), move |lua, key: String| {
             let (inv, real, full) = target(lua, &n, &key)?;
             inv.block_on(lua, inv.services.backends.objects.delete(&real, &full))
         })?,
@@ -105,7 +109,7 @@ fn bucket(lua: &Lua, logical: &str) -> mlua::Result<Table> {
     let n = name.clone();
     t.set(
         "open",
-        lua.create_function(move |lua, key: String| {
+        super::function(lua, sig("open", &["key"]), move |lua, key: String| {
             check_key(lua, &key)?;
             let inv = invocation(lua)?;
             let (bucket, key_full) = locate(&inv.services.deployment, &n, &inv.tenant.name, &key);
@@ -120,7 +124,7 @@ fn bucket(lua: &Lua, logical: &str) -> mlua::Result<Table> {
     let n = name.clone();
     t.set(
         "head",
-        lua.create_function(move |lua, key: String| {
+        super::function(lua, sig("head", &["key"]), move |lua, key: String| {
             let (inv, real, full) = target(lua, &n, &key)?;
             let Some(meta) = inv.block_on(lua, inv.services.backends.objects.head(&real, &full))?
             else {
@@ -135,27 +139,21 @@ fn bucket(lua: &Lua, logical: &str) -> mlua::Result<Table> {
         })?,
     )?;
 
-    let n = name;
+    let n = name.clone();
     t.set(
         "list",
-        lua.create_function(
+        super::function(
+            lua,
+            sig("list", &["prefix?", "opts?"]),
             move |lua, (prefix, opts): (Option<String>, Option<Table>)| {
                 let prefix = prefix.unwrap_or_default();
                 crate::keys::check_prefix(&prefix).map_err(|why| raise(lua, why))?;
-                let (after, limit) = match &opts {
-                    Some(o) => (
-                        o.get::<Option<String>>("cursor")?,
-                        o.get::<Option<usize>>("limit")?,
-                    ),
-                    None => (None, None),
+                let after = match &opts {
+                    Some(o) => o.get::<Option<String>>("cursor")?,
+                    None => None,
                 };
-                let limit = limit.unwrap_or(1000);
-                if !(1..=1000).contains(&limit) {
-                    return Err(raise(
-                        lua,
-                        format!("list: limit must be 1 to 1000, not {limit}"),
-                    ));
-                }
+                let limit = super::opt_whole(lua, opts.as_ref(), "list", "limit", 1..=1000)?
+                    .unwrap_or(1000) as usize;
                 let inv = invocation(lua)?;
                 inv.charge(lua, 1)?;
                 let folder = inv.services.deployment.full_key(&n, &inv.tenant.name, "");

@@ -3,6 +3,7 @@
 
 use mlua::{Lua, Table, Value};
 
+use super::Signature;
 use super::{invocation, raise, to_json_text, to_lua, Invocation};
 use crate::ports::{now_ms, NewItem, PutMode};
 use crate::Error;
@@ -30,16 +31,8 @@ fn check_part(lua: &Lua, what: &str, s: &str) -> mlua::Result<()> {
 }
 
 fn ttl(lua: &Lua, opts: &Option<Table>) -> mlua::Result<i64> {
-    let ttl = match opts {
-        Some(o) => o.get::<Option<i64>>("ttl_s")?.unwrap_or(MAX_TTL_S),
-        None => MAX_TTL_S,
-    };
-    if !(1..=MAX_TTL_S).contains(&ttl) {
-        return Err(raise(
-            lua,
-            format!("native.db: ttl_s must be 1 to {MAX_TTL_S} (a week), not {ttl}"),
-        ));
-    }
+    let ttl = super::opt_whole(lua, opts.as_ref(), "native.db", "ttl_s", 1..=MAX_TTL_S)?
+        .unwrap_or(MAX_TTL_S);
     Ok(now_ms() / 1000 + ttl)
 }
 
@@ -83,10 +76,22 @@ fn address<'a>(
 
 /// The `native.db` table.
 pub fn module(lua: &Lua) -> mlua::Result<Table> {
+    const GET: Signature = ("native.db.get", &["partition", "key"]);
+    const PUT: Signature = ("native.db.put", &["partition", "key", "value", "opts?"]);
+    const PUT_IF_ABSENT: Signature = (
+        "native.db.put_if_absent",
+        &["partition", "key", "value", "opts?"],
+    );
+    const DELETE: Signature = ("native.db.delete", &["partition", "key"]);
+    const QUERY: Signature = ("native.db.query", &["partition", "opts?"]);
+    /// The arguments of put and put_if_absent.
+    type PutArgs = (String, String, Value, Option<Table>);
+    /// The arguments of query.
+    type QueryArgs = (String, Option<Table>);
     let t = lua.create_table()?;
     t.set(
         "get",
-        lua.create_function(|lua, (partition, key): (String, String)| {
+        super::function(lua, GET, |lua, (partition, key): (String, String)| {
             let (inv, pk) = address(lua, &partition, &key)?;
             match inv.block_on(lua, inv.services.backends.kv.get(&pk, &key))? {
                 Some(item) => decode(lua, &item.value),
@@ -96,7 +101,7 @@ pub fn module(lua: &Lua) -> mlua::Result<Table> {
     )?;
     t.set(
         "put",
-        lua.create_function(|lua, args: (String, String, Value, Option<Table>)| {
+        super::function(lua, PUT, |lua, args: PutArgs| {
             let item = item(lua, args)?;
             let inv = invocation(lua)?;
             inv.charge(lua, 1)?;
@@ -106,7 +111,7 @@ pub fn module(lua: &Lua) -> mlua::Result<Table> {
     )?;
     t.set(
         "put_if_absent",
-        lua.create_function(|lua, args: (String, String, Value, Option<Table>)| {
+        super::function(lua, PUT_IF_ABSENT, |lua, args: PutArgs| {
             let item = item(lua, args)?;
             let inv = invocation(lua)?;
             inv.charge(lua, 1)?;
@@ -123,29 +128,24 @@ pub fn module(lua: &Lua) -> mlua::Result<Table> {
     )?;
     t.set(
         "delete",
-        lua.create_function(|lua, (partition, key): (String, String)| {
+        super::function(lua, DELETE, |lua, (partition, key): (String, String)| {
             let (inv, pk) = address(lua, &partition, &key)?;
             inv.block_on(lua, inv.services.backends.kv.delete(&pk, &key, None))
         })?,
     )?;
     t.set(
         "query",
-        lua.create_function(|lua, (partition, opts): (String, Option<Table>)| {
+        super::function(lua, QUERY, |lua, (partition, opts): QueryArgs| {
             check_part(lua, "partition", &partition)?;
-            let (prefix, cursor, limit) = match &opts {
+            let (prefix, cursor) = match &opts {
                 Some(o) => (
                     o.get::<Option<String>>("prefix")?.unwrap_or_default(),
                     o.get::<Option<String>>("cursor")?,
-                    o.get::<Option<usize>>("limit")?.unwrap_or(100),
                 ),
-                None => (String::new(), None, 100),
+                None => (String::new(), None),
             };
-            if !(1..=1000).contains(&limit) {
-                return Err(raise(
-                    lua,
-                    format!("native.db.query: limit must be 1 to 1000, not {limit}"),
-                ));
-            }
+            let limit = super::opt_whole(lua, opts.as_ref(), "native.db.query", "limit", 1..=1000)?
+                .unwrap_or(100) as usize;
             let inv = invocation(lua)?;
             inv.charge(lua, 1)?;
             let pk = db_pk(&inv.tenant.name, &partition);

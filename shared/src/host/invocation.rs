@@ -36,6 +36,12 @@ pub struct Invocation {
     pub breach: RefCell<Option<String>>,
     /// The VM's heap before the invocation began: what the script uses is measured from here.
     pub heap_base: usize,
+    /// The invocation's chain depth (`ctx.depth`).
+    pub depth: u32,
+    /// Messages sent so far.
+    pub sends: Cell<u32>,
+    /// Bytes of log output written so far.
+    pub log_bytes: Cell<usize>,
 }
 
 impl Invocation {
@@ -120,6 +126,54 @@ impl Invocation {
         }
     }
 
+    /// Counts one message sent against `max_sends`, and checks that the message, one deeper
+    /// than this invocation, stays within `max_chain_depth`; a breach is recorded and raised.
+    pub fn charge_send(&self, lua: &Lua, what: &str) -> mlua::Result<()> {
+        let limits = &self.tenant.config.limits;
+        let sent = self.sends.get() + 1;
+        self.sends.set(sent);
+        if sent > limits.max_sends {
+            return Err(self.breach(
+                lua,
+                format!(
+                    "limit max_sends exceeded: {what} would be message {sent} of this invocation \
+                     and the tenant allows {}; send fewer, larger messages or raise \
+                     limits.max_sends in {} (ceiling {})",
+                    limits.max_sends,
+                    self.config_file(),
+                    crate::config::CEILINGS.max_sends
+                ),
+            ));
+        }
+        if self.depth >= limits.max_chain_depth {
+            return Err(self.breach(lua, self.depth_message(what)));
+        }
+        Ok(())
+    }
+
+    /// The message for a chain that would go past `max_chain_depth`.
+    pub fn depth_message(&self, what: &str) -> String {
+        depth_message(&self.tenant, what, self.depth + 1)
+    }
+
+    /// Writes a script's log record, within [`super::log::MAX_LOG_BYTES`] per invocation: past
+    /// it, one record says so and the rest are dropped (logging is not worth failing for).
+    pub fn write_log(&self, rec: &serde_json::Value) {
+        let max = super::log::MAX_LOG_BYTES;
+        let before = self.log_bytes.get();
+        let after = before + super::log::encoded_len(rec);
+        self.log_bytes.set(after);
+        if after <= max {
+            self.services.log.write(rec);
+        } else if before <= max {
+            self.services.log.write(&serde_json::json!({
+                "ts_ms": crate::ports::now_ms(), "level": "warn", "tenant": self.tenant.name,
+                "script": self.script, "request_id": self.request_id,
+                "msg": format!("log output of this invocation reached {} MB; further records are dropped", max >> 20),
+            }));
+        }
+    }
+
     /// The message for a breach of `max_memory_mb`, with the figures.
     pub fn memory_message(&self, lua: &Lua) -> String {
         let used = lua.used_memory().saturating_sub(self.heap_base);
@@ -167,4 +221,21 @@ impl crate::barrier::Budget for Invocation {
             .max_data_ops
             .saturating_sub(self.data_ops.get())
     }
+
+    fn depth(&self) -> u32 {
+        self.depth
+    }
+}
+
+/// The message for work at `depth`, past the tenant's `max_chain_depth`.
+pub fn depth_message(tenant: &crate::config::Tenant, what: &str, depth: u32) -> String {
+    format!(
+        "limit max_chain_depth exceeded: {what} would run at chain depth {depth} and the tenant \
+         allows {} (each message a script sends, and each event of an object a script writes, \
+         runs one deeper than its sender); look for scripts that trigger each other in a loop, \
+         or raise limits.max_chain_depth in tenants/{}/config.json (ceiling {})",
+        tenant.config.limits.max_chain_depth,
+        tenant.name,
+        crate::config::CEILINGS.max_chain_depth
+    )
 }

@@ -83,8 +83,12 @@ fn decode(lua: &Lua, text: mlua::LuaString) -> mlua::Result<Value> {
 /// The `native.json` table.
 pub fn module(lua: &Lua) -> mlua::Result<Table> {
     let t = lua.create_table()?;
-    t.set("encode", lua.create_function(encode)?)?;
-    t.set("decode", lua.create_function(decode)?)?;
+    const ENCODE: super::Signature = ("native.json.encode", &["value", "opts?"]);
+    t.set("encode", super::function(lua, ENCODE, encode)?)?;
+    t.set(
+        "decode",
+        super::function(lua, ("native.json.decode", &["text"]), decode)?,
+    )?;
     // Stands for a JSON null where nil cannot: an NDJSON row that is `null`.
     t.set("null", lua.null())?;
     Ok(t)

@@ -79,8 +79,6 @@ pub(super) fn log(
     rec.insert("request_id".into(), json!(inv.request_id));
     rec.insert("msg".into(), json!(msg));
     if let Some(f) = fields {
-        let services = inv.services.clone();
-        drop(inv);
         if let Value::Object(m) =
             super::from_lua(lua, mlua::Value::Table(f), "native.log: the fields")?
         {
@@ -88,9 +86,43 @@ pub(super) fn log(
                 rec.entry(k).or_insert(v);
             }
         }
-        services.log.write(&Value::Object(rec));
-        return Ok(());
     }
-    inv.services.log.write(&Value::Object(rec));
+    inv.write_log(&Value::Object(rec));
     Ok(())
+}
+
+/// `text` cut to at most `max` bytes (on a character boundary), noting its full length.
+pub fn cut_text(mut text: String, max: usize) -> String {
+    if text.len() <= max {
+        return text;
+    }
+    let total = text.len();
+    let mut end = max;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    text.truncate(end);
+    text.push_str(&format!(" [cut: {total} bytes in all]"));
+    text
+}
+
+/// The most log output one invocation writes, in bytes of JSON lines: a loop of log calls
+/// must not flood the process's log (and the log bill) for every tenant.
+pub const MAX_LOG_BYTES: usize = 4 * 1024 * 1024;
+
+/// The length of a record as a JSON line, without building the line.
+pub(crate) fn encoded_len(rec: &Value) -> usize {
+    struct Count(usize);
+    impl std::io::Write for Count {
+        fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+            self.0 += b.len();
+            Ok(b.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut c = Count(1);
+    let _ = serde_json::to_writer(&mut c, rec);
+    c.0
 }

@@ -7,6 +7,7 @@ mod batch;
 mod bucket;
 mod db;
 pub mod encode;
+mod function;
 mod invocation;
 mod json;
 mod json_seed;
@@ -14,10 +15,13 @@ mod log;
 mod ndjson;
 mod queue;
 mod rows;
+#[cfg(test)]
+mod types_test;
 
-pub use invocation::Invocation;
+pub use function::{add_method, add_method_mut, function, method, method_mut, Signature};
+pub use invocation::{depth_message, Invocation};
 pub use json::{from_lua, to_json_text, to_lua};
-pub use log::{message_text, LogSink, StderrLog};
+pub use log::{cut_text, message_text, LogSink, StderrLog};
 
 use std::fmt::Display;
 
@@ -33,7 +37,10 @@ pub fn native_table(
 ) -> mlua::Result<Table> {
     let native = lua.create_table()?;
     native.set("json", json::module(lua)?)?;
-    native.set("log", lua.create_function(log::log)?)?;
+    native.set(
+        "log",
+        function(lua, ("native.log", &["level", "msg", "fields?"]), log::log)?,
+    )?;
     native.set("config", to_lua(lua, config)?)?;
     native.set("bucket", bucket::module(lua, deployment)?)?;
     native.set("db", db::module(lua)?)?;
@@ -88,4 +95,52 @@ pub fn raise(lua: &Lua, message: impl Display) -> mlua::Error {
 /// Checks a relative key, raising a clear error for a bad one.
 pub(crate) fn check_key(lua: &Lua, key: &str) -> mlua::Result<()> {
     crate::keys::check_relative_key(key).map_err(|why| raise(lua, why))
+}
+
+/// A whole number from an option table's field (`None` when the table or the field is
+/// absent). Another type, a fraction, NaN or a number outside `range` is an error that names
+/// the function, the field, the range and the value: numbers from scripts feed deadlines,
+/// TTLs and delays, where an unchecked one overflows or wraps.
+pub(crate) fn opt_whole(
+    lua: &Lua,
+    opts: Option<&Table>,
+    func: &str,
+    field: &str,
+    range: std::ops::RangeInclusive<i64>,
+) -> mlua::Result<Option<i64>> {
+    let Some(opts) = opts else { return Ok(None) };
+    let v: mlua::Value = opts.get(field)?;
+    let (lo, hi) = (*range.start(), *range.end());
+    let n = match v {
+        mlua::Value::Nil => return Ok(None),
+        mlua::Value::Integer(i) => i as f64,
+        mlua::Value::Number(n) => n,
+        other => {
+            return Err(raise(
+                lua,
+                format!(
+                    "{func}: {field} must be a number from {lo} to {hi}, not a {}",
+                    other.type_name()
+                ),
+            ))
+        }
+    };
+    let shown = if n.abs() < 1e15 {
+        format!("{n}")
+    } else {
+        format!("{n:e}")
+    };
+    if !n.is_finite() || n < lo as f64 || n > hi as f64 {
+        return Err(raise(
+            lua,
+            format!("{func}: {field} must be {lo} to {hi}, not {shown}"),
+        ));
+    }
+    if n.fract() != 0.0 {
+        return Err(raise(
+            lua,
+            format!("{func}: {field} must be a whole number from {lo} to {hi}, not {shown}"),
+        ));
+    }
+    Ok(Some(n as i64))
 }

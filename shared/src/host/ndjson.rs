@@ -125,6 +125,9 @@ fn rows(lua: &Lua, source: Value) -> mlua::Result<mlua::Function> {
 /// The `native.ndjson` table.
 pub fn module(lua: &Lua) -> mlua::Result<Table> {
     let t = lua.create_table()?;
-    t.set("rows", lua.create_function(rows)?)?;
+    t.set(
+        "rows",
+        super::function(lua, ("native.ndjson.rows", &["source"]), rows)?,
+    )?;
     Ok(t)
 }

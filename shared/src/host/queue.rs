@@ -27,6 +27,7 @@ pub(crate) fn work_body(lua: &Lua, script: &str, event: serde_json::Value) -> ml
         tenant: inv.tenant.name.clone(),
         script: script.to_string(),
         event,
+        depth: inv.depth + 1,
     })
     .map_err(|e| raise(lua, e))?;
     if body.len() > MAX_MESSAGE_BYTES {
@@ -39,16 +40,15 @@ pub(crate) fn work_body(lua: &Lua, script: &str, event: serde_json::Value) -> ml
 }
 
 fn send(lua: &Lua, (script, event, opts): (String, Value, Option<Table>)) -> mlua::Result<()> {
-    let delay = match &opts {
-        Some(o) => o.get::<Option<i64>>("delay_s")?.unwrap_or(0),
-        None => 0,
-    };
-    if !(0..=i64::from(MAX_DELAY_S)).contains(&delay) {
-        return Err(raise(
-            lua,
-            format!("native.queue.send: delay_s must be 0 to {MAX_DELAY_S}, not {delay}"),
-        ));
-    }
+    let delay = super::opt_whole(
+        lua,
+        opts.as_ref(),
+        "native.queue.send",
+        "delay_s",
+        0..=i64::from(MAX_DELAY_S),
+    )?
+    .unwrap_or(0);
+    invocation(lua)?.charge_send(lua, &format!("native.queue.send to {script:?}"))?;
     let event = from_lua(lua, event, "native.queue.send: the event")?;
     let body = work_body(lua, &script, event)?;
     let inv = invocation(lua)?;
@@ -65,6 +65,7 @@ fn send(lua: &Lua, (script, event, opts): (String, Value, Option<Table>)) -> mlu
 /// The `native.queue` table.
 pub fn module(lua: &Lua) -> mlua::Result<Table> {
     let t = lua.create_table()?;
-    t.set("send", lua.create_function(send)?)?;
+    const SEND: super::Signature = ("native.queue.send", &["script", "event", "opts?"]);
+    t.set("send", super::function(lua, SEND, send)?)?;
     Ok(t)
 }

@@ -17,6 +17,10 @@ pub struct ObjectMeta {
     pub etag: String,
     /// When it was last written, in ms since the epoch.
     pub modified_ms: i64,
+    /// The chain depth that events about this object run at: one more than the depth of the
+    /// invocation that wrote it, 0 for writes from outside (see `ctx.depth`). Read by `head`,
+    /// `get` and `open`; 0 in listings.
+    pub depth: u32,
 }
 
 /// One page of a listing.
@@ -64,8 +68,23 @@ impl ListPage {
 /// the logical names and tenant folders that scripts use happens in the host API.
 #[async_trait]
 pub trait ObjectStore: std::fmt::Debug + Send + Sync {
-    /// Writes an object whole. Returns its metadata (with the new etag).
-    async fn put(&self, bucket: &str, key: &str, data: Bytes, mode: PutMode) -> Result<ObjectMeta>;
+    /// Writes an object whole, as an outside party (its events start a chain at depth 0).
+    /// Returns its metadata (with the new etag).
+    async fn put(&self, bucket: &str, key: &str, data: Bytes, mode: PutMode) -> Result<ObjectMeta> {
+        self.put_at_depth(bucket, key, data, mode, 0).await
+    }
+
+    /// Writes an object whole, recording the chain depth its events run at
+    /// ([`ObjectMeta::depth`]), so that a script that writes into a bucket it is triggered by
+    /// cannot loop forever.
+    async fn put_at_depth(
+        &self,
+        bucket: &str,
+        key: &str,
+        data: Bytes,
+        mode: PutMode,
+        depth: u32,
+    ) -> Result<ObjectMeta>;
 
     /// Reads an object whole; `None` when there is none.
     async fn get(&self, bucket: &str, key: &str) -> Result<Option<(ObjectMeta, Bytes)>>;

@@ -17,8 +17,15 @@ struct SmallPages(Embedded);
 
 #[async_trait::async_trait]
 impl ObjectStore for SmallPages {
-    async fn put(&self, b: &str, k: &str, d: Bytes, m: PutMode) -> Result<ObjectMeta> {
-        self.0.put(b, k, d, m).await
+    async fn put_at_depth(
+        &self,
+        b: &str,
+        k: &str,
+        d: Bytes,
+        m: PutMode,
+        depth: u32,
+    ) -> Result<ObjectMeta> {
+        self.0.put_at_depth(b, k, d, m, depth).await
     }
     async fn get(&self, b: &str, k: &str) -> Result<Option<(ObjectMeta, Bytes)>> {
         self.0.get(b, k).await

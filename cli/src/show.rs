@@ -1,0 +1,138 @@
+//! Text that came from a script or its data, made safe for a terminal. A script's error, log line,
+//! return value or dead letter is printed to the operator's terminal: an escape sequence in it
+//! could clear the screen, retitle the window or move the cursor, and a carriage return or
+//! newline could forge a line that seems to come from `native` itself. Every print path of such
+//! text goes through this module.
+//!
+//! What is escaped: C0 controls (ESC, CR, BEL, ...), DEL, C1 controls (which some terminals act
+//! on in UTF-8 too, e.g. U+009B CSI) and the bidirectional overrides that reorder what is shown.
+
+use std::borrow::Cow;
+use std::io::IsTerminal;
+
+use crate::out::errln;
+use std::sync::Arc;
+
+use native_core::host::LogSink;
+
+/// Whether `c` must not reach a terminal raw.
+fn unsafe_char(c: char) -> bool {
+    c.is_control() // C0, DEL and C1
+        || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}' | '\u{200e}' | '\u{200f}')
+}
+
+/// Escapes `s` for a terminal; `keep` lists controls that are our own formatting and stay.
+fn escape_with<'a>(s: &'a str, keep: &[char]) -> Cow<'a, str> {
+    if !s.chars().any(|c| unsafe_char(c) && !keep.contains(&c)) {
+        return Cow::Borrowed(s);
+    }
+    let mut out = String::with_capacity(s.len() + 16);
+    for c in s.chars() {
+        if !unsafe_char(c) || keep.contains(&c) {
+            out.push(c);
+            continue;
+        }
+        match c {
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c => out.push_str(&format!("\\u{{{:x}}}", c as u32)),
+        }
+    }
+    Cow::Owned(out)
+}
+
+/// One piece of script text for a line of ours (an error, a field): every control escaped,
+/// newlines included, so it cannot start a line of its own.
+pub fn text(s: &str) -> Cow<'_, str> {
+    escape_with(s, &[])
+}
+
+/// A message of ours, whose newlines and tabs are our formatting and whose script parts were
+/// escaped with [`text`] (or are escaped here): everything else is escaped.
+pub fn lines(s: &str) -> Cow<'_, str> {
+    escape_with(s, &['\n', '\t'])
+}
+
+/// JSON text from serde_json, which escapes C0 controls but writes DEL, C1 controls and the
+/// bidirectional overrides raw: those become `\uXXXX` escapes. They can only be inside strings,
+/// so the result is the same JSON.
+pub fn json(s: &str) -> Cow<'_, str> {
+    if !s.chars().any(unsafe_char) {
+        return Cow::Borrowed(s);
+    }
+    let mut out = String::with_capacity(s.len() + 16);
+    for c in s.chars() {
+        // Newlines and indents of pretty JSON are outside strings; inside, serde escaped them.
+        if unsafe_char(c) && !matches!(c, '\n' | '\t' | ' ') {
+            out.push_str(&format!("\\u{:04x}", c as u32));
+        } else {
+            out.push(c);
+        }
+    }
+    Cow::Owned(out)
+}
+
+/// An object's bytes for stdout: exact when stdout is a file or a pipe (`native get ... > f`),
+/// and with controls escaped (lines and tabs kept) when it is a terminal.
+pub fn bytes(data: &[u8]) {
+    if std::io::stdout().is_terminal() {
+        crate::out::bytes(lines(&String::from_utf8_lossy(data)).as_bytes())
+    } else {
+        crate::out::bytes(data)
+    }
+}
+
+/// Script logs on stderr, one JSON object a line, escaped with [`json`].
+#[derive(Debug, Default)]
+pub struct TerminalLog;
+
+impl LogSink for TerminalLog {
+    fn write(&self, record: &serde_json::Value) {
+        let line = record.to_string();
+        errln!("{}", json(&line));
+    }
+}
+
+/// A runtime over the project whose script logs go through [`TerminalLog`].
+pub fn runtime(p: &native_core::local::Project) -> native_core::runtime::Runtime {
+    p.runtime().with_log(Arc::new(TerminalLog))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn controls_are_escaped_and_plain_text_is_untouched() {
+        // GIVEN text with a screen clear, a carriage return, a bell, a forged line, DEL, CSI
+        // (C1) and a right-to-left override
+        let nasty = "a\u{1b}[2Jb\rc\u{7}d\nerror: forged\u{7f}\u{9b}31m\u{202e}x\ty";
+        // WHEN it is escaped as a piece of text
+        // THEN no control is left, and each shows as an escape
+        assert_eq!(
+            text(nasty),
+            "a\\u{1b}[2Jb\\rc\\u{7}d\\nerror: forged\\u{7f}\\u{9b}31m\\u{202e}x\\ty"
+        );
+        // AND as our own lines, newlines and tabs stay
+        assert_eq!(
+            lines(nasty),
+            "a\\u{1b}[2Jb\\rc\\u{7}d\nerror: forged\\u{7f}\\u{9b}31m\\u{202e}x\ty"
+        );
+        // AND plain text is not copied
+        assert!(matches!(text("plain ünïcode"), Cow::Borrowed(_)));
+    }
+
+    #[test]
+    fn json_stays_json_without_raw_controls() {
+        // GIVEN a value whose strings hold every kind of control
+        let v = serde_json::json!({ "k\u{9b}": "\u{1b}[2J\u{7f}\u{9b}\u{202e}\n" });
+        for s in [v.to_string(), serde_json::to_string_pretty(&v).unwrap()] {
+            // WHEN its JSON text is escaped
+            let out = json(&s);
+            // THEN it parses to the same value, and holds no control but layout
+            assert_eq!(serde_json::from_str::<serde_json::Value>(&out).unwrap(), v);
+            assert!(!out.chars().any(|c| unsafe_char(c) && c != '\n'), "{out}");
+        }
+    }
+}
