@@ -23,6 +23,8 @@ fn limits_in_range(l: &Limits) {
         (l.max_stream_mb, c.max_stream_mb),
         (l.max_http_requests, c.max_http_requests),
         (l.max_http_response_mb, c.max_http_response_mb),
+        (l.max_sends, c.max_sends),
+        (l.max_chain_depth, c.max_chain_depth),
     ];
     for (v, ceiling) in pairs {
         assert!(

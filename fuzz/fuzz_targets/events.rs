@@ -22,6 +22,7 @@ fuzz_target!(|data: &[u8]| {
                     size: r.size,
                     etag: r.etag.clone(),
                     modified_ms: 7,
+                    depth: 0,
                 };
                 let again = object_created_body(&r.bucket, &meta, "local");
                 let Ok(Notification::Records(back)) = parse_notification(&again) else {
@@ -40,7 +41,10 @@ fuzz_target!(|data: &[u8]| {
     if let Ok(msg) = serde_json::from_str::<WorkMessage>(body) {
         let text = serde_json::to_string(&msg).expect("a work message serializes");
         let back: WorkMessage = serde_json::from_str(&text).expect("and parses again");
-        assert_eq!((&back.tenant, &back.script), (&msg.tenant, &msg.script));
+        assert_eq!(
+            (&back.tenant, &back.script, back.depth),
+            (&msg.tenant, &msg.script, msg.depth)
+        );
         assert!(json_eq(&back.event, &msg.event), "event changed on the way");
     }
 });

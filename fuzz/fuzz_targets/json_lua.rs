@@ -155,6 +155,7 @@ fuzz_target!(|data: &[u8]| {
         entry: Entry::Invoke,
         event: serde_json::json!({ "bytes": data }),
         attempt: 1,
+        depth: 0,
     };
     let out = h
         .engine

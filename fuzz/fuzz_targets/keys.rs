@@ -49,6 +49,7 @@ fuzz_target!(|data: &[u8]| {
                 size: 1,
                 etag: "e".into(),
                 modified_ms: 1,
+                depth: 0,
             };
             let body = object_created_body(real, &meta, "local");
             let Ok(Notification::Records(r)) = parse_notification(&body) else {
