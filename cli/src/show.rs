@@ -9,11 +9,11 @@
 
 use std::borrow::Cow;
 use std::io::IsTerminal;
-
-use crate::out::errln;
 use std::sync::Arc;
 
 use native_core::host::LogSink;
+
+use crate::out::errln;
 
 /// Whether `c` must not reach a terminal raw.
 fn unsafe_char(c: char) -> bool {

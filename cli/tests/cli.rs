@@ -1495,6 +1495,25 @@ fn native_closed(cwd: &Path, args: &[&str]) -> Closed {
     }
 }
 
+/// `native ARGS 2>&1` into a pipe whose reader has already gone: stdout and stderr both fail
+/// with EPIPE. Only the exit status can tell what happened.
+fn native_all_closed(cwd: &Path, args: &[&str]) -> std::process::ExitStatus {
+    let mut reader = Command::new("true")
+        .stdin(Stdio::piped())
+        .spawn()
+        .expect("cannot run true");
+    let write_end = std::os::fd::OwnedFd::from(reader.stdin.take().unwrap());
+    reader.wait().unwrap();
+    Command::new(native_bin())
+        .current_dir(cwd)
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::from(write_end.try_clone().unwrap()))
+        .stderr(Stdio::from(write_end))
+        .status()
+        .expect("cannot run native")
+}
+
 /// `native --project DIR ARGS | head -1`: reads the first line of stdout, then closes it.
 fn native_head_1(project: &Path, args: &[&str]) -> (String, Closed) {
     use std::io::BufRead;
@@ -1533,7 +1552,7 @@ end
 "#;
 
 const LATER: &str = r#"
-function on_queue(ctx, ev) native.bucket.Acks.put("later.txt", "ran") end
+function on_queue(ctx, ev) print("later runs") native.bucket.Acks.put("later.txt", "ran") end
 "#;
 
 #[test]
@@ -1601,4 +1620,15 @@ fn every_verb_exits_quietly_when_stdout_is_closed() {
     }
     // AND a verb whose output nobody read still did the rest of its work: the invoke drained
     native(p.path(), &["get", "acme", "Acks", "later.txt"]).ok();
+    // WHEN stderr is closed too (`2>&1 | head -1`) THEN script logs and the CLI's own lines are
+    // dropped as quietly
+    for args in [
+        vec!["--project", dir, "invoke", "acme", "big"],
+        vec!["--project", dir, "drain"],
+        vec!["--project", dir, "get", "acme", "In", "missing.txt"],
+    ] {
+        let status = native_all_closed(&tmp, &args);
+        let want = if args.contains(&"missing.txt") { 1 } else { 0 };
+        assert_eq!(status.code(), Some(want), "{}: {status:?}", args.join(" "));
+    }
 }

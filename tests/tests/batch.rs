@@ -511,7 +511,10 @@ async fn streams_obey_max_stream_mb_and_rows_obey_max_object_mb(backend: Backend
         .await
         .unwrap_err()
         .to_string();
-    assert!(e.contains("line 1 is longer than max_object_mb"), "{e}");
+    assert!(
+        e.contains("limit max_object_mb exceeded: line 1 is longer than"),
+        "{e}"
+    );
 }
 
 async fn gzip_is_detected_from_the_data_and_parts_are_read_in_order(backend: Backend) {

@@ -22,7 +22,7 @@ pub async fn run() -> Outcome {
     outln!("(script logs go to stderr, one JSON object a line)");
 
     let p = Project::open(dir.path())?;
-    let rt = p.runtime();
+    let rt = crate::show::runtime(&p);
     step(
         1,
         "native invoke hello start '{\"name\":\"Ada\"}'  (on_invoke writes In/greetings/Ada.json)",
@@ -85,7 +85,7 @@ async fn barrier() -> Outcome {
         dir.path().display()
     );
     let p = Project::open(dir.path())?;
-    let rt = p.runtime();
+    let rt = crate::show::runtime(&p);
     let ev = json!({ "batch": "b1", "ref": "order-7", "docs": { "a.xml": "<a/>", "b.xml": "<b/>", "c.xml": "<c/>" } });
     step(
         4,
@@ -138,7 +138,7 @@ async fn batch() -> Outcome {
         dir.path().display()
     );
     let p = Project::open(dir.path())?;
-    let rt = p.runtime();
+    let rt = crate::show::runtime(&p);
     let ev = json!({ "ids": [1, 2, 3], "since": "2026-11-01", "ref": "r-1" });
     step(
         10,

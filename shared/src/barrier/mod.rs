@@ -48,7 +48,9 @@ pub const LEASE_MS: i64 = 60_000;
 /// The largest encoded outcome.
 pub const MAX_OUTCOME_BYTES: usize = 8 * 1024;
 /// The longest member name.
-pub const MAX_MEMBER_BYTES: usize = 1024;
+// A member's rows have sort keys `p#<generation>#<member>` and `o#<member>`: with 1 000 bytes
+// of name they stay within DynamoDB's 1 024-byte sort key.
+pub const MAX_MEMBER_BYTES: usize = 1000;
 /// Members per page when iterating results.
 const PAGE: usize = 100;
 

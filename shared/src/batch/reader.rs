@@ -259,7 +259,10 @@ impl Rows {
                 return Err(bad(
                     &self.what,
                     &cur.part,
-                    format!("line {n} is longer than max_object_mb ({max} bytes)"),
+                    format!(
+                        "limit max_object_mb exceeded: line {n} is longer than {max} bytes \
+                         (limits.max_object_mb)"
+                    ),
                 ));
             }
             if ended && line.is_empty() {

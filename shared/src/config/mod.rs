@@ -48,7 +48,10 @@ pub(crate) fn parse<T: DeserializeOwned>(
             _ => {}
         }
     }
-    serde_path_to_error::deserialize(value).map_err(|e| {
+    // From the text, not the value: a value has already folded duplicate keys into one, and
+    // `{"queue": false, "queue": true}` must stay an error, not the last one winning.
+    let mut de = serde_json::Deserializer::from_str(text);
+    serde_path_to_error::deserialize(&mut de).map_err(|e| {
         let path = e.path().to_string();
         let field = if path == "." { "-".to_string() } else { path };
         Error::config(file, field, e.into_inner())

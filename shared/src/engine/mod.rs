@@ -64,6 +64,9 @@ pub struct Call {
 
 const POOL_PER_TENANT: usize = 8;
 
+/// Garbage a VM may keep when it goes back to the pool; more is collected first.
+const POOLED_GARBAGE_BYTES: usize = 1024 * 1024;
+
 /// The longest error message of a script that the host keeps, in bytes.
 pub const MAX_ERROR_BYTES: usize = 16 * 1024;
 
@@ -198,7 +201,9 @@ impl Engine {
         if out.is_ok()
             || matches!(&out, Err(Error::Script { message, .. }) if !message.starts_with("limit "))
         {
-            if vm.lua.used_memory() > base + 8 * 1024 * 1024 {
+            // A pooled VM keeps its garbage until the next collection: up to eight of them
+            // per tenant must not hold megabytes each between invocations.
+            if vm.lua.used_memory() > base + POOLED_GARBAGE_BYTES {
                 let _ = vm.lua.gc_collect();
             }
             self.give_back(tenant, vm);

@@ -71,9 +71,21 @@ fn create(lua: &Lua, opts: Table) -> mlua::Result<String> {
 
 fn outcome(lua: &Lua, v: Value) -> mlua::Result<Outcome> {
     let t = match v {
-        Value::Nil => return Ok(Outcome { ok: true, error: None, result: None }),
+        Value::Nil => {
+            return Ok(Outcome {
+                ok: true,
+                error: None,
+                result: None,
+            })
+        }
         Value::Table(t) => t,
-        _ => return Err(raise(lua, "barrier.ack: the outcome must be a table { ok = true|false, error = string?, result = any? }")),
+        other => {
+            let kind = match other {
+                Value::Integer(_) | Value::Number(_) => "number",
+                o => o.type_name(),
+            };
+            return Err(raise(lua, format!("native.barrier.ack: parameter \"outcome\" must be a table, not a {kind} (an outcome is {{ ok = true|false, error = string?, result = any? }})")));
+        }
     };
     let ok = match t.get::<Value>("ok")? {
         Value::Nil => true,

@@ -419,10 +419,13 @@ fn route(lua: &Lua, event: Value) -> mlua::Result<Value> {
     let Value::Table(ev) = &event else {
         return Ok(Value::Nil);
     };
-    if ev.get::<Option<String>>("bucket")?.as_deref() != Some("$batch") {
+    let bucket: Option<String> = super::function::field(lua, ev, "native.batch.route", "bucket")?;
+    if bucket.as_deref() != Some("$batch") {
         return Ok(Value::Nil);
     }
-    let key: String = ev.get::<Option<String>>("key")?.unwrap_or_default();
+    let key: String =
+        super::function::field::<Option<String>>(lua, ev, "native.batch.route", "key")?
+            .unwrap_or_default();
     let Some(job) = done_job(&key) else {
         return Ok(Value::Nil);
     };

@@ -152,7 +152,8 @@ fn bucket(lua: &Lua, logical: &str) -> mlua::Result<Table> {
                     Some(o) => o.get::<Option<String>>("cursor")?,
                     None => None,
                 };
-                let limit = super::opt_whole(lua, opts.as_ref(), "list", "limit", 1..=1000)?
+                let func = format!("native.bucket.{n}.list");
+                let limit = super::opt_whole(lua, opts.as_ref(), &func, "limit", 1..=1000)?
                     .unwrap_or(1000) as usize;
                 let inv = invocation(lua)?;
                 inv.charge(lua, 1)?;

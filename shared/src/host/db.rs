@@ -30,24 +30,25 @@ fn check_part(lua: &Lua, what: &str, s: &str) -> mlua::Result<()> {
     Ok(())
 }
 
-fn ttl(lua: &Lua, opts: &Option<Table>) -> mlua::Result<i64> {
-    let ttl = super::opt_whole(lua, opts.as_ref(), "native.db", "ttl_s", 1..=MAX_TTL_S)?
-        .unwrap_or(MAX_TTL_S);
+fn ttl(lua: &Lua, func: &str, opts: &Option<Table>) -> mlua::Result<i64> {
+    let ttl =
+        super::opt_whole(lua, opts.as_ref(), func, "ttl_s", 1..=MAX_TTL_S)?.unwrap_or(MAX_TTL_S);
     Ok(now_ms() / 1000 + ttl)
 }
 
 fn item(
     lua: &Lua,
+    func: &str,
     (partition, key, value, opts): (String, String, Value, Option<Table>),
 ) -> mlua::Result<NewItem> {
     check_part(lua, "partition", &partition)?;
     check_part(lua, "key", &key)?;
-    let text = to_json_text(lua, value, false, "native.db: the value")?;
+    let text = to_json_text(lua, value, false, &format!("{func}: the value"))?;
     let text = String::from_utf8(text).map_err(|e| raise(lua, e))?;
     if text.len() > MAX_VALUE_BYTES {
         return Err(raise(
             lua,
-            format!("native.db: the value for {partition:?}/{key:?} is {} bytes encoded; the limit is {MAX_VALUE_BYTES}; put large data in a bucket", text.len()),
+            format!("{func}: the value for {partition:?}/{key:?} is {} bytes encoded; the limit is {MAX_VALUE_BYTES}; put large data in a bucket", text.len()),
         ));
     }
     let inv = invocation(lua)?;
@@ -55,7 +56,7 @@ fn item(
         pk: db_pk(&inv.tenant.name, &partition),
         sk: key,
         value: text,
-        expires_at_s: ttl(lua, &opts)?,
+        expires_at_s: ttl(lua, func, &opts)?,
     })
 }
 
@@ -102,7 +103,7 @@ pub fn module(lua: &Lua) -> mlua::Result<Table> {
     t.set(
         "put",
         super::function(lua, PUT, |lua, args: PutArgs| {
-            let item = item(lua, args)?;
+            let item = item(lua, PUT.0, args)?;
             let inv = invocation(lua)?;
             inv.charge(lua, 1)?;
             inv.block_on(lua, inv.services.backends.kv.put(item, PutMode::Overwrite))?;
@@ -112,7 +113,7 @@ pub fn module(lua: &Lua) -> mlua::Result<Table> {
     t.set(
         "put_if_absent",
         super::function(lua, PUT_IF_ABSENT, |lua, args: PutArgs| {
-            let item = item(lua, args)?;
+            let item = item(lua, PUT_IF_ABSENT.0, args)?;
             let inv = invocation(lua)?;
             inv.charge(lua, 1)?;
             let kv = inv.services.backends.kv.clone();

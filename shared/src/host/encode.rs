@@ -87,7 +87,12 @@ struct Walk<'a, S> {
     budget: Budget,
     seen: Vec<*const std::ffi::c_void>,
     ticks: u32,
+    /// Host memory held by the entry lists of the tables being walked (sorting needs them).
+    scratch: usize,
 }
+
+/// What one collected table entry holds on the host while its table is walked.
+const SCRATCH_BYTES: usize = 40;
 
 /// A path segment, prepended to the error path as the walk unwinds: nothing is built on the
 /// way down, so the path costs nothing when the value converts.
@@ -101,6 +106,7 @@ fn at(seg: String) -> impl FnOnce(Stop) -> Stop {
 impl<S: Sink> Walk<'_, S> {
     fn check(&mut self) -> Result<(), Stop> {
         let (bytes, memory) = self.sink.used();
+        let memory = memory + self.scratch;
         if bytes > self.budget.max_bytes {
             return Err(Stop::TooBig(format!(
                 "is more than {} as JSON",
@@ -176,10 +182,64 @@ impl<S: Sink> Walk<'_, S> {
     }
 
     fn table(&mut self, t: &Table, depth: usize) -> Result<(), Stop> {
+        if self.list(t, depth)? {
+            return Ok(());
+        }
+        let held = self.scratch;
+        let out = self.collected(t, depth);
+        self.scratch = held;
+        out
+    }
+
+    /// A table whose keys are exactly 1..n (the common list) is walked by index, without
+    /// collecting its entries on the host. `false` when the table is anything else.
+    fn list(&mut self, t: &Table, depth: usize) -> Result<bool, Stop> {
+        let n = t.raw_len();
+        if n == 0 {
+            return Ok(false);
+        }
+        let mut count = 0usize;
+        for pair in t.pairs::<Value, Value>() {
+            let (k, _) = pair.map_err(|e| Stop::Shape(format!(": {e}")))?;
+            let index = match k {
+                Value::Integer(i) => i as f64,
+                Value::Number(x) => x,
+                _ => return Ok(false),
+            };
+            if !(index >= 1.0 && index <= n as f64 && index.fract() == 0.0) {
+                return Ok(false);
+            }
+            count += 1;
+            if count % 1024 == 0 {
+                self.check()?;
+            }
+        }
+        if count != n {
+            return Ok(false);
+        }
+        self.sink.begin_array(n);
+        for i in 1..=n {
+            let v: Value = t
+                .raw_get(i)
+                .map_err(|e| Stop::Shape(format!("[{i}]: {e}")))?;
+            self.sink.element(i == 1);
+            self.value(&v, depth + 1).map_err(at(format!("[{i}]")))?;
+        }
+        self.sink.end_array(false);
+        Ok(true)
+    }
+
+    /// Any other table: its entries collected (and counted against the budget), then written
+    /// as a list with holes or an object with sorted keys.
+    fn collected(&mut self, t: &Table, depth: usize) -> Result<(), Stop> {
         let mut ints: Vec<(usize, Value)> = Vec::new();
         let mut named: Vec<(LuaString, Value)> = Vec::new();
         for pair in t.pairs::<Value, Value>() {
             let (k, v) = pair.map_err(|e| Stop::Shape(format!(": {e}")))?;
+            self.scratch += SCRATCH_BYTES;
+            if self.scratch % (SCRATCH_BYTES * 1024) == 0 {
+                self.check()?;
+            }
             match k {
                 Value::Integer(i) if i >= 1 => ints.push((i as usize, v)),
                 Value::Number(n) if n >= 1.0 && n.fract() == 0.0 && n < 9.0e15 => {
@@ -344,6 +404,8 @@ struct Build {
     done: Option<serde_json::Value>,
     bytes: usize,
     memory: usize,
+    /// The most nodes the budget allows: containers are sized exactly, up to this.
+    max_nodes: usize,
 }
 
 enum Frame {
@@ -391,12 +453,12 @@ impl Sink for Build {
     fn begin_array(&mut self, len: usize) {
         self.bytes += 2;
         self.stack
-            .push(Frame::Array(Vec::with_capacity(len.min(4096))));
+            .push(Frame::Array(Vec::with_capacity(len.min(self.max_nodes))));
     }
     fn begin_object(&mut self, len: usize) {
         self.bytes += 2;
         self.stack.push(Frame::Object(
-            serde_json::Map::with_capacity(len.min(4096)),
+            serde_json::Map::with_capacity(len.min(self.max_nodes)),
             None,
         ));
     }
@@ -442,6 +504,7 @@ fn walk<S: Sink>(lua: &Lua, v: &Value, sink: S, budget: Budget) -> Result<S, Sto
         budget,
         seen: Vec::new(),
         ticks: 0,
+        scratch: 0,
     };
     w.value(v, 0).map_err(|s| match s {
         Stop::Shape(m) => Stop::Shape(format!("value{m}")),
@@ -461,5 +524,9 @@ pub fn text(lua: &Lua, v: &Value, pretty: bool, budget: Budget) -> Result<Vec<u8
 
 /// A Luau value as a `serde_json::Value`, within `budget`.
 pub fn value(lua: &Lua, v: &Value, budget: Budget) -> Result<serde_json::Value, Stop> {
-    walk(lua, v, Build::default(), budget).map(|b| b.done.unwrap_or(serde_json::Value::Null))
+    let sink = Build {
+        max_nodes: budget.max_memory / NODE_BYTES,
+        ..Build::default()
+    };
+    walk(lua, v, sink, budget).map(|b| b.done.unwrap_or(serde_json::Value::Null))
 }

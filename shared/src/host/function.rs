@@ -94,6 +94,22 @@ fn convert<A: FromLuaMulti>(
     })
 }
 
+/// A field of a table argument, typed: a wrong type names the function and the field
+/// (`native.batch.route: key must be a string, not a table`).
+pub fn field<T: mlua::FromLua>(
+    lua: &Lua,
+    t: &mlua::Table,
+    func: &str,
+    name: &str,
+) -> mlua::Result<T> {
+    t.get::<T>(name).map_err(|e| match &e {
+        Error::FromLuaConversionError { .. } => {
+            raise(lua, format!("{func}: {name} {}", expected(&e)))
+        }
+        _ => e,
+    })
+}
+
 /// An error of the body: a failed conversion there (an option read from a table argument) gets
 /// the function's name and the script line; everything else is already worded and passes.
 fn in_body(lua: &Lua, name: &str, e: Error) -> Error {

@@ -50,14 +50,17 @@ impl LineSource for Text {
             self.pos = end + 1;
             self.line += 1;
             if end - start > self.max {
-                let e = raise(
-                    lua,
-                    format!(
-                        "ndjson line {} is {} bytes; rows may be at most max_object_mb",
-                        self.line,
-                        end - start
-                    ),
+                let message = format!(
+                    "limit max_object_mb exceeded: ndjson line {} is {} bytes and a row may be at \
+                     most {} MB (limits.max_object_mb)",
+                    self.line,
+                    end - start,
+                    self.max >> 20
                 );
+                let e = match invocation(lua) {
+                    Ok(inv) => inv.breach(lua, message),
+                    Err(e) => e,
+                };
                 return (false, Some(e));
             }
             let row = self.bytes[start..end].trim_ascii();
