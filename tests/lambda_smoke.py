@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
-"""Runs the three function binaries as Lambda would, against moto, and times their cold start.
+"""Runs the four function binaries as Lambda would, against moto, and times their cold start.
 
     python3 tests/lambda_smoke.py [--release]
 
 Needs moto at AWS_ENDPOINT_URL (tests/moto.sh starts it and runs this) and the binaries built
-(`cargo build -p native-invoke -p native-route -p native-queue [--release]`).
+(`cargo build -p native-invoke -p native-route -p native-queue -p native-http -p native-server
+-p native-cli [--release]`; it also starts the Fargate server binary on a free port; the `native` command makes the http function's API key, as an operator would).
 
 It provisions what template.yaml makes (named as the stack `native` in moto's account
 123456789012, so that events/*.json apply unchanged), uploads the `hello` example tenant to the
@@ -144,7 +145,7 @@ def provision(endpoint):
     return s3, sqs, urls, env
 
 
-def run(binary, event_file, env):
+def run(binary, event_file, env, replace=None):
     # A fresh API per process: a killed process leaves a long-poll behind that would swallow
     # the next event.
     api = type("Api", (RuntimeApi,), {"events": queue.Queue(), "results": queue.Queue()})
@@ -153,6 +154,8 @@ def run(binary, event_file, env):
     port = server.server_address[1]
     threading.Thread(target=server.serve_forever, daemon=True).start()
     body = (ROOT / "events" / event_file).read_bytes()
+    for old, new in (replace or {}).items():
+        body = body.replace(old.encode(), new.encode())
     req_id = str(uuid.uuid4())
     api.events.put((req_id, body))
     full_env = dict(os.environ)
@@ -201,9 +204,9 @@ def main():
     endpoint = os.environ.get("AWS_ENDPOINT_URL")
     if not endpoint:
         sys.exit("AWS_ENDPOINT_URL is not set: run tests/moto.sh, which starts moto and runs this")
-    for b in ("native-invoke", "native-route", "native-queue"):
+    for b in ("native-invoke", "native-route", "native-queue", "native-http", "native-server"):
         if not binary_path(b).exists():
-            sys.exit(f"{binary_path(b)} is missing: cargo build -p native-invoke -p native-route -p native-queue" + (" --release" if PROFILE == "release" else ""))
+            sys.exit(f"{binary_path(b)} is missing: cargo build -p native-invoke -p native-route -p native-queue -p native-http -p native-server -p native-cli" + (" --release" if PROFILE == "release" else ""))
     s3, sqs, urls, env = provision(endpoint)
 
     rows = []
@@ -223,11 +226,72 @@ def main():
     assert text.endswith("Ada!"), text
     rows.append(("native-queue", ms))
 
+    # The http function behind a function URL, with a key made by `native keys create` in
+    # the table, as an operator makes one for a deployment.
+    native = Path(os.environ.get("CARGO_TARGET_DIR", ROOT / "target")) / ("debug" if PROFILE == "debug" else "release") / "native"
+    key = subprocess.run(
+        [str(native), "keys", "create", "hello", "--name", "smoke", "--table", env["NATIVE_TABLE"]],
+        check=True, capture_output=True, text=True,
+    ).stdout.splitlines()[0]
+    ms, out, err = run("native-http", "http.json", env, {"NATIVE_API_KEY": key})
+    assert out["statusCode"] == 200, (out, err)
+    assert json.loads(out["body"]) == {"key": "greetings/Grace.json"}, out
+    assert key not in err, "the key was logged"
+    rows.append(("native-http", ms))
+    # And without a valid key: 401 in the Connect error shape, nothing run.
+    _, out, err = run("native-http", "http.json", env, {"NATIVE_API_KEY": "nk_" + "0" * 16 + "_" + "1" * 64})
+    assert out["statusCode"] == 401, (out, err)
+    assert json.loads(out["body"])["code"] == "unauthenticated", out
+
+    # The Fargate server, started on a free port against moto and called over HTTP; SIGTERM
+    # stops it with exit 0.
+    server_smoke(env, key)
+
     print(f"| function | binary ({PROFILE}) | init: start to first poll | start to first response |")
     print("|---|---|---|---|")
     for b, (init_ms, ms) in rows:
         size = binary_path(b).stat().st_size / (1024 * 1024)
         print(f"| {b} | {size:.1f} MiB | {init_ms:.1f} ms | {ms:.0f} ms |")
+
+
+def server_smoke(env, key):
+    import signal
+    import urllib.error
+    import urllib.request
+
+    full_env = dict(os.environ)
+    full_env.update(env)
+    full_env["NATIVE_LISTEN"] = "127.0.0.1:0"
+    proc = subprocess.Popen(
+        [str(binary_path("native-server"))], env=full_env,
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )
+    try:
+        first = proc.stdout.readline()
+        assert first.startswith("listening on http://127.0.0.1:"), first
+        base = first.split("listening on ", 1)[1].strip()
+        with urllib.request.urlopen(base + "/healthz", timeout=30) as r:
+            assert r.status == 200 and json.loads(r.read()) == {"status": "ok"}
+        req = urllib.request.Request(
+            base + "/v1/invoke/start", data=b'{"name":"Hedy"}', method="POST",
+            headers={"Authorization": f"Bearer {key}", "Content-Type": "application/json"},
+        )
+        with urllib.request.urlopen(req, timeout=30) as r:
+            assert json.loads(r.read()) == {"key": "greetings/Hedy.json"}
+        try:
+            urllib.request.urlopen(urllib.request.Request(base + "/v1/invoke/start", data=b"{}", method="POST"), timeout=30)
+            raise AssertionError("a request without a key was answered")
+        except urllib.error.HTTPError as e:
+            assert e.code == 401 and json.loads(e.read())["code"] == "unauthenticated"
+        proc.send_signal(signal.SIGTERM)
+        code = proc.wait(timeout=30)
+        err = proc.stderr.read()
+        assert code == 0, (code, err)
+        assert "SIGTERM" in err and key not in err, err
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
 
 
 if __name__ == "__main__":

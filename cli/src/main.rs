@@ -155,10 +155,82 @@ pub enum Command {
         #[command(subcommand)]
         command: BarrierCommand,
     },
+    /// The project clock of the embedded backend: every native process on the project sees
+    /// time moved ahead by the offset (expiry, delays, deadlines, os.time), kept in .native/.
+    Clock {
+        /// What to do with the clock.
+        #[command(subcommand)]
+        command: ClockCommand,
+    },
+    /// Tenant API keys for HTTP callers: create, list, revoke.
+    Keys {
+        /// What to do with keys.
+        #[command(subcommand)]
+        command: KeysCommand,
+    },
+    /// Serve the HTTP API (POST /v1/invoke/{script}, GET /healthz) and process both queues
+    /// continuously, until SIGINT or SIGTERM. The first line on stdout is exactly
+    /// `listening on http://HOST:PORT`.
+    Serve {
+        /// Where to listen; port 0 picks a free one.
+        #[arg(long, default_value = "127.0.0.1:8787")]
+        listen: String,
+    },
     /// List dead letters (messages that failed five times) with their last error.
     Dlq {
         /// Only this tenant's.
         tenant: Option<String>,
+    },
+}
+
+/// `native clock` verbs.
+#[derive(Subcommand, Debug)]
+pub enum ClockCommand {
+    /// Move the project clock ahead by DURATION (90s, 15m, 2h, 8d, 1w).
+    Advance {
+        /// How far: a whole number with a unit, ms, s, m, h, d or w.
+        duration: String,
+    },
+    /// Print the offset and the project's now, as JSON.
+    Show,
+    /// Back to the system clock.
+    Reset,
+}
+
+/// `native keys` verbs.
+#[derive(Subcommand, Debug)]
+pub enum KeysCommand {
+    /// Create an API key for a tenant and print it, alone on the first line of stdout. It is
+    /// shown only this once; only its hash is stored.
+    Create {
+        /// The tenant.
+        tenant: String,
+        /// A name to tell keys apart in `native keys list`.
+        #[arg(long)]
+        name: Option<String>,
+        /// The DynamoDB table of a deployment on AWS (credentials from the environment)
+        /// instead of the project's .native/.
+        #[arg(long)]
+        table: Option<String>,
+    },
+    /// List a tenant's keys, one JSON line each: id, name, created_ms, last_used_ms (never
+    /// the secret).
+    List {
+        /// The tenant.
+        tenant: String,
+        /// The DynamoDB table of a deployment on AWS.
+        #[arg(long)]
+        table: Option<String>,
+    },
+    /// Revoke a key: requests with it fail from now on.
+    Revoke {
+        /// The tenant.
+        tenant: String,
+        /// The key's id, as `native keys list` shows it.
+        id: String,
+        /// The DynamoDB table of a deployment on AWS.
+        #[arg(long)]
+        table: Option<String>,
     },
 }
 

@@ -1,10 +1,12 @@
 //! native-core: the engine, host API, backend ports and their implementations, shared by the
 //! Lambda functions and the `native` CLI.
 
+pub mod api_keys;
 #[cfg(feature = "aws")]
 pub mod aws;
 pub mod barrier;
 pub mod batch;
+pub mod clock;
 pub mod config;
 pub mod conformance;
 pub mod embedded;
@@ -12,6 +14,7 @@ pub mod engine;
 pub mod error;
 pub mod events;
 pub mod host;
+pub mod inbound;
 pub mod keys;
 pub mod local;
 pub mod ports;

@@ -41,6 +41,8 @@ impl Project {
         })?;
         let deployment = Deployment::from_json(DEPLOYMENT_FILE, &text)?;
         let backend = Embedded::open(&root.join(".native"), deployment.notifying_buckets())?;
+        // This process's now follows the project's clock (`native clock advance`).
+        crate::clock::apply(&root.join(".native"))?;
         Ok(Project {
             root: root.to_path_buf(),
             deployment,

@@ -3,11 +3,14 @@
 
 mod barrier;
 mod check;
+mod clock;
 mod demo;
 mod deploy;
+mod keys;
 mod objects;
 mod partner;
 mod queues;
+mod serve;
 
 use std::path::Path;
 use std::process::ExitCode;
@@ -138,6 +141,9 @@ pub async fn run(cli: Cli) -> ExitCode {
         Command::Deploy { tenant, bucket } => deploy::run(&project, &tenant, &bucket).await,
         Command::Barrier { command } => barrier::run(&project, command).await,
         Command::Dlq { tenant } => queues::dlq(&project, tenant.as_deref()).await,
+        Command::Clock { command } => clock::run(&project, command),
+        Command::Keys { command } => keys::run(&project, command).await,
+        Command::Serve { listen } => serve::run(&project, &listen).await,
     };
     // A closed pipe is not an error (see `out`); another write error fails a verb that
     // otherwise succeeded.

@@ -146,6 +146,7 @@ impl Engine {
         let timeout = Duration::from_secs(u64::from(limits.timeout_s));
         let request_id = format!("{:032x}", rand::random::<u128>());
         let deadline_ms = crate::ports::now_ms() + timeout.as_millis() as i64;
+        let base = vm.lua.used_memory();
         vm.lua.set_app_data(Invocation {
             tenant: tenant.clone(),
             script: call.script.clone(),
@@ -157,7 +158,7 @@ impl Engine {
             data_ops: Cell::new(0),
             stream_bytes: Cell::new(0),
             breach: RefCell::new(None),
-            heap_base: 0,
+            heap_base: base,
             depth: call.depth,
             sends: Cell::new(0),
             log_bytes: Cell::new(0),
@@ -167,10 +168,6 @@ impl Engine {
             limits.timeout_s
         );
         let armed = interrupt::arm(interrupt::deadline_in(timeout), &timeout_message);
-        let base = vm.lua.used_memory();
-        if let Some(mut inv) = vm.lua.app_data_mut::<Invocation>() {
-            inv.heap_base = base;
-        }
         let _ = vm
             .lua
             .set_memory_limit(base + limits.max_memory_mb as usize * 1024 * 1024);
@@ -242,13 +239,15 @@ fn run_in(
             ))
         })?,
     };
-    let ctx = lua.create_table()?;
-    ctx.raw_set("tenant", call.tenant.name.as_str())?;
-    ctx.raw_set("script", call.script.as_str())?;
-    ctx.raw_set("request_id", request_id)?;
-    ctx.raw_set("attempt", call.attempt)?;
-    ctx.raw_set("depth", call.depth)?;
-    ctx.raw_set("deadline_ms", deadline_ms)?;
+    // Sized up front, with keys interned once per VM: this runs for every invocation.
+    let ctx = lua.create_table_with_capacity(0, 6)?;
+    let [tenant, script, request, attempt, depth, deadline] = &vm.ctx_keys;
+    ctx.raw_set(tenant, call.tenant.name.as_str())?;
+    ctx.raw_set(script, call.script.as_str())?;
+    ctx.raw_set(request, request_id)?;
+    ctx.raw_set(attempt, call.attempt)?;
+    ctx.raw_set(depth, call.depth)?;
+    ctx.raw_set(deadline, deadline_ms)?;
     ctx.set_readonly(true);
     let ev = host::to_lua(lua, &call.event)?;
     let out: Value = entry.call((ctx, ev))?;

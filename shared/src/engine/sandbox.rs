@@ -71,6 +71,19 @@ return function(f, ...) return fix(rawpcall(f, ...)) end,
 /// `error` that gives a table raised without a metatable a `__tostring`, so that an uncaught
 /// `error({ code = 1 })` reads `s.luau:3: error {"code":1}` rather than `table: 0x7f...`. The
 /// table itself is still what pcall catches. Levels count from the caller, as Luau's own.
+/// `os.time` and `os.date` over the process clock: with no time given, "now" is
+/// `ports::now_ms`; with one, Luau's own functions answer.
+const OS_CLOCK: &str = r#"
+local time, date, now = ...
+return function(t)
+  if t == nil then return now() end
+  return time(t)
+end, function(fmt, t)
+  if t == nil then t = now() end
+  return date(fmt or "%c", t)
+end
+"#;
+
 const ERROR: &str = r#"
 local rawerror, tag, type = ...
 return function(v, level)
@@ -89,6 +102,8 @@ pub struct Vm {
     pub globals: Table,
     /// The metatable for invocation environments.
     env_meta: Table,
+    /// The keys of `ctx`, interned once.
+    pub ctx_keys: [mlua::LuaString; 6],
 }
 
 impl Vm {
@@ -119,6 +134,16 @@ impl Vm {
                 os.raw_set(k, Value::Nil)?;
             }
         }
+        // `os.time()` and `os.date(fmt)` read the process clock (`ports::now_ms`), so that
+        // scripts see the embedded backend's project clock (`native clock advance`) too.
+        let (time, date): (mlua::Function, mlua::Function) =
+            lua.load(OS_CLOCK).set_name("=[native]").call((
+                os.raw_get::<mlua::Function>("time")?,
+                os.raw_get::<mlua::Function>("date")?,
+                lua.create_function(|_, ()| Ok(crate::ports::now_ms().div_euclid(1000)))?,
+            ))?;
+        os.raw_set("time", time)?;
+        os.raw_set("date", date)?;
         for (name, hint) in REMOVED_OS {
             os.raw_set(name, unavailable(&lua, format!("os.{name}"), hint, false)?)?;
         }
@@ -163,10 +188,20 @@ impl Vm {
         env_meta.raw_set("__index", g.clone())?;
         env_meta.raw_set("__metatable", "locked")?;
         env_meta.set_readonly(true);
+        let key = |k: &str| lua.create_string(k);
+        let ctx_keys = [
+            key("tenant")?,
+            key("script")?,
+            key("request_id")?,
+            key("attempt")?,
+            key("depth")?,
+            key("deadline_ms")?,
+        ];
         Ok(Vm {
             lua,
             globals: g,
             env_meta,
+            ctx_keys,
         })
     }
 

@@ -94,11 +94,11 @@ struct Walk<'a, S> {
 /// What one collected table entry holds on the host while its table is walked.
 const SCRATCH_BYTES: usize = 40;
 
-/// A path segment, prepended to the error path as the walk unwinds: nothing is built on the
-/// way down, so the path costs nothing when the value converts.
-fn at(seg: String) -> impl FnOnce(Stop) -> Stop {
-    move |s| match s {
-        Stop::Shape(m) => Stop::Shape(format!("{seg}{m}")),
+/// A path segment, prepended to the error path as the walk unwinds: the segment is only
+/// formatted for an error, so the path costs nothing when the value converts.
+fn at(stop: Stop, seg: impl FnOnce() -> String) -> Stop {
+    match stop {
+        Stop::Shape(m) => Stop::Shape(format!("{}{m}", seg())),
         other => other,
     }
 }
@@ -223,7 +223,7 @@ impl<S: Sink> Walk<'_, S> {
                 .raw_get(i)
                 .map_err(|e| Stop::Shape(format!("[{i}]: {e}")))?;
             self.sink.element(i == 1);
-            self.value(&v, depth + 1).map_err(at(format!("[{i}]")))?;
+            self.value(&v, depth + 1).map_err(|e| at(e, || format!("[{i}]")))?;
         }
         self.sink.end_array(false);
         Ok(true)
@@ -284,7 +284,7 @@ impl<S: Sink> Walk<'_, S> {
                     self.check()?;
                 }
                 self.sink.element(next == 1);
-                self.value(v, depth + 1).map_err(at(format!("[{i}]")))?;
+                self.value(v, depth + 1).map_err(|e| at(e, || format!("[{i}]")))?;
                 next += 1;
             }
             self.sink.end_array(max == 0);
@@ -306,7 +306,7 @@ impl<S: Sink> Walk<'_, S> {
         self.sink.begin_object(keys.len());
         for (n, (k, v)) in keys.iter().enumerate() {
             self.sink.key(n == 0, k);
-            self.value(v, depth + 1).map_err(at(format!(".{k}")))?;
+            self.value(v, depth + 1).map_err(|e| at(e, || format!(".{k}")))?;
         }
         self.sink.end_object(keys.is_empty());
         Ok(())

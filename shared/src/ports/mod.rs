@@ -38,10 +38,23 @@ pub struct Backends {
     pub queue: Arc<dyn Queue>,
 }
 
-/// Milliseconds since the Unix epoch, now.
+/// How far this process's clock is moved ahead of the system clock, in ms: the embedded
+/// backend's project clock (`native clock advance`, see [`crate::clock`]). Zero elsewhere.
+static CLOCK_OFFSET_MS: std::sync::atomic::AtomicI64 = std::sync::atomic::AtomicI64::new(0);
+
+/// Moves this process's notion of now (every [`now_ms`]) by `offset_ms` from the system clock.
+/// One offset per process: a process serves one project.
+pub fn set_clock_offset_ms(offset_ms: i64) {
+    CLOCK_OFFSET_MS.store(offset_ms, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// Milliseconds since the Unix epoch, now, as this process's clock has it (the system clock
+/// plus the project's offset; see [`set_clock_offset_ms`]). Everything that stores or
+/// compares times (expiry, delays, leases, deadlines, `os.time`) reads this.
 pub fn now_ms() -> i64 {
-    std::time::SystemTime::now()
+    let system = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_millis() as i64)
-        .unwrap_or(0)
+        .unwrap_or(0);
+    system.saturating_add(CLOCK_OFFSET_MS.load(std::sync::atomic::Ordering::Relaxed))
 }

@@ -1,0 +1,79 @@
+//! `native serve`: the inbound HTTP router over the project's embedded backend, and continuous
+//! processing of both queues (delays, retries, dead letters), so a local project runs by
+//! itself. SIGINT or SIGTERM stops it gracefully: no new connections, in-flight requests and
+//! the current queue pass finish, exit 0.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use native_core::inbound::{router, shutdown_signal};
+use native_core::local::{drain, DrainOptions};
+use native_core::runtime::Runtime;
+use tokio::sync::watch;
+
+use super::{open, Failed, Outcome};
+use crate::out::{errln, outln};
+
+/// How often the queues are looked at when they were idle: a message put by another process
+/// is picked up within this (plus its run time).
+const POLL: Duration = Duration::from_millis(100);
+
+pub async fn run(project: &Path, listen: &str) -> Outcome {
+    let p = open(project)?;
+    // Script logs on stderr, escaped for the terminal as the other verbs print them.
+    let rt = Arc::new(crate::show::runtime(&p));
+    let listener = tokio::net::TcpListener::bind(listen).await.map_err(|e| {
+        Failed::usage(format!(
+            "cannot listen on {listen}: {e}; pass another --listen ADDR (port 0 picks a free one)"
+        ))
+    })?;
+    let addr = listener
+        .local_addr()
+        .map_err(|e| Failed::usage(format!("cannot read the listening address: {e}")))?;
+    // Scripts and tests read this line to learn the port: exactly this, first, on stdout.
+    outln!("listening on http://{addr}");
+    errln!("serving project {} (POST /v1/invoke/{{script}}, GET /healthz) and processing its queues; Ctrl-C stops", p.root.display());
+    let (stop_tx, stop_rx) = watch::channel(false);
+    let worker = tokio::spawn(process_queues(rt.clone(), p.root.join(".native"), stop_rx));
+    let served = axum::serve(listener, router(rt))
+        .with_graceful_shutdown(async move {
+            let which = shutdown_signal().await;
+            errln!(
+                "{which}: no new requests; finishing those in flight and the current queue pass"
+            );
+            let _ = stop_tx.send(true);
+        })
+        .await;
+    let _ = worker.await;
+    served.map_err(|e| Failed::script(format!("the HTTP server failed: {e}")))?;
+    errln!("stopped");
+    Ok(())
+}
+
+/// Drains whatever is due, then looks again after [`POLL`], until told to stop.
+async fn process_queues(rt: Arc<Runtime>, state: PathBuf, mut stop: watch::Receiver<bool>) {
+    loop {
+        if *stop.borrow() {
+            return;
+        }
+        // Follow `native clock advance` run by another process.
+        if let Err(e) = native_core::clock::apply(&state) {
+            errln!("error: {e}");
+        }
+        // Failed messages are logged by the drain and retried later; after their fifth
+        // receive they go to the dead-letter place (`native dlq`).
+        if let Err(e) = drain(&rt, DrainOptions::default()).await {
+            let e = e.to_string();
+            errln!(
+                "error: processing the queues failed: {}; trying again in 1 s",
+                crate::show::text(&e)
+            );
+            tokio::time::sleep(Duration::from_secs(1)).await;
+        }
+        tokio::select! {
+            _ = stop.changed() => return,
+            _ = tokio::time::sleep(POLL) => {}
+        }
+    }
+}

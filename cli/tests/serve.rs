@@ -1,0 +1,324 @@
+//! End-to-end tests of `native serve` over real HTTP on 127.0.0.1: the binary is spawned on a
+//! free port, its first stdout line read for the address, and requests sent over TCP. (A file
+//! of its own beside `cli.rs`: these tests hold a server process and an HTTP client.)
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use native_tests::{write_tenant, DEPLOYMENT};
+use serde_json::{json, Value};
+
+fn native_bin() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_native"))
+}
+
+/// `native --project DIR ARGS`, asserting success; its stdout.
+fn native(project: &Path, args: &[&str]) -> String {
+    let o = Command::new(native_bin())
+        .arg("--project")
+        .arg(project)
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(
+        o.status.success(),
+        "native {args:?}: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    String::from_utf8(o.stdout).unwrap()
+}
+
+/// A running `native serve`; killed if a test fails before stopping it.
+struct Server {
+    child: Child,
+    addr: String,
+}
+
+impl Server {
+    fn start(project: &Path) -> Self {
+        let mut child = Command::new(native_bin())
+            .arg("--project")
+            .arg(project)
+            .args(["serve", "--listen", "127.0.0.1:0"])
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut first = String::new();
+        BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut first)
+            .unwrap();
+        let addr = first
+            .strip_prefix("listening on http://")
+            .unwrap_or_else(|| panic!("first line: {first:?}"))
+            .trim_end()
+            .to_string();
+        assert!(
+            addr.starts_with("127.0.0.1:") && !addr.ends_with(":0"),
+            "{addr}"
+        );
+        Server { child, addr }
+    }
+
+    /// Sends SIGTERM and waits for the exit; returns the exit code and stderr.
+    fn terminate(mut self) -> (i32, String) {
+        let pid = self.child.id().to_string();
+        assert!(Command::new("kill")
+            .args(["-TERM", &pid])
+            .status()
+            .unwrap()
+            .success());
+        let status = self.child.wait().unwrap();
+        let mut err = String::new();
+        self.child
+            .stderr
+            .take()
+            .unwrap()
+            .read_to_string(&mut err)
+            .unwrap();
+        (status.code().expect("killed by a signal"), err)
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// One HTTP/1.1 request; the status and the body as JSON.
+fn http(addr: &str, method: &str, path: &str, auth: Option<&str>, body: &[u8]) -> (u16, Value) {
+    let mut s = TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+    let mut head = format!(
+        "{method} {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: {}\r\n",
+        body.len()
+    );
+    if let Some(a) = auth {
+        head.push_str(&format!("Authorization: {a}\r\n"));
+    }
+    head.push_str("\r\n");
+    s.write_all(head.as_bytes()).unwrap();
+    // A server may answer (413) before taking the whole body; a reset write is fine then.
+    let _ = s.write_all(body);
+    let mut resp = Vec::new();
+    let _ = s.read_to_end(&mut resp);
+    let text = String::from_utf8_lossy(&resp);
+    let status = text
+        .split(' ')
+        .nth(1)
+        .and_then(|c| c.parse().ok())
+        .unwrap_or_else(|| panic!("not an HTTP response: {text:?}"));
+    let body = text.split_once("\r\n\r\n").map_or("", |(_, b)| b);
+    let v = serde_json::from_str(body).unwrap_or_else(|e| panic!("body {body:?}: {e}"));
+    (status, v)
+}
+
+fn invoke(addr: &str, script: &str, key: &str, body: &str) -> (u16, Value) {
+    http(
+        addr,
+        "POST",
+        &format!("/v1/invoke/{script}"),
+        Some(&format!("Bearer {key}")),
+        body.as_bytes(),
+    )
+}
+
+const HELLO: &str =
+    r#"function on_invoke(ctx, ev) return { tenant = ctx.tenant, hello = ev.name } end"#;
+const SLOW: &str = r#"function on_invoke(ctx, ev)
+  local t = os.clock()
+  while os.clock() - t < 1.5 do end
+  return "done"
+end"#;
+
+fn project() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("deployment.json"), DEPLOYMENT).unwrap();
+    write_tenant(
+        dir.path(),
+        "acme",
+        "{}",
+        &[("hello", HELLO), ("slow", SLOW), ("secret", HELLO)],
+    );
+    write_tenant(dir.path(), "globex", "{}", &[("hello", HELLO)]);
+    dir
+}
+
+#[test]
+fn serve_invokes_over_http_with_tenant_keys_and_clear_errors() {
+    // GIVEN a project, keys made with `native keys create`, and `native serve` on a free port
+    let dir = project();
+    let p = dir.path();
+    let acme = native(p, &["keys", "create", "acme", "--name", "ci"]);
+    let acme = acme.lines().next().unwrap().to_string();
+    let globex = native(p, &["keys", "create", "globex"])
+        .lines()
+        .next()
+        .unwrap()
+        .to_string();
+    let srv = Server::start(p);
+    let a = srv.addr.as_str();
+
+    // WHEN acme's key invokes hello THEN its return value comes back
+    assert_eq!(
+        invoke(a, "hello", &acme, r#"{"name":"ada"}"#),
+        (200, json!({ "tenant": "acme", "hello": "ada" }))
+    );
+    assert_eq!(
+        http(a, "GET", "/healthz", None, b""),
+        (200, json!({ "status": "ok" }))
+    );
+
+    // AND requests without a valid key are 401
+    let missing = http(a, "POST", "/v1/invoke/hello", None, b"{}");
+    assert_eq!(
+        (missing.0, missing.1["code"].clone()),
+        (401, json!("unauthenticated"))
+    );
+    let malformed = http(
+        a,
+        "POST",
+        "/v1/invoke/hello",
+        Some("Bearer not-a-key"),
+        b"{}",
+    );
+    assert_eq!(malformed.0, 401);
+    assert!(malformed.1["message"]
+        .as_str()
+        .unwrap()
+        .contains("malformed"));
+    let unknown = invoke(
+        a,
+        "hello",
+        &format!("nk_{}_{}", "0".repeat(16), "1".repeat(64)),
+        "{}",
+    );
+    assert_eq!(unknown.0, 401);
+
+    // AND a revoked key stops working (revoked from another process)
+    let temp = native(p, &["keys", "create", "acme", "--name", "temp"]);
+    let temp = temp.lines().next().unwrap();
+    assert_eq!(invoke(a, "hello", temp, "{}").0, 200);
+    let id = &temp[3..19];
+    let listed = native(p, &["keys", "list", "acme"]);
+    assert!(
+        listed.contains(id) && listed.contains("\"temp\"") && !listed.contains(&temp[20..]),
+        "{listed}"
+    );
+    native(p, &["keys", "revoke", "acme", id]);
+    let revoked = invoke(a, "hello", temp, "{}");
+    assert_eq!(revoked.0, 401);
+    assert!(
+        revoked.1["message"].as_str().unwrap().contains("revoked"),
+        "{}",
+        revoked.1
+    );
+
+    // AND another tenant's key reaches only its own scripts
+    assert_eq!(invoke(a, "secret", &globex, "{}").0, 404);
+    assert_eq!(
+        invoke(a, "hello", &globex, "{}"),
+        (200, json!({ "tenant": "globex" }))
+    );
+
+    // AND bad bodies and unknown scripts are refused with their codes
+    let bad = invoke(a, "hello", &acme, "{\"name\":");
+    assert_eq!(
+        (bad.0, bad.1["code"].clone()),
+        (400, json!("invalid_argument"))
+    );
+    let big = format!("\"{}\"", "x".repeat(6 * 1024 * 1024));
+    let over = invoke(a, "hello", &acme, &big);
+    assert_eq!(
+        (over.0, over.1["code"].clone()),
+        (413, json!("resource_exhausted"))
+    );
+    let nope = invoke(a, "nope", &acme, "{}");
+    assert_eq!((nope.0, nope.1["code"].clone()), (404, json!("not_found")));
+
+    // WHEN SIGTERM comes THEN it exits 0
+    let (code, err) = srv.terminate();
+    assert_eq!(code, 0, "{err}");
+    // AND no key was ever logged
+    assert!(
+        !err.contains(&acme[20..]) && !err.contains(&globex[20..]),
+        "{err}"
+    );
+}
+
+#[test]
+fn sigterm_finishes_the_request_in_flight_then_exits_0() {
+    // GIVEN a server running a 1.5 s request
+    let dir = project();
+    let key = native(dir.path(), &["keys", "create", "acme"])
+        .lines()
+        .next()
+        .unwrap()
+        .to_string();
+    let srv = Server::start(dir.path());
+    let addr = srv.addr.clone();
+    let (k, a) = (key.clone(), addr.clone());
+    let in_flight = std::thread::spawn(move || invoke(&a, "slow", &k, "{}"));
+    std::thread::sleep(Duration::from_millis(500));
+    // WHEN SIGTERM arrives while it runs
+    let (code, err) = srv.terminate();
+    // THEN the request still gets its answer, and the server exits 0 having said why
+    assert_eq!(in_flight.join().unwrap(), (200, json!("done")));
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("SIGTERM"), "{err}");
+    // AND nothing listens any more
+    assert!(TcpStream::connect(&addr).is_err());
+}
+
+#[test]
+fn serve_processes_a_put_from_another_process_within_a_second() {
+    // GIVEN the README's demo project (`native init`) served by `native serve`
+    let tmp = tempfile::tempdir().unwrap();
+    let p = tmp.path().join("proj");
+    let o = Command::new(native_bin())
+        .arg("init")
+        .arg(&p)
+        .output()
+        .unwrap();
+    assert!(o.status.success());
+    let _srv = Server::start(&p);
+    // WHEN another process puts a document without draining
+    native(
+        &p,
+        &[
+            "put",
+            "hello",
+            "In",
+            "greetings/Ada.json",
+            "--data",
+            r#"{"name":"Ada"}"#,
+            "--no-drain",
+        ],
+    );
+    let put_at = Instant::now();
+    // THEN the router, greet and finish run by themselves: the result appears within a second
+    loop {
+        let o = Command::new(native_bin())
+            .arg("--project")
+            .arg(&p)
+            .args(["get", "hello", "Out", "results/Ada.txt"])
+            .output()
+            .unwrap();
+        if o.status.success() {
+            assert_eq!(String::from_utf8_lossy(&o.stdout), "Hello, Ada!");
+            break;
+        }
+        assert!(
+            put_at.elapsed() < Duration::from_secs(1),
+            "not handled within a second"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}

@@ -1,0 +1,374 @@
+//! Tenant API keys for inbound HTTP: created, listed, revoked and checked over the key-value
+//! port, so the same code manages keys in `.native/` and in the DynamoDB table.
+//!
+//! A key reads `nk_<id>_<secret>`: `id` (16 hex digits) names it in lists and revocations;
+//! `secret` (64 hex digits, 256 random bits) is shown once, at creation, and stored only as its
+//! SHA-256. A fast hash is enough here: slow password hashes exist to make guessing
+//! low-entropy secrets expensive, and nobody guesses 256 random bits, so a leaked table gives
+//! away nothing usable while a request is checked in microseconds. Hashes are compared in
+//! constant time. The tenant comes from the stored record, never from the request.
+//!
+//! Two items per key, under partitions no script can address (scripts reach only `d#...`
+//! through `native.db`, barriers use `b#...`):
+//! - `K#<id>` / `-`: `{ tenant, name, hash, created_ms, last_used_ms }`, read per request;
+//! - `KT#<tenant>` / `<id>`: the tenant's index, for `native keys list`.
+
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+use subtle::ConstantTimeEq;
+
+use crate::ports::{now_ms, KvStore, NewItem, PutMode, TxOp};
+use crate::{Error, Result};
+
+/// What every key starts with, so that a key in a log or a paste is recognisable.
+pub const PREFIX: &str = "nk_";
+const ID_HEX: usize = 16;
+const SECRET_HEX: usize = 64;
+/// Keys never expire by themselves (31 Dec 9999); they are revoked.
+const NEVER_S: i64 = 253_402_300_799;
+/// `last_used_ms` is written at most this often per key, so that a busy key does not cost a
+/// write per request.
+const LAST_USED_EVERY_MS: i64 = 60_000;
+/// The longest key name.
+pub const MAX_NAME_BYTES: usize = 200;
+
+fn record_pk(id: &str) -> String {
+    format!("K#{id}")
+}
+
+fn index_pk(tenant: &str) -> String {
+    format!("KT#{tenant}")
+}
+
+const RECORD_SK: &str = "-";
+
+/// The stored record of a key (never the secret).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+struct Record {
+    tenant: String,
+    name: String,
+    hash: String,
+    created_ms: i64,
+    #[serde(default)]
+    last_used_ms: Option<i64>,
+}
+
+/// A key as `native keys list` shows it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct KeyInfo {
+    /// The key's id, as in `nk_<id>_...`.
+    pub id: String,
+    /// Its name, as given at creation (may be empty).
+    pub name: String,
+    /// When it was created, in ms since the epoch.
+    pub created_ms: i64,
+    /// When it last authenticated a request (to the minute), if ever.
+    pub last_used_ms: Option<i64>,
+}
+
+/// A new key: the secret, to be shown once, and its id.
+#[derive(Debug, Clone)]
+pub struct NewKey {
+    /// The whole key, `nk_<id>_<secret>`: hand it to the client, it is stored nowhere.
+    pub key: String,
+    /// Its id.
+    pub id: String,
+}
+
+/// Why a presented key was refused. The message never repeats the key.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum AuthError {
+    /// No `Authorization` header.
+    #[error("missing API key: send the header `Authorization: Bearer <key>` with a key from `native keys create TENANT`")]
+    Missing,
+    /// A header that is not `Bearer nk_<16 hex>_<64 hex>`.
+    #[error("malformed Authorization header: expected `Bearer nk_<id>_<secret>` as printed by `native keys create`")]
+    Malformed,
+    /// Well formed, but no such key (never created, or revoked).
+    #[error("API key is not valid: it was revoked or never existed; create one with `native keys create TENANT`")]
+    Unknown,
+}
+
+fn sha256_hex(s: &str) -> String {
+    hex::encode(Sha256::digest(s.as_bytes()))
+}
+
+fn is_hex(s: &str, len: usize) -> bool {
+    s.len() == len
+        && s.bytes()
+            .all(|b| b.is_ascii_hexdigit() && !b.is_ascii_uppercase())
+}
+
+/// Splits a key into id and secret, or says it is malformed.
+fn parse(key: &str) -> std::result::Result<(&str, &str), AuthError> {
+    let rest = key.strip_prefix(PREFIX).ok_or(AuthError::Malformed)?;
+    let (id, secret) = rest.split_once('_').ok_or(AuthError::Malformed)?;
+    if is_hex(id, ID_HEX) && is_hex(secret, SECRET_HEX) {
+        Ok((id, secret))
+    } else {
+        Err(AuthError::Malformed)
+    }
+}
+
+/// Takes the key out of an `Authorization` header value (`Bearer <key>`; the scheme is
+/// case-insensitive, as RFC 9110 says).
+pub fn bearer(header: Option<&str>) -> std::result::Result<&str, AuthError> {
+    let h = header.ok_or(AuthError::Missing)?.trim();
+    let (scheme, key) = h.split_once(' ').ok_or(AuthError::Malformed)?;
+    if !scheme.eq_ignore_ascii_case("bearer") {
+        return Err(AuthError::Malformed);
+    }
+    Ok(key.trim())
+}
+
+fn check_tenant(tenant: &str) -> Result<()> {
+    if tenant.is_empty() || tenant.len() > 128 || tenant.contains('#') || tenant.contains('/') {
+        return Err(Error::InvalidInput(format!(
+            "tenant name {tenant:?} must be 1 to 128 bytes without '#' or '/'"
+        )));
+    }
+    Ok(())
+}
+
+fn decode(item_value: &str, what: &str) -> Result<Record> {
+    serde_json::from_str(item_value).map_err(|e| {
+        Error::backend(
+            "kv",
+            format!("stored API key {what} is not a key record"),
+            e,
+        )
+    })
+}
+
+/// Creates a key for `tenant` and returns it; only its hash is stored.
+pub async fn create(kv: &dyn KvStore, tenant: &str, name: &str) -> Result<NewKey> {
+    check_tenant(tenant)?;
+    if name.len() > MAX_NAME_BYTES || name.chars().any(char::is_control) {
+        return Err(Error::InvalidInput(format!(
+            "key name must be at most {MAX_NAME_BYTES} bytes without control characters, not {} bytes",
+            name.len()
+        )));
+    }
+    let id = hex::encode(rand::random::<[u8; ID_HEX / 2]>());
+    let secret = hex::encode(rand::random::<[u8; SECRET_HEX / 2]>());
+    let key = format!("{PREFIX}{id}_{secret}");
+    let created_ms = now_ms();
+    let record = Record {
+        tenant: tenant.into(),
+        name: name.into(),
+        hash: sha256_hex(&secret),
+        created_ms,
+        last_used_ms: None,
+    };
+    let index = serde_json::json!({ "name": name, "created_ms": created_ms });
+    let ops = vec![
+        TxOp::Put {
+            item: NewItem {
+                pk: record_pk(&id),
+                sk: RECORD_SK.into(),
+                value: serde_json::to_string(&record)
+                    .map_err(|e| Error::InvalidInput(e.to_string()))?,
+                expires_at_s: NEVER_S,
+            },
+            mode: PutMode::Create,
+        },
+        TxOp::Put {
+            item: NewItem {
+                pk: index_pk(tenant),
+                sk: id.clone(),
+                value: index.to_string(),
+                expires_at_s: NEVER_S,
+            },
+            mode: PutMode::Create,
+        },
+    ];
+    match kv.transact(ops).await? {
+        Ok(()) => Ok(NewKey { key, id }),
+        // 64 random bits colliding: say so rather than overwrite another key.
+        Err(_) => Err(Error::AlreadyExists {
+            what: format!("API key id {id}; run the command again"),
+        }),
+    }
+}
+
+/// The keys of `tenant`, in id order.
+pub async fn list(kv: &dyn KvStore, tenant: &str) -> Result<Vec<KeyInfo>> {
+    check_tenant(tenant)?;
+    let mut out = Vec::new();
+    let mut after: Option<String> = None;
+    loop {
+        let page = kv
+            .query(&index_pk(tenant), "", after.as_deref(), 100)
+            .await?;
+        for it in page.items {
+            // The record holds last use; an index entry whose record is gone was half revoked.
+            if let Some(rec) = kv.get(&record_pk(&it.sk), RECORD_SK).await? {
+                let r = decode(&rec.value, &it.sk)?;
+                if r.tenant == tenant {
+                    out.push(KeyInfo {
+                        id: it.sk,
+                        name: r.name,
+                        created_ms: r.created_ms,
+                        last_used_ms: r.last_used_ms,
+                    });
+                }
+            }
+        }
+        match page.next {
+            Some(n) => after = Some(n),
+            None => return Ok(out),
+        }
+    }
+}
+
+/// Revokes key `id` of `tenant`: requests with it fail from now on.
+pub async fn revoke(kv: &dyn KvStore, tenant: &str, id: &str) -> Result<()> {
+    check_tenant(tenant)?;
+    let not_found = || Error::NotFound {
+        what: format!("API key {id:?} of tenant {tenant:?}"),
+        hint: format!("`native keys list {tenant}` shows its keys"),
+    };
+    if !is_hex(id, ID_HEX) {
+        return Err(not_found());
+    }
+    let Some(rec) = kv.get(&record_pk(id), RECORD_SK).await? else {
+        return Err(not_found());
+    };
+    if decode(&rec.value, id)?.tenant != tenant {
+        return Err(not_found());
+    }
+    kv.delete(&record_pk(id), RECORD_SK, None).await?;
+    kv.delete(&index_pk(tenant), id, None).await?;
+    Ok(())
+}
+
+/// Checks a presented key and returns its tenant.
+pub async fn authenticate(
+    kv: &dyn KvStore,
+    key: &str,
+) -> Result<std::result::Result<String, AuthError>> {
+    let (id, secret) = match parse(key) {
+        Ok(p) => p,
+        Err(e) => return Ok(Err(e)),
+    };
+    let Some(item) = kv.get(&record_pk(id), RECORD_SK).await? else {
+        return Ok(Err(AuthError::Unknown));
+    };
+    let mut rec = decode(&item.value, id)?;
+    let presented = Sha256::digest(secret.as_bytes());
+    let stored = hex::decode(&rec.hash).unwrap_or_default();
+    if !bool::from(presented.as_slice().ct_eq(&stored)) {
+        return Ok(Err(AuthError::Unknown));
+    }
+    let now = now_ms();
+    if rec
+        .last_used_ms
+        .is_none_or(|t| now - t >= LAST_USED_EVERY_MS)
+    {
+        rec.last_used_ms = Some(now);
+        if let Ok(value) = serde_json::to_string(&rec) {
+            // Only over the version read: a concurrent revoke must not be undone by this
+            // write. Losing the race (or failing) costs only a stale `last used`.
+            let _ = kv
+                .put(
+                    NewItem {
+                        pk: record_pk(id),
+                        sk: RECORD_SK.into(),
+                        value,
+                        expires_at_s: NEVER_S,
+                    },
+                    PutMode::Update(item.version),
+                )
+                .await;
+        }
+    }
+    Ok(Ok(rec.tenant))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::embedded::Embedded;
+
+    fn kv() -> (tempfile::TempDir, std::sync::Arc<dyn KvStore>) {
+        let dir = tempfile::tempdir().unwrap();
+        let e = Embedded::open(dir.path(), Default::default()).unwrap();
+        let kv = e.backends().kv;
+        (dir, kv)
+    }
+
+    #[tokio::test]
+    async fn a_created_key_authenticates_its_tenant_until_revoked() {
+        // GIVEN a key of tenant acme
+        let (_d, kv) = kv();
+        let k = create(&*kv, "acme", "ci").await.unwrap();
+        assert!(k.key.starts_with("nk_") && k.key.len() == 3 + 16 + 1 + 64);
+        // WHEN it is presented THEN it names acme, and use is recorded
+        assert_eq!(authenticate(&*kv, &k.key).await.unwrap(), Ok("acme".into()));
+        let l = list(&*kv, "acme").await.unwrap();
+        assert_eq!(l.len(), 1);
+        assert_eq!(
+            (l[0].id.as_str(), l[0].name.as_str()),
+            (k.id.as_str(), "ci")
+        );
+        assert!(l[0].last_used_ms.is_some());
+        // WHEN it is revoked THEN it no longer authenticates, and is no longer listed
+        revoke(&*kv, "acme", &k.id).await.unwrap();
+        assert_eq!(
+            authenticate(&*kv, &k.key).await.unwrap(),
+            Err(AuthError::Unknown)
+        );
+        assert!(list(&*kv, "acme").await.unwrap().is_empty());
+    }
+
+    #[tokio::test]
+    async fn only_the_hash_is_stored_and_a_wrong_secret_is_refused() {
+        // GIVEN a key
+        let (_d, kv) = kv();
+        let k = create(&*kv, "acme", "").await.unwrap();
+        let secret = k.key.rsplit('_').next().unwrap();
+        // THEN the stored record does not hold the secret
+        let rec = kv.get(&record_pk(&k.id), RECORD_SK).await.unwrap().unwrap();
+        assert!(!rec.value.contains(secret));
+        // WHEN the same id comes with another secret THEN it is unknown
+        let forged = format!("nk_{}_{}", k.id, "0".repeat(64));
+        assert_eq!(
+            authenticate(&*kv, &forged).await.unwrap(),
+            Err(AuthError::Unknown)
+        );
+    }
+
+    #[tokio::test]
+    async fn malformed_keys_and_headers_are_told_apart_from_unknown_ones() {
+        let (_d, kv) = kv();
+        assert_eq!(bearer(None), Err(AuthError::Missing));
+        assert_eq!(bearer(Some("Basic abc")), Err(AuthError::Malformed));
+        assert_eq!(bearer(Some("bearer nk_x")), Ok("nk_x"));
+        for bad in ["nk_x", "xx_0123456789abcdef_00", "nk_0123456789abcdef"] {
+            assert_eq!(
+                authenticate(&*kv, bad).await.unwrap(),
+                Err(AuthError::Malformed),
+                "{bad}"
+            );
+        }
+        let unknown = format!("nk_{}_{}", "a".repeat(16), "b".repeat(64));
+        assert_eq!(
+            authenticate(&*kv, &unknown).await.unwrap(),
+            Err(AuthError::Unknown)
+        );
+    }
+
+    #[tokio::test]
+    async fn a_tenant_cannot_revoke_another_tenants_key() {
+        // GIVEN a key of acme
+        let (_d, kv) = kv();
+        let k = create(&*kv, "acme", "").await.unwrap();
+        // WHEN globex tries to revoke it THEN it is not found, and the key still works
+        assert!(matches!(
+            revoke(&*kv, "globex", &k.id).await,
+            Err(Error::NotFound { .. })
+        ));
+        assert_eq!(authenticate(&*kv, &k.key).await.unwrap(), Ok("acme".into()));
+        assert!(list(&*kv, "globex").await.unwrap().is_empty());
+    }
+}

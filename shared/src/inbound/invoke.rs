@@ -1,0 +1,78 @@
+//! `POST /v1/invoke/{script}`: runs `on_invoke` of the caller's tenant's script with the body
+//! as the event and answers its return value as JSON.
+
+use std::sync::Arc;
+
+use axum::body::Body;
+use axum::extract::{Path, State};
+use axum::http::{header, HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
+use http_body_util::{BodyExt, LengthLimitError, Limited};
+use serde_json::Value;
+
+use super::{tenant_of, ApiError, Code, MAX_BODY_BYTES};
+use crate::runtime::Runtime;
+
+/// The handler.
+pub(super) async fn invoke(
+    State(rt): State<Arc<Runtime>>,
+    Path(script): Path<String>,
+    headers: HeaderMap,
+    body: Body,
+) -> Result<Response, ApiError> {
+    let tenant = tenant_of(&rt, &headers).await?;
+    let event = read_event(&headers, body).await?;
+    let value = rt.invoke(&tenant, &script, event).await?;
+    let text = serde_json::to_string(&value).map_err(|e| {
+        ApiError::new(
+            Code::Internal,
+            format!("cannot encode the return value: {e}"),
+        )
+    })?;
+    Ok((
+        StatusCode::OK,
+        [(header::CONTENT_TYPE, "application/json")],
+        text,
+    )
+        .into_response())
+}
+
+fn too_large() -> ApiError {
+    ApiError::new(
+        Code::PayloadTooLarge,
+        format!(
+            "request body is over {MAX_BODY_BYTES} bytes (6 MB, Lambda's payload limit); put large data in a bucket and send its key"
+        ),
+    )
+}
+
+/// The body as a JSON event: `{}` when empty, an error when over the cap or not JSON.
+async fn read_event(headers: &HeaderMap, body: Body) -> Result<Value, ApiError> {
+    // Refuse a declared oversize body before reading a byte of it.
+    let declared = headers
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok());
+    if declared.is_some_and(|n| n > MAX_BODY_BYTES as u64) {
+        return Err(too_large());
+    }
+    let bytes = match Limited::new(body, MAX_BODY_BYTES).collect().await {
+        Ok(c) => c.to_bytes(),
+        Err(e) if e.downcast_ref::<LengthLimitError>().is_some() => return Err(too_large()),
+        Err(e) => {
+            return Err(ApiError::new(
+                Code::InvalidArgument,
+                format!("cannot read the request body: {e}"),
+            ))
+        }
+    };
+    if bytes.iter().all(u8::is_ascii_whitespace) {
+        return Ok(Value::Object(Default::default()));
+    }
+    serde_json::from_slice(&bytes).map_err(|e| {
+        ApiError::new(
+            Code::InvalidArgument,
+            format!("request body is not JSON: {e}; send the event as a JSON value, e.g. {{\"name\": \"x\"}}"),
+        )
+    })
+}

@@ -1,0 +1,102 @@
+//! Inbound HTTP: the one router that `native serve`, the Fargate server and the Lambda function
+//! URL all serve (outbound HTTP, what scripts call, lives elsewhere). The handlers only see a
+//! [`Runtime`]; whether hyper or `lambda_http` carries the request, they never know.
+//!
+//! - `POST /v1/invoke/{script}` ([`invoke`]): the caller's tenant's `on_invoke`, body as event.
+//! - `GET /healthz`: 200 when the key-value store and the queue answer.
+//!
+//! Every error is JSON, `{ "code": ..., "message": ... }`, with the Connect protocol's codes and
+//! statuses ([`ApiError`]). Callers authenticate with `Authorization: Bearer <key>`
+//! ([`crate::api_keys`]); the tenant is the key's.
+
+mod error;
+mod invoke;
+mod serve;
+
+use std::sync::Arc;
+
+use axum::http::{header, HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::Router;
+
+pub use error::{ApiError, Code};
+pub use serve::{serve, shutdown_signal};
+
+use crate::api_keys::{self, AuthError};
+use crate::ports::QueueKind;
+use crate::runtime::Runtime;
+
+/// The largest request body: Lambda's payload limit, so a request that works on
+/// `native serve` also fits through a function URL.
+pub const MAX_BODY_BYTES: usize = 6 * 1024 * 1024;
+
+/// The router over a runtime.
+pub fn router(rt: Arc<Runtime>) -> Router {
+    Router::new()
+        .route("/v1/invoke/{script}", post(invoke::invoke))
+        .route("/healthz", get(healthz))
+        .fallback(not_found)
+        .method_not_allowed_fallback(method_not_allowed)
+        .with_state(rt)
+}
+
+/// The tenant whose key the request carries, or why there is none.
+pub(crate) async fn tenant_of(rt: &Runtime, headers: &HeaderMap) -> Result<String, ApiError> {
+    let header = match headers.get(header::AUTHORIZATION) {
+        None => None,
+        Some(v) => Some(
+            v.to_str()
+                .map_err(|_| ApiError::unauthenticated(AuthError::Malformed.to_string()))?,
+        ),
+    };
+    let key = api_keys::bearer(header).map_err(|e| ApiError::unauthenticated(e.to_string()))?;
+    match api_keys::authenticate(&*rt.services.backends.kv, key).await? {
+        Ok(tenant) => Ok(tenant),
+        Err(e) => Err(ApiError::unauthenticated(e.to_string())),
+    }
+}
+
+async fn healthz(axum::extract::State(rt): axum::extract::State<Arc<Runtime>>) -> Response {
+    let b = &rt.services.backends;
+    let kv = b.kv.get("H#health", "-").await;
+    let queue = b.queue.stats(QueueKind::Work).await;
+    match (kv, queue) {
+        (Ok(_), Ok(_)) => (
+            StatusCode::OK,
+            [(header::CONTENT_TYPE, "application/json")],
+            r#"{"status":"ok"}"#,
+        )
+            .into_response(),
+        (Err(e), _) | (_, Err(e)) => {
+            ApiError::new(Code::Unavailable, format!("a backend does not answer: {e}"))
+                .into_response()
+        }
+    }
+}
+
+async fn not_found(uri: axum::http::Uri) -> ApiError {
+    ApiError::new(
+        Code::NotFound,
+        format!(
+            "no endpoint {}: the endpoints are POST /v1/invoke/{{script}} and GET /healthz",
+            uri.path()
+        ),
+    )
+}
+
+async fn method_not_allowed(method: axum::http::Method, uri: axum::http::Uri) -> ApiError {
+    ApiError::new(
+        Code::MethodNotAllowed,
+        format!(
+            "{} {} is not allowed: use {}",
+            method,
+            uri.path(),
+            if uri.path() == "/healthz" {
+                "GET"
+            } else {
+                "POST"
+            }
+        ),
+    )
+}

@@ -1,0 +1,59 @@
+//! Serving the router over hyper with a graceful stop, for long-running processes (the Fargate
+//! server): on SIGTERM or SIGINT stop accepting, give requests in flight a grace period to
+//! finish, then fail what is left by ending the process's serving, and return.
+
+use std::future::{Future, IntoFuture};
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::net::TcpListener;
+
+use crate::runtime::Runtime;
+
+/// Serves [`super::router`] on `listener` until `stop` resolves, then waits at most `grace` for
+/// requests in flight. Returns whether they all finished in time.
+pub async fn serve(
+    listener: TcpListener,
+    rt: Arc<Runtime>,
+    stop: impl Future<Output = ()> + Send + 'static,
+    grace: Duration,
+) -> std::io::Result<bool> {
+    let (stopped_tx, stopped_rx) = tokio::sync::oneshot::channel::<()>();
+    let server = axum::serve(listener, super::router(rt)).with_graceful_shutdown(async move {
+        stop.await;
+        let _ = stopped_tx.send(());
+    });
+    let mut server = std::pin::pin!(server.into_future());
+    tokio::select! {
+        r = &mut server => return r.map(|()| true),
+        _ = stopped_rx => {}
+    }
+    match tokio::time::timeout(grace, server).await {
+        Ok(r) => r.map(|()| true),
+        // Requests still running are dropped with the server future: their connections close.
+        Err(_) => Ok(false),
+    }
+}
+
+/// Resolves on SIGTERM (what ECS sends) or SIGINT, and says which.
+pub async fn shutdown_signal() -> &'static str {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{signal, SignalKind};
+        match signal(SignalKind::terminate()) {
+            Ok(mut term) => tokio::select! {
+                _ = tokio::signal::ctrl_c() => "SIGINT",
+                _ = term.recv() => "SIGTERM",
+            },
+            Err(_) => {
+                let _ = tokio::signal::ctrl_c().await;
+                "SIGINT"
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = tokio::signal::ctrl_c().await;
+        "Ctrl-C"
+    }
+}

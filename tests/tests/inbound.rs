@@ -1,0 +1,259 @@
+//! The inbound HTTP router, in process (`tower::ServiceExt::oneshot`): invoke, the error
+//! model, authentication by tenant API keys, the body cap.
+
+use std::sync::Arc;
+
+use axum::body::Body;
+use axum::http::{header, Method, Request, StatusCode};
+use http_body_util::BodyExt;
+use native_core::api_keys;
+use native_core::inbound::{router, MAX_BODY_BYTES};
+use native_tests::{TestProject, DEPLOYMENT};
+use serde_json::{json, Value};
+use tower::ServiceExt;
+
+const HELLO: &str =
+    r#"function on_invoke(ctx, ev) return { tenant = ctx.tenant, hello = ev.name } end"#;
+const BOOM: &str = "function on_invoke(ctx, ev)\n  error(\"no such order\")\nend";
+const GREEDY: &str = r#"function on_invoke(ctx, ev)
+  native.db.get("p", "a"); native.db.get("p", "b"); return 1
+end"#;
+
+struct Api {
+    p: TestProject,
+    rt: Arc<native_core::runtime::Runtime>,
+    acme_key: String,
+    globex_key: String,
+}
+
+async fn api() -> Api {
+    let p = TestProject::with_tenants(
+        DEPLOYMENT,
+        &[
+            (
+                "acme",
+                r#"{ "limits": { "max_data_ops": 1 } }"#,
+                &[
+                    ("hello", HELLO),
+                    ("boom", BOOM),
+                    ("greedy", GREEDY),
+                    ("secret", HELLO),
+                ],
+            ),
+            ("globex", "{}", &[("hello", HELLO)]),
+        ],
+    );
+    let kv = p.rt.services.backends.kv.clone();
+    let acme_key = api_keys::create(&*kv, "acme", "test").await.unwrap().key;
+    let globex_key = api_keys::create(&*kv, "globex", "").await.unwrap().key;
+    let rt = Arc::new(p.project.runtime().with_log(p.log.clone()));
+    Api {
+        p,
+        rt,
+        acme_key,
+        globex_key,
+    }
+}
+
+impl Api {
+    async fn call(
+        &self,
+        method: Method,
+        path: &str,
+        auth: Option<&str>,
+        body: Body,
+    ) -> (StatusCode, Value) {
+        let mut req = Request::builder().method(method).uri(path);
+        if let Some(a) = auth {
+            req = req.header(header::AUTHORIZATION, a);
+        }
+        let resp = router(self.rt.clone())
+            .oneshot(req.body(body).unwrap())
+            .await
+            .unwrap();
+        let status = resp.status();
+        let bytes = resp.into_body().collect().await.unwrap().to_bytes();
+        let v = serde_json::from_slice(&bytes)
+            .unwrap_or_else(|e| panic!("not JSON ({e}): {}", String::from_utf8_lossy(&bytes)));
+        (status, v)
+    }
+
+    async fn invoke(&self, script: &str, key: &str, body: &str) -> (StatusCode, Value) {
+        let auth = format!("Bearer {key}");
+        self.call(
+            Method::POST,
+            &format!("/v1/invoke/{script}"),
+            Some(&auth),
+            Body::from(body.to_string()),
+        )
+        .await
+    }
+}
+
+fn assert_error(got: &(StatusCode, Value), status: StatusCode, code: &str, says: &str) {
+    assert_eq!(got.0, status, "{}", got.1);
+    assert_eq!(got.1["code"], code, "{}", got.1);
+    let msg = got.1["message"].as_str().unwrap();
+    assert!(msg.contains(says), "{msg:?} should say {says:?}");
+}
+
+#[tokio::test]
+async fn invoke_runs_the_keys_tenants_script_with_the_body_as_event() {
+    // GIVEN acme's key WHEN it invokes hello with a JSON body
+    let a = api().await;
+    let got = a.invoke("hello", &a.acme_key, r#"{"name":"ada"}"#).await;
+    // THEN the return value comes back as JSON, from acme's script
+    assert_eq!(
+        got,
+        (StatusCode::OK, json!({ "tenant": "acme", "hello": "ada" }))
+    );
+    // AND an empty body is the event {}
+    let got = a.invoke("hello", &a.acme_key, "").await;
+    assert_eq!(got, (StatusCode::OK, json!({ "tenant": "acme" })));
+}
+
+#[tokio::test]
+async fn requests_without_a_valid_key_are_refused_before_anything_runs() {
+    let a = api().await;
+    let none = a
+        .call(Method::POST, "/v1/invoke/hello", None, Body::empty())
+        .await;
+    assert_error(
+        &none,
+        StatusCode::UNAUTHORIZED,
+        "unauthenticated",
+        "missing API key",
+    );
+    let basic = a
+        .call(
+            Method::POST,
+            "/v1/invoke/hello",
+            Some("Basic YWRhOmFkYQ=="),
+            Body::empty(),
+        )
+        .await;
+    assert_error(
+        &basic,
+        StatusCode::UNAUTHORIZED,
+        "unauthenticated",
+        "malformed",
+    );
+    let short = a.invoke("hello", "nk_1234", "{}").await;
+    assert_error(
+        &short,
+        StatusCode::UNAUTHORIZED,
+        "unauthenticated",
+        "malformed",
+    );
+    let unknown = format!("nk_{}_{}", "0".repeat(16), "1".repeat(64));
+    let got = a.invoke("hello", &unknown, "{}").await;
+    assert_error(
+        &got,
+        StatusCode::UNAUTHORIZED,
+        "unauthenticated",
+        "not valid",
+    );
+    // The message never echoes the key.
+    assert!(!got.1.to_string().contains(&unknown));
+}
+
+#[tokio::test]
+async fn a_revoked_key_stops_working() {
+    // GIVEN a key that works
+    let a = api().await;
+    let kv = a.p.rt.services.backends.kv.clone();
+    let k = api_keys::create(&*kv, "acme", "").await.unwrap();
+    assert_eq!(a.invoke("hello", &k.key, "{}").await.0, StatusCode::OK);
+    // WHEN it is revoked THEN the next request is 401
+    api_keys::revoke(&*kv, "acme", &k.id).await.unwrap();
+    let got = a.invoke("hello", &k.key, "{}").await;
+    assert_error(&got, StatusCode::UNAUTHORIZED, "unauthenticated", "revoked");
+}
+
+#[tokio::test]
+async fn another_tenants_key_reaches_only_that_tenants_scripts() {
+    // GIVEN globex's key WHEN it names acme's script "secret"
+    let a = api().await;
+    let got = a.invoke("secret", &a.globex_key, "{}").await;
+    // THEN it is not found: the tenant comes from the key, and globex has no such script
+    assert_error(&got, StatusCode::NOT_FOUND, "not_found", "\"secret\"");
+    // AND its own hello runs as globex
+    let got = a.invoke("hello", &a.globex_key, "{}").await;
+    assert_eq!(got, (StatusCode::OK, json!({ "tenant": "globex" })));
+}
+
+#[tokio::test]
+async fn script_errors_are_500_and_limit_breaches_429_naming_script_and_line() {
+    let a = api().await;
+    let got = a.invoke("boom", &a.acme_key, "{}").await;
+    assert_error(
+        &got,
+        StatusCode::INTERNAL_SERVER_ERROR,
+        "internal",
+        "boom.luau:2: no such order",
+    );
+    let got = a.invoke("greedy", &a.acme_key, "{}").await;
+    assert_error(
+        &got,
+        StatusCode::TOO_MANY_REQUESTS,
+        "resource_exhausted",
+        "limit max_data_ops exceeded",
+    );
+    assert!(
+        got.1["message"].as_str().unwrap().contains("greedy"),
+        "{}",
+        got.1
+    );
+}
+
+#[tokio::test]
+async fn bad_bodies_unknown_scripts_and_wrong_methods_get_clear_errors() {
+    let a = api().await;
+    let got = a.invoke("hello", &a.acme_key, "{\"name\": ").await;
+    assert_error(
+        &got,
+        StatusCode::BAD_REQUEST,
+        "invalid_argument",
+        "not JSON",
+    );
+    let big = format!("\"{}\"", "x".repeat(MAX_BODY_BYTES));
+    let got = a.invoke("hello", &a.acme_key, &big).await;
+    assert_error(
+        &got,
+        StatusCode::PAYLOAD_TOO_LARGE,
+        "resource_exhausted",
+        "6 MB",
+    );
+    // (In process no Content-Length is set: the body above was capped while read.) A declared
+    // oversize length is refused before reading.
+    let auth = format!("Bearer {}", a.acme_key);
+    let req = Request::builder()
+        .method(Method::POST)
+        .uri("/v1/invoke/hello")
+        .header(header::AUTHORIZATION, &auth)
+        .header(header::CONTENT_LENGTH, (MAX_BODY_BYTES + 1).to_string())
+        .body(Body::from("{}"))
+        .unwrap();
+    let resp = router(a.rt.clone()).oneshot(req).await.unwrap();
+    assert_eq!(resp.status(), StatusCode::PAYLOAD_TOO_LARGE);
+    let got = a.invoke("nope", &a.acme_key, "{}").await;
+    assert_error(&got, StatusCode::NOT_FOUND, "not_found", "\"nope\"");
+    let got = a
+        .call(Method::GET, "/v1/invoke/hello", Some(&auth), Body::empty())
+        .await;
+    assert_error(
+        &got,
+        StatusCode::METHOD_NOT_ALLOWED,
+        "unimplemented",
+        "use POST",
+    );
+    let got = a.call(Method::GET, "/v2/what", None, Body::empty()).await;
+    assert_error(&got, StatusCode::NOT_FOUND, "not_found", "/v2/what");
+}
+
+#[tokio::test]
+async fn healthz_answers_when_the_backends_do() {
+    let a = api().await;
+    let got = a.call(Method::GET, "/healthz", None, Body::empty()).await;
+    assert_eq!(got, (StatusCode::OK, json!({ "status": "ok" })));
+}
