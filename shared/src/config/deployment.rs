@@ -273,7 +273,7 @@ mod tests {
         .unwrap_err();
         assert_eq!(
             e.to_string(),
-            "deployment.json: buckets.map.In: invalid type: integer `5`, expected a string"
+            "deployment.json: buckets.map.In: invalid type: integer `5`, expected a string at line 1 column 31"
         );
     }
 

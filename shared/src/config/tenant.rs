@@ -223,7 +223,7 @@ mod tests {
         .unwrap_err();
         assert_eq!(
             e.to_string(),
-            "tenants/acme/config.json: limits.timeout_s: invalid type: string \"5\", expected u32"
+            "tenants/acme/config.json: limits.timeout_s: invalid type: string \"5\", expected u32 at line 1 column 30"
         );
         let e = TenantConfig::from_json("c.json", r#"{"queue":"yes"}"#).unwrap_err();
         assert!(
