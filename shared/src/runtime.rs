@@ -391,11 +391,5 @@ fn check_depth(tenant: &Tenant, what: &str, depth: u32) -> Result<()> {
     if depth <= tenant.config.limits.max_chain_depth {
         return Ok(());
     }
-    let message = crate::host::depth_message(tenant, what, depth);
-    Err(Error::LimitExceeded {
-        limit: "max_chain_depth",
-        detail: message
-            .trim_start_matches("limit max_chain_depth exceeded: ")
-            .to_string(),
-    })
+    Err(crate::host::too_deep(tenant, what, depth))
 }

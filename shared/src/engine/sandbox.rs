@@ -350,10 +350,7 @@ fn clean_error(lua: &Lua, v: Value) -> mlua::Result<Value> {
     if memory {
         if let Some(inv) = lua.app_data_ref::<host::Invocation>() {
             let message = inv.memory_message(lua);
-            let mut b = inv.breach.borrow_mut();
-            if b.is_none() {
-                *b = Some(message.clone());
-            }
+            inv.record_breach(&message);
             return lua.create_string(message).map(Value::String);
         }
     }

@@ -45,12 +45,18 @@ pub struct Invocation {
 }
 
 impl Invocation {
-    /// Records a breached limit (the first one wins) and returns the error to raise.
-    pub fn breach(&self, lua: &Lua, message: String) -> mlua::Error {
+    /// Records a breached limit (the first one wins), so that the invocation fails even if the
+    /// script catches the error.
+    pub fn record_breach(&self, message: &str) {
         let mut b = self.breach.borrow_mut();
         if b.is_none() {
-            *b = Some(message.clone());
+            *b = Some(message.to_string());
         }
+    }
+
+    /// Records a breached limit (the first one wins) and returns the error to raise.
+    pub fn breach(&self, lua: &Lua, message: String) -> mlua::Error {
+        self.record_breach(&message);
         super::raise(lua, message)
     }
 
@@ -65,10 +71,7 @@ impl Invocation {
                 "limit max_data_ops exceeded: this invocation needs {used} backend calls and the \
                  tenant allows {max}; raise limits.max_data_ops (ceiling 10000) or split the work"
             );
-            let mut b = self.breach.borrow_mut();
-            if b.is_none() {
-                *b = Some(msg.clone());
-            }
+            self.record_breach(&msg);
             return Err(msg);
         }
         Ok(())
@@ -94,10 +97,7 @@ impl Invocation {
         };
         match breach {
             Some(e) => {
-                let mut b = self.breach.borrow_mut();
-                if b.is_none() {
-                    *b = Some(e.to_string());
-                }
+                self.record_breach(&e.to_string());
                 Err(e)
             }
             None => Ok(()),
@@ -146,14 +146,10 @@ impl Invocation {
             ));
         }
         if self.depth >= limits.max_chain_depth {
-            return Err(self.breach(lua, self.depth_message(what)));
+            let e = too_deep(&self.tenant, what, self.depth + 1);
+            return Err(self.breach(lua, e.to_string()));
         }
         Ok(())
-    }
-
-    /// The message for a chain that would go past `max_chain_depth`.
-    pub fn depth_message(&self, what: &str) -> String {
-        depth_message(&self.tenant, what, self.depth + 1)
     }
 
     /// Writes a script's log record, within [`super::log::MAX_LOG_BYTES`] per invocation: past
@@ -227,15 +223,19 @@ impl crate::barrier::Budget for Invocation {
     }
 }
 
-/// The message for work at `depth`, past the tenant's `max_chain_depth`.
-pub fn depth_message(tenant: &crate::config::Tenant, what: &str, depth: u32) -> String {
-    format!(
-        "limit max_chain_depth exceeded: {what} would run at chain depth {depth} and the tenant \
+/// The breach of work at `depth`, past the tenant's `max_chain_depth`.
+pub fn too_deep(tenant: &crate::config::Tenant, what: &str, depth: u32) -> crate::Error {
+    let detail = format!(
+        "{what} would run at chain depth {depth} and the tenant \
          allows {} (each message a script sends, and each event of an object a script writes, \
          runs one deeper than its sender); look for scripts that trigger each other in a loop, \
          or raise limits.max_chain_depth in tenants/{}/config.json (ceiling {})",
         tenant.config.limits.max_chain_depth,
         tenant.name,
         crate::config::CEILINGS.max_chain_depth
-    )
+    );
+    crate::Error::LimitExceeded {
+        limit: "max_chain_depth",
+        detail,
+    }
 }

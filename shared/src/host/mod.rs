@@ -19,7 +19,7 @@ mod rows;
 mod types_test;
 
 pub use function::{add_method, add_method_mut, function, method, method_mut, Signature};
-pub use invocation::{depth_message, Invocation};
+pub use invocation::{too_deep, Invocation};
 pub use json::{from_lua, to_json_text, to_lua};
 pub use log::{cut_text, message_text, LogSink, StderrLog};
 
