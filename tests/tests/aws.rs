@@ -78,6 +78,50 @@ mod with_aws {
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn conformance_vault_on_secrets_manager() {
+        let Some(ep) = endpoint() else { return };
+        let c = clients(&ep).await;
+        let prefix = format!("{}/", unique("vault"));
+        let vault = native_core::aws::SecretsVault::new(c.secrets.clone(), &prefix);
+        conformance::vault_set_get_list_delete(&vault).await;
+        // The secret id is <prefix><tenant>/<name>, as IAM policies scope it.
+        use native_core::ports::{Secret, Vault};
+        vault
+            .set("acme", "stripe.key", &Secret::new("sk_9".into()))
+            .await
+            .unwrap();
+        let got = c
+            .secrets
+            .get_secret_value()
+            .secret_id(format!("{prefix}acme/stripe.key"))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(got.secret_string(), Some("sk_9"));
+        // A value changed behind this process's back is seen within the cache time, not at once.
+        c.secrets
+            .put_secret_value()
+            .secret_id(format!("{prefix}acme/stripe.key"))
+            .secret_string("sk_10")
+            .send()
+            .await
+            .unwrap();
+        let cached = vault.get("acme", "stripe.key").await.unwrap().unwrap();
+        assert_eq!(cached.expose(), "sk_9", "read again before the cache time");
+        let fresh = native_core::aws::SecretsVault::new(c.secrets.clone(), &prefix);
+        assert_eq!(
+            fresh
+                .get("acme", "stripe.key")
+                .await
+                .unwrap()
+                .unwrap()
+                .expose(),
+            "sk_10"
+        );
+        vault.delete("acme", "stripe.key").await.unwrap();
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn conformance_kv_on_dynamodb() {
         let Some(ep) = endpoint() else { return };
         let c = clients(&ep).await;

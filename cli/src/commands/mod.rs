@@ -11,6 +11,7 @@ mod objects;
 mod partner;
 mod queues;
 mod serve;
+mod vault;
 
 use std::path::Path;
 use std::process::ExitCode;
@@ -143,6 +144,7 @@ pub async fn run(cli: Cli) -> ExitCode {
         Command::Dlq { tenant } => queues::dlq(&project, tenant.as_deref()).await,
         Command::Clock { command } => clock::run(&project, command),
         Command::Keys { command } => keys::run(&project, command).await,
+        Command::Vault { command } => vault::run(&project, command).await,
         Command::Serve { listen } => serve::run(&project, &listen).await,
     };
     // A closed pipe is not an error (see `out`); another write error fails a verb that
