@@ -185,6 +185,11 @@ fn event_arg(arg: Option<&str>) -> Result<Value, Failed> {
 /// Drains after a verb, unless told not to; failures make the command fail.
 async fn drain_after(rt: &native_core::runtime::Runtime, no_drain: bool) -> Outcome {
     if no_drain {
+        // job:http requests live only in this process: perform them before it exits; their
+        // done.json waits in the queue for the next drain.
+        if let Some(jobs) = &rt.services.http_jobs {
+            jobs.wait_idle().await;
+        }
         return Ok(());
     }
     report(drain(rt, DrainOptions::default()).await?)

@@ -9,6 +9,7 @@
 
 pub mod address;
 pub mod client;
+pub mod jobs;
 pub mod secrets;
 pub mod target;
 

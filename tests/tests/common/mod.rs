@@ -168,6 +168,11 @@ async fn handle(
             let echo = json!({ "method": parts.method.as_str(), "uri": parts.uri.to_string(), "headers": headers, "body": body });
             ok(200, "application/json", echo.to_string().into_bytes())
         }
+        "/charges" => {
+            // Echoes the credentials back, as a careless API might.
+            let out = json!({ "id": "ch_1", "amount": serde_json::from_str::<serde_json::Value>(&body).ok().and_then(|v| v.get("amount").cloned()), "auth": auth });
+            ok(201, "application/json", out.to_string().into_bytes())
+        }
         "/redirect" => Response::builder()
             .status(302)
             .header("location", "/echo")
