@@ -239,8 +239,13 @@ end"#;
             "{url}: {e}"
         );
     }
-    // AND a body under the cap is read whole
+    // AND a body under the cap is read whole, and HEAD, which declares 2 MB but sends
+    // nothing, is an answer
     let r = run(&p, json!({ "url": srv.url("/big?bytes=1000") }))
+        .await
+        .unwrap();
+    assert_eq!(r["ok"], true);
+    let r = run(&p, json!({ "url": srv.url("/big"), "method": "HEAD" }))
         .await
         .unwrap();
     assert_eq!(r["ok"], true);

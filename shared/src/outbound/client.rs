@@ -166,6 +166,8 @@ where
     S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
 {
     let host = req.target.host.clone();
+    // A HEAD answer declares the length of a body it does not send.
+    let is_head = req.method == Method::HEAD;
     let proto = |e: hyper::Error| Failure::Protocol(format!("{host}: {e}"));
     let (mut sender, conn) = hyper::client::conn::http1::handshake(TokioIo::new(io))
         .await
@@ -196,7 +198,7 @@ where
         .get(CONTENT_LENGTH)
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.parse::<u64>().ok());
-    if declared.is_some_and(|n| n > policy.max_body) {
+    if !is_head && declared.is_some_and(|n| n > policy.max_body) {
         return Err(Failure::TooLarge(policy.max_body));
     }
     let headers = resp
