@@ -405,6 +405,7 @@ async fn bad_options_are_refused_with_the_field_and_why() {
         (json!({ "url": "ftp://x/" }), "must start with https:// or http://"),
         (json!({ "url": url, "timeout_s": 0 }), "timeout_s must be 1 to 900, not 0"),
         (json!({ "url": url, "vault": ["head"] }), "vault lists \"head\"; the parts are \"url\", \"header\" and \"body\""),
+        (json!({ "url": url, "vault": ["url", "url", "url", "url"] }), "vault lists more than 3 parts"),
         (json!({ "url": url, "headers": { "host": "x" } }), "header \"host\" is set by the platform"),
         (json!({ "url": url, "headers": { "a": "b\nc" } }), "line break or control character"),
         (json!({ "url": url, "headers": { "a": true } }), "header \"a\" must be a string, not a boolean"),

@@ -128,7 +128,13 @@ pub(crate) fn spec_from_lua(
     match opts.get::<Value>("vault")? {
         Value::Nil => {}
         Value::Table(t) => {
-            for v in t.sequence_values::<Value>() {
+            // Three parts at most: a longer list is a mistake, and is not walked to its end.
+            for (i, v) in t.sequence_values::<Value>().enumerate() {
+                if i >= 3 {
+                    return Err(bad(
+                        "vault lists more than 3 parts; the parts are \"url\", \"header\" and \"body\"".into(),
+                    ));
+                }
                 match v? {
                     Value::String(s) => vault.add(&s.to_string_lossy()).map_err(bad)?,
                     other => {

@@ -25,8 +25,9 @@ pub async fn serve(
         stop.await;
         // Background job:http requests are answered ok = false ("server stopping") before the
         // process goes, so their continuations run instead of waiting for ever.
+        // Bounded apart from the grace: failing them is a few writes.
         if let Some(jobs) = jobs {
-            jobs.stop(grace).await;
+            jobs.stop(grace.min(Duration::from_secs(10))).await;
         }
         let _ = stopped_tx.send(());
     });
