@@ -78,57 +78,87 @@ const URI_COMPONENT: &AsciiSet = &NON_ALPHANUMERIC
 /// a few characters would match by chance.
 const MIN_EMBEDDED_BASE64: usize = 8;
 
-/// Replaces secret values, in their common encodings, with `[redacted:NAME]`.
+/// Replaces secret values, in their common encodings, with `[redacted:NAME]`: every form of
+/// every value in one leftmost-longest pass, so that a longer form wins over a shorter one it
+/// contains and a replacement is never searched again.
 #[derive(Default, Clone)]
 pub struct Redactor {
-    /// (form, replacement), longest form first.
-    forms: Vec<(Vec<u8>, Vec<u8>)>,
+    /// The automaton over every form (`None` when there is nothing to redact, or when it could
+    /// not be built: then the forms are replaced one pass each).
+    finder: Option<aho_corasick::AhoCorasick>,
+    /// Every form, longest first.
+    forms: Vec<Vec<u8>>,
+    /// The replacement of each form, by pattern index.
+    marks: Vec<Vec<u8>>,
 }
 
 impl std::fmt::Debug for Redactor {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "Redactor({} forms)", self.forms.len())
+        write!(f, "Redactor({} forms)", self.marks.len())
     }
 }
 
 impl Redactor {
     /// A redactor for these values.
     pub fn new(values: &[(String, Secret)]) -> Self {
-        let mut forms: Vec<(Vec<u8>, Vec<u8>)> = Vec::new();
+        let mut pairs: Vec<(Vec<u8>, Vec<u8>)> = Vec::new();
         for (name, v) in values {
             let mark = format!("[redacted:{name}]").into_bytes();
             for form in encodings(v.expose().as_bytes()) {
-                if !form.is_empty() && !forms.iter().any(|(f, _)| *f == form) {
-                    forms.push((form, mark.clone()));
+                if !form.is_empty() && !pairs.iter().any(|(f, _)| *f == form) {
+                    pairs.push((form, mark.clone()));
                 }
             }
         }
-        forms.sort_by_key(|f| std::cmp::Reverse(f.0.len()));
-        Redactor { forms }
+        if pairs.is_empty() {
+            return Redactor::default();
+        }
+        pairs.sort_by_key(|p| std::cmp::Reverse(p.0.len()));
+        let (forms, marks): (Vec<_>, Vec<_>) = pairs.into_iter().unzip();
+        // Building fails only past size limits far above a few dozen short patterns; should it
+        // fail, `bytes` falls back to one pass per form, never to redacting nothing.
+        let finder = aho_corasick::AhoCorasick::builder()
+            .match_kind(aho_corasick::MatchKind::LeftmostLongest)
+            .build(&forms)
+            .ok();
+        Redactor {
+            finder,
+            forms,
+            marks,
+        }
     }
 
     /// Whether there is nothing to redact.
     pub fn is_empty(&self) -> bool {
-        self.forms.is_empty()
+        self.marks.is_empty()
     }
 
     /// `data` with every form of every value replaced.
     pub fn bytes(&self, data: &[u8]) -> Vec<u8> {
+        let Some(finder) = &self.finder else {
+            return self.pass_per_form(data);
+        };
+        let mut out = Vec::with_capacity(data.len());
+        finder.replace_all_with_bytes(data, &mut out, |m, _, dst| {
+            dst.extend_from_slice(&self.marks[m.pattern().as_usize()]);
+            true
+        });
+        out
+    }
+
+    /// The fallback of [`Self::bytes`]: each form replaced in a pass of its own, longest first.
+    fn pass_per_form(&self, data: &[u8]) -> Vec<u8> {
         let mut cur = data.to_vec();
-        for (form, mark) in &self.forms {
+        for (form, mark) in self.forms.iter().zip(&self.marks) {
             let finder = memmem::Finder::new(form);
-            if finder.find(&cur).is_none() {
-                continue;
-            }
             let mut out = Vec::with_capacity(cur.len());
             let mut at = 0;
             for i in finder.find_iter(&cur) {
-                if i < at {
-                    continue;
+                if i >= at {
+                    out.extend_from_slice(&cur[at..i]);
+                    out.extend_from_slice(mark);
+                    at = i + form.len();
                 }
-                out.extend_from_slice(&cur[at..i]);
-                out.extend_from_slice(mark);
-                at = i + form.len();
             }
             out.extend_from_slice(&cur[at..]);
             cur = out;
@@ -138,7 +168,7 @@ impl Redactor {
 
     /// [`Self::bytes`] for text. Forms are whole UTF-8 values or ASCII, so text stays text.
     pub fn text(&self, s: &str) -> String {
-        if self.forms.is_empty() {
+        if self.is_empty() {
             return s.to_string();
         }
         String::from_utf8_lossy(&self.bytes(s.as_bytes())).into_owned()
@@ -251,5 +281,24 @@ mod tests {
             assert!(out.contains("[redacted:stripe.key]"), "{out}");
         }
         assert_eq!(r.text("nothing secret"), "nothing secret");
+        // AND the fallback, one pass per form, does the same
+        let fallback = Redactor {
+            finder: None,
+            ..r.clone()
+        };
+        let echo = b64(&STANDARD, format!("user:{value}").as_bytes());
+        let out = fallback.text(&format!("x {value} {echo} y"));
+        assert!(!out.contains(value) && !out.contains(&echo), "{out}");
+    }
+
+    #[test]
+    fn a_short_secret_never_eats_the_marks_of_longer_forms() {
+        // GIVEN a one-letter secret, whose hex form "65" and base64 "ZQ==" also occur
+        let r = Redactor::new(&[secret("k", "e")]);
+        // WHEN a text is redacted THEN every occurrence is marked once, marks left whole
+        assert_eq!(
+            r.text("hex 65, base64 ZQ==, here"),
+            "h[redacted:k]x [redacted:k], bas[redacted:k]64 [redacted:k], h[redacted:k]r[redacted:k]"
+        );
     }
 }
