@@ -415,3 +415,34 @@ async fn bad_options_are_refused_with_the_field_and_why() {
     }
     assert_eq!(srv.hits.load(Ordering::SeqCst), 0);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn each_request_counts_one_data_op() {
+    // GIVEN a tenant allowed 2 backend calls per invocation
+    let srv = server().await;
+    let script = r#"
+function on_invoke(ctx, ev)
+  for i = 1, ev.n do native.http.request({ url = ev.url }) end
+  return "done"
+end"#;
+    let p = project(
+        &srv,
+        true,
+        json!({ "limits": { "max_data_ops": 2 } }),
+        script,
+    )
+    .await;
+    // WHEN an invocation makes 2 requests, and another 3
+    assert_eq!(
+        run(&p, json!({ "n": 2, "url": srv.url("/echo") }))
+            .await
+            .unwrap(),
+        "done"
+    );
+    let e = run(&p, json!({ "n": 3, "url": srv.url("/echo") }))
+        .await
+        .unwrap_err();
+    // THEN the third is over max_data_ops
+    assert!(e.contains("limit max_data_ops exceeded"), "{e}");
+    assert_eq!(srv.hits.load(Ordering::SeqCst), 4);
+}

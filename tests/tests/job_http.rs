@@ -454,3 +454,45 @@ async fn a_lambda_runtime_refuses_job_http_and_says_to_use_the_server() {
     );
     assert_eq!(srv.hits.load(Ordering::SeqCst), 0);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn an_id_makes_a_resubmit_send_nothing_again() {
+    // GIVEN a script that submits a job:http under a fixed id, and one that reuses the id
+    // for another request
+    let srv = server().await;
+    let p = shop(&srv, 4).await;
+    let once = r#"
+function on_invoke(ctx, ev)
+  local job = native.batch.new({ id = "pay-1" })
+  job:http("charge", { method = "POST", url = native.config.api_base .. ev.path })
+  job:state({ order = "pay-1" })
+  job:continue_with("collect")
+  return job:submit()
+end"#;
+    std::fs::write(p.dir.path().join("tenants/shop/scripts/once.luau"), once).unwrap();
+    let rt = server_runtime(&p);
+    // WHEN it runs twice (a retried message), then with another request under the same id
+    let a = rt
+        .invoke("shop", "once", json!({ "path": "echo" }))
+        .await
+        .unwrap();
+    rt.services.http_jobs.as_ref().unwrap().wait_idle().await;
+    let b = rt
+        .invoke("shop", "once", json!({ "path": "echo" }))
+        .await
+        .unwrap();
+    rt.services.http_jobs.as_ref().unwrap().wait_idle().await;
+    let e = rt
+        .invoke("shop", "once", json!({ "path": "status/201" }))
+        .await
+        .unwrap_err()
+        .to_string();
+    // THEN the request was sent once, the retry returned the same id, and another request
+    // under the id is refused
+    assert_eq!((a, b), (json!("pay-1"), json!("pay-1")));
+    assert_eq!(srv.hits.load(Ordering::SeqCst), 1);
+    assert!(
+        e.contains("job \"pay-1\" was already submitted with other requests; nothing was sent"),
+        "{e}"
+    );
+}
