@@ -496,3 +496,42 @@ end"#;
         "{e}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn the_servers_graceful_stop_fails_running_jobs_before_it_returns() {
+    // GIVEN the Fargate server's serve loop over a server runtime, with a job in flight to an
+    // API that answers after 20 s
+    let srv = server().await;
+    let p = shop(&srv, 4).await;
+    let rt = Arc::new(server_runtime(&p));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
+    let serving = tokio::spawn(native_core::inbound::serve(
+        listener,
+        rt.clone(),
+        async move {
+            let _ = stop_rx.await;
+        },
+        Duration::from_secs(5),
+    ));
+    rt.invoke(
+        "shop",
+        "fanout",
+        json!({ "n": 2, "path": "slow?ms=20000", "tag": "term" }),
+    )
+    .await
+    .unwrap();
+    while srv.running.load(Ordering::SeqCst) < 2 {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    // WHEN it is told to stop, as SIGTERM does
+    let t = Instant::now();
+    stop_tx.send(()).unwrap();
+    assert!(serving.await.unwrap().unwrap(), "stopped in time");
+    // THEN it returned at once, with the job already answered "server stopping"
+    assert!(t.elapsed() < Duration::from_secs(3), "{:?}", t.elapsed());
+    assert_eq!(rt.services.http_jobs.as_ref().unwrap().running(), 0);
+    drain_all(&rt).await;
+    let seen = out(&p, "collected/term.json").await.unwrap();
+    assert_eq!(seen["error"], "r1: server stopping; r2: server stopping");
+}
