@@ -446,3 +446,39 @@ end"#;
     assert!(e.contains("limit max_data_ops exceeded"), "{e}");
     assert_eq!(srv.hits.load(Ordering::SeqCst), 4);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_secret_in_the_url_is_percent_encoded_and_redacted_from_the_echo() {
+    // GIVEN a secret with a space, a slash, '&' and 'é', used in the query of a URL
+    let srv = server().await;
+    let p = project(&srv, true, json!({}), CALL).await;
+    // WHEN the script calls with vault = { "url" }
+    let r = run(
+        &p,
+        json!({ "url": srv.url("/echo?key={{vault:api.key}}&x=1"), "vault": ["url"] }),
+    )
+    .await
+    .unwrap();
+    // THEN the server got the value percent-encoded, as one query parameter
+    let echo: Value = serde_json::from_str(r["body"].as_str().unwrap()).unwrap();
+    assert_eq!(
+        echo["uri"], "/echo?key=[redacted:api.key]&x=1",
+        "the echoed URI holds the mark, not the value"
+    );
+    assert!(!r.to_string().contains("sk_live"), "{r}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn https_to_a_server_that_does_not_speak_tls_fails_cleanly() {
+    // GIVEN a plain HTTP server, called with https://
+    let srv = server().await;
+    let p = project(&srv, true, json!({}), CALL).await;
+    // WHEN the script calls it THEN the TLS failure is an error naming the host
+    let url = format!("https://127.0.0.1:{}/echo", srv.port);
+    let e = run(&p, json!({ "url": url })).await.unwrap_err();
+    assert!(
+        e.contains("native.http.request: TLS with 127.0.0.1:")
+            || e.contains("native.http.request: no root certificates"),
+        "{e}"
+    );
+}

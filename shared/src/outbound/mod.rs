@@ -259,7 +259,7 @@ pub async fn perform(
     };
     let mut target = spec.target.clone();
     if spec.vault.url {
-        let url = String::from_utf8(fill(true, spec.url.as_bytes()))
+        let url = String::from_utf8(secrets::fill_url(spec.url.as_bytes(), &values))
             .map_err(|_| HttpError::Request("url: not UTF-8 after the vault was filled".into()))?;
         let filled = Target::parse(&url).map_err(|e| HttpError::Request(redactor.text(&e)))?;
         target.path = filled.path;

@@ -43,6 +43,24 @@ pub fn placeholders(text: &[u8]) -> Result<Vec<String>, String> {
 /// `text` with every placeholder replaced by its value from `values` (which holds every name
 /// [`placeholders`] found).
 pub fn fill(text: &[u8], values: &[(String, Secret)]) -> Vec<u8> {
+    fill_with(text, values, |v| v.as_bytes().to_vec())
+}
+
+/// [`fill`] for a URL: each value percent-encoded as `encodeURIComponent` does, since the
+/// script that writes the URL cannot encode a value it never sees.
+pub fn fill_url(text: &[u8], values: &[(String, Secret)]) -> Vec<u8> {
+    fill_with(text, values, |v| {
+        utf8_percent_encode(v, URI_COMPONENT)
+            .to_string()
+            .into_bytes()
+    })
+}
+
+fn fill_with(
+    text: &[u8],
+    values: &[(String, Secret)],
+    encode: impl Fn(&str) -> Vec<u8>,
+) -> Vec<u8> {
     let mut out = Vec::with_capacity(text.len());
     let mut at = 0;
     while let Some(i) = memmem::find(&text[at..], OPEN) {
@@ -53,7 +71,7 @@ pub fn fill(text: &[u8], values: &[(String, Secret)]) -> Vec<u8> {
         let name = &text[start..start + end];
         out.extend_from_slice(&text[at..at + i]);
         match values.iter().find(|(n, _)| n.as_bytes() == name) {
-            Some((_, v)) => out.extend_from_slice(v.expose().as_bytes()),
+            Some((_, v)) => out.extend_from_slice(&encode(v.expose())),
             None => out.extend_from_slice(&text[at + i..start + end + CLOSE.len()]),
         }
         at = start + end + CLOSE.len();
