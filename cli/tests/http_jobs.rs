@@ -365,3 +365,86 @@ fn sigterm_mid_request_answers_the_job_server_stopping() {
     let seen = charged(p, "o3").unwrap();
     assert_eq!(seen["error"], "charge: server stopping");
 }
+
+/// `native --project DIR ARGS` against the emulator, with `stdin`; asserts success.
+fn native_aws(endpoint: &str, project: &Path, args: &[&str], stdin: &str) -> String {
+    let mut child = Command::new(native_bin())
+        .arg("--project")
+        .arg(project)
+        .args(args)
+        .env("AWS_ENDPOINT_URL", endpoint)
+        .env("AWS_ACCESS_KEY_ID", "testing")
+        .env("AWS_SECRET_ACCESS_KEY", "testing")
+        .env("AWS_REGION", "us-east-1")
+        .env("AWS_EC2_METADATA_DISABLED", "true")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(stdin.as_bytes())
+        .unwrap();
+    let o = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "native {args:?}: {err}");
+    assert!(!err.contains(SECRET), "{err}");
+    String::from_utf8(o.stdout).unwrap()
+}
+
+#[test]
+fn the_vault_verbs_work_on_secrets_manager_with_aws() {
+    let endpoint = match std::env::var("NATIVE_TEST_AWS_ENDPOINT") {
+        Ok(e) => e,
+        Err(_) if std::env::var("NATIVE_SKIP_AWS").as_deref() == Ok("1") => return,
+        Err(_) => panic!("NATIVE_TEST_AWS_ENDPOINT is not set: run tests/run.sh, which starts moto (or set NATIVE_SKIP_AWS=1)"),
+    };
+    // GIVEN a prefix of its own in the emulator's Secrets Manager
+    let dir = tempfile::tempdir().unwrap();
+    let prefix = format!("cli{}/", std::process::id());
+    let p = dir.path();
+    // WHEN a secret is set from stdin, listed, read by Secrets Manager's own API, and deleted
+    native_aws(
+        &endpoint,
+        p,
+        &["vault", "set", "acme", "stripe.key", "--aws", &prefix],
+        &format!("{SECRET}\n"),
+    );
+    let listed = native_aws(
+        &endpoint,
+        p,
+        &["vault", "list", "acme", "--aws", &prefix],
+        "",
+    );
+    let code = format!(
+        "import boto3\nsm = boto3.client('secretsmanager', endpoint_url='{endpoint}', region_name='us-east-1', aws_access_key_id='testing', aws_secret_access_key='testing')\nprint(sm.get_secret_value(SecretId='{prefix}acme/stripe.key')['SecretString'])"
+    );
+    let o = Command::new("python3")
+        .arg("-c")
+        .arg(code)
+        .output()
+        .expect("python3");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    native_aws(
+        &endpoint,
+        p,
+        &["vault", "delete", "acme", "stripe.key", "--aws", &prefix],
+        "",
+    );
+    let after = native_aws(
+        &endpoint,
+        p,
+        &["vault", "list", "acme", "--aws", &prefix],
+        "",
+    );
+    // THEN the secret lived at <prefix><tenant>/<name> without its newline, and is gone
+    assert_eq!(listed, "stripe.key\n");
+    assert_eq!(
+        String::from_utf8_lossy(&o.stdout).trim_end_matches('\n'),
+        SECRET
+    );
+    assert_eq!(after, "");
+}
