@@ -111,12 +111,17 @@ impl Runtime {
     /// The same runtime performing `job:http` in the background: for processes that outlive
     /// their invocations (the Fargate server, `native serve`, the CLI).
     pub fn with_http_jobs(self) -> Self {
+        self.with_http_performer(crate::outbound::jobs::HttpJobs::new())
+    }
+
+    /// [`Self::with_http_jobs`] with a given performer (tests shorten its waits).
+    pub fn with_http_performer(self, jobs: crate::outbound::jobs::HttpJobs) -> Self {
         let s = &self.services;
         let services = Arc::new(Services {
             deployment: s.deployment.clone(),
             backends: s.backends.clone(),
             log: s.log.clone(),
-            http_jobs: Some(Arc::new(crate::outbound::jobs::HttpJobs::new())),
+            http_jobs: Some(Arc::new(jobs)),
         });
         Runtime { services, ..self }
     }

@@ -535,3 +535,39 @@ async fn the_servers_graceful_stop_fails_running_jobs_before_it_returns() {
     let seen = out(&p, "collected/term.json").await.unwrap();
     assert_eq!(seen["error"], "r1: server stopping; r2: server stopping");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_request_that_waits_too_long_for_a_slot_fails_and_the_others_are_answered() {
+    // GIVEN a tenant with http.concurrency 1 on a server whose wait for a slot is 300 ms (an
+    // hour in production), and a server that answers after 1 s
+    let srv = server().await;
+    let p = shop(&srv, 1).await;
+    let rt = p
+        .project
+        .runtime()
+        .with_log(p.log.clone())
+        .with_http_performer(
+            native_core::outbound::jobs::HttpJobs::new().with_slot_wait(Duration::from_millis(300)),
+        );
+    // WHEN a job of two requests is performed
+    rt.invoke(
+        "shop",
+        "fanout",
+        json!({ "n": 2, "path": "slow?ms=1000", "tag": "wait" }),
+    )
+    .await
+    .unwrap();
+    drain_all(&rt).await;
+    // THEN one was answered, and the other failed for want of a slot, saying why
+    let seen = out(&p, "collected/wait.json").await.unwrap();
+    assert_eq!(seen["ok"], false);
+    assert_eq!(seen["statuses"].as_object().unwrap().len(), 1, "{seen}");
+    let err = seen["error"].as_str().unwrap();
+    assert!(
+        err.ends_with(
+            ": waited 300 ms for a slot (the tenant's http.concurrency is 1) and got none"
+        ),
+        "{err}"
+    );
+    assert_eq!(srv.hits.load(Ordering::SeqCst), 1);
+}

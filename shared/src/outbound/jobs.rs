@@ -69,6 +69,7 @@ pub struct HttpJobs {
     running: AtomicUsize,
     idle: Notify,
     stop: watch::Sender<bool>,
+    slot_wait: Duration,
 }
 
 impl Default for HttpJobs {
@@ -78,6 +79,7 @@ impl Default for HttpJobs {
             running: AtomicUsize::new(0),
             idle: Notify::new(),
             stop: watch::channel(false).0,
+            slot_wait: SLOT_WAIT,
         }
     }
 }
@@ -86,6 +88,15 @@ impl HttpJobs {
     /// A performer with no jobs.
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// The same performer with another wait for a slot than [`SLOT_WAIT`] (tests use a short
+    /// one rather than waiting an hour).
+    pub fn with_slot_wait(self, wait: Duration) -> Self {
+        HttpJobs {
+            slot_wait: wait,
+            ..self
+        }
     }
 
     /// Jobs started and not yet finished (their `done.json` not yet written).
@@ -162,9 +173,15 @@ impl HttpJobs {
             let vault = backends.vault.clone();
             let (tenant, policy, concurrency) = (job.tenant.clone(), job.policy, job.concurrency);
             let r = r.clone();
+            let wait = self.slot_wait;
             set.spawn(async move {
+                let slot = Slot {
+                    slots,
+                    concurrency,
+                    wait,
+                };
                 let out = tokio::select! {
-                    out = one(&r, &tenant, vault.as_ref(), policy, slots, concurrency) => out,
+                    out = one(&r, &tenant, vault.as_ref(), policy, slot) => out,
                     _ = stop.wait_for(|s| *s) => Err(STOPPING.to_string()),
                 };
                 (i, out)
@@ -217,21 +234,28 @@ impl HttpJobs {
     }
 }
 
+/// A tenant's slots, how many there are, and how long to wait for one.
+struct Slot {
+    slots: Arc<Semaphore>,
+    concurrency: u32,
+    wait: Duration,
+}
+
 /// Performs one request: waits for a slot, then sends it within its timeout.
 async fn one(
     r: &JobRequest,
     tenant: &str,
     vault: &dyn crate::ports::Vault,
     policy: Policy,
-    slots: Arc<Semaphore>,
-    concurrency: u32,
+    slot: Slot,
 ) -> Result<super::Response, String> {
-    let _permit = match tokio::time::timeout(SLOT_WAIT, slots.acquire_owned()).await {
+    let _permit = match tokio::time::timeout(slot.wait, slot.slots.acquire_owned()).await {
         Ok(Ok(p)) => p,
         _ => {
             return Err(format!(
-                "waited {} s for a slot (http.concurrency is {concurrency}) and got none",
-                SLOT_WAIT.as_secs()
+                "waited {} ms for a slot (the tenant's http.concurrency is {}) and got none",
+                slot.wait.as_millis(),
+                slot.concurrency
             ))
         }
     };
