@@ -21,8 +21,8 @@ pub(crate) const MAX_TIMEOUT_S: u32 = 900;
 
 const MB: u64 = 1024 * 1024;
 
-/// Reads a request's options table into a [`Spec`] (not yet checked against the tenant).
-/// `func` names the caller in errors.
+/// Reads a request's options table into a [`Spec`] and checks it against the tenant's rules
+/// (allow list, vault names). `func` names the caller in errors.
 pub(crate) fn spec_from_lua(
     lua: &Lua,
     inv: &Invocation,
