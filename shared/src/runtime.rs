@@ -134,19 +134,10 @@ impl Runtime {
         self.services.log.write(&rec);
     }
 
-    /// Runs a call on a blocking thread (scripts are synchronous; backend calls inside them
-    /// block on this runtime).
+    /// Runs a call to its end (scripts are synchronous; backend calls inside them block on
+    /// this runtime): see [`crate::engine::handoff`].
     async fn run(&self, call: Call) -> Result<Value> {
-        let engine = self.engine.clone();
-        let services = self.services.clone();
-        let handle = tokio::runtime::Handle::current();
-        tokio::task::spawn_blocking(move || engine.run(&services, &handle, &call))
-            .await
-            .map_err(|e| Error::Backend {
-                backend: "engine",
-                message: format!("script thread failed: {e}"),
-                source: None,
-            })?
+        crate::engine::handoff::run(&self.engine, &self.services, call).await
     }
 
     /// A direct invocation: `on_invoke(ctx, event)` of `script`, returning its value.

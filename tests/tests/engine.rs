@@ -401,3 +401,21 @@ async fn error_values_that_are_not_strings_are_shown() {
         json!(["s.luau:6: up", "s.luau:7: here", "bare"])
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn scripts_with_the_same_source_keep_their_own_names() {
+    // GIVEN two scripts of one tenant with the same source, which fails on line 2
+    let src = "function on_invoke(ctx, ev)\n  error(\"boom\")\nend";
+    let p = TestProject::new("acme", "{}", &[("first", src), ("second", src)]);
+    // WHEN each runs twice on the tenant's pooled VM (whose loaded chunks are reused)
+    for _ in 0..2 {
+        for name in ["first", "second"] {
+            let err = p.invoke("acme", name, json!({})).await.unwrap_err();
+            // THEN each error names the script that ran
+            assert!(
+                err.to_string().contains(&format!("{name}.luau:2: boom")),
+                "{name}: {err}"
+            );
+        }
+    }
+}

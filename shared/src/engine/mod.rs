@@ -3,6 +3,7 @@
 //! invocation gets fresh globals; bytecode is cached by content hash.
 
 mod bytecode;
+pub mod handoff;
 mod interrupt;
 mod sandbox;
 
@@ -14,7 +15,6 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use mlua::chunk::ChunkMode;
 use mlua::{Function, Value};
 
 use crate::config::Tenant;
@@ -173,7 +173,7 @@ impl Engine {
             .lua
             .set_memory_limit(base + limits.max_memory_mb as usize * 1024 * 1024);
 
-        let result = run_in(&vm, call, &code, &request_id, deadline_ms);
+        let result = run_in(&vm, call, &script.hash, &code, &request_id, deadline_ms);
         // A memory error that reached the top: the breach, with its figures.
         let result = result.map_err(|e| match root_error(&e) {
             mlua::Error::MemoryError(_) => match vm.lua.app_data_ref::<Invocation>() {
@@ -213,18 +213,21 @@ impl Engine {
 fn run_in(
     vm: &Vm,
     call: &Call,
+    hash: &[u8; 32],
     code: &[u8],
     request_id: &str,
     deadline_ms: i64,
 ) -> mlua::Result<serde_json::Value> {
     let lua = &vm.lua;
-    let env = vm.new_env()?;
-    let chunk = lua
-        .load(code)
-        .set_name(format!("@{}.luau", call.script))
-        .set_mode(ChunkMode::Binary)
-        .set_environment(env.clone())
-        .into_function()?;
+    let (env, ctx) = vm.new_env(sandbox::Ctx {
+        tenant: &call.tenant.name,
+        script: &call.script,
+        request_id,
+        attempt: call.attempt,
+        depth: call.depth,
+        deadline_ms,
+    })?;
+    let chunk = vm.main_function(hash, &call.script, code, env.clone())?;
     let returned: Value = chunk.call(())?;
     let name = call.entry.name();
     let from_table = match &returned {
@@ -240,16 +243,6 @@ fn run_in(
             ))
         })?,
     };
-    // Sized up front, with keys interned once per VM: this runs for every invocation.
-    let ctx = lua.create_table_with_capacity(0, 6)?;
-    let [tenant, script, request, attempt, depth, deadline] = &vm.ctx_keys;
-    ctx.raw_set(tenant, call.tenant.name.as_str())?;
-    ctx.raw_set(script, call.script.as_str())?;
-    ctx.raw_set(request, request_id)?;
-    ctx.raw_set(attempt, call.attempt)?;
-    ctx.raw_set(depth, call.depth)?;
-    ctx.raw_set(deadline, deadline_ms)?;
-    ctx.set_readonly(true);
     let ev = host::to_lua(lua, &call.event)?;
     let out: Value = entry.call((ctx, ev))?;
     if out.is_nil() {

@@ -94,6 +94,25 @@ return function(v, level)
 end
 "#;
 
+/// Makes an invocation's globals and its read-only `ctx` in one call into Luau: each of
+/// mlua's protected table writes costs a C closure and a protected call, and six of them plus
+/// the environment's cost more than the rest of a warm invoke. The locals are captured when
+/// the VM is built, before any script runs, so no script can change what this does.
+const PRELUDE: &str = r#"
+local setmetatable, freeze = setmetatable, table.freeze
+return function(meta, tenant, script, request_id, attempt, depth, deadline_ms)
+  local env = setmetatable({}, meta)
+  env._G = env
+  return env, freeze({
+    tenant = tenant, script = script, request_id = request_id,
+    attempt = attempt, depth = depth, deadline_ms = deadline_ms,
+  })
+end
+"#;
+
+/// The most scripts whose loaded main function a VM keeps; past it the cache starts again.
+const CACHED_CHUNKS: usize = 64;
+
 /// A VM with its shared read-only globals.
 pub struct Vm {
     /// The Luau state.
@@ -102,8 +121,12 @@ pub struct Vm {
     pub globals: Table,
     /// The metatable for invocation environments.
     env_meta: Table,
-    /// The keys of `ctx`, interned once.
-    pub ctx_keys: [mlua::LuaString; 6],
+    /// [`PRELUDE`]'s function.
+    prelude: mlua::Function,
+    /// Each script's main function as loaded once into this VM, by source hash, with the
+    /// script name it was loaded under (which errors name). An invocation runs a clone of it
+    /// with its own environment, rather than loading the bytecode again.
+    chunks: std::cell::RefCell<std::collections::HashMap<[u8; 32], (String, mlua::Function)>>,
 }
 
 impl Vm {
@@ -188,30 +211,84 @@ impl Vm {
         env_meta.raw_set("__index", g.clone())?;
         env_meta.raw_set("__metatable", "locked")?;
         env_meta.set_readonly(true);
-        let key = |k: &str| lua.create_string(k);
-        let ctx_keys = [
-            key("tenant")?,
-            key("script")?,
-            key("request_id")?,
-            key("attempt")?,
-            key("depth")?,
-            key("deadline_ms")?,
-        ];
+        let prelude = lua.load(PRELUDE).set_name("=[native]").call(())?;
         Ok(Vm {
             lua,
             globals: g,
             env_meta,
-            ctx_keys,
+            prelude,
+            chunks: Default::default(),
         })
     }
 
-    /// A fresh globals table for one invocation.
-    pub fn new_env(&self) -> mlua::Result<Table> {
-        let env = self.lua.create_table()?;
-        env.raw_set("_G", env.clone())?;
-        env.set_metatable(Some(self.env_meta.clone()))?;
-        Ok(env)
+    /// A fresh globals table for one invocation (its `_G` is itself; misses fall through to
+    /// the shared read-only globals), and the invocation's read-only `ctx`.
+    pub fn new_env(&self, ctx: Ctx<'_>) -> mlua::Result<(Table, Table)> {
+        self.prelude.call((
+            &self.env_meta,
+            ctx.tenant,
+            ctx.script,
+            ctx.request_id,
+            ctx.attempt,
+            ctx.depth,
+            ctx.deadline_ms,
+        ))
     }
+
+    /// The main function of a script's bytecode, running in `env`: a clone of the function
+    /// loaded once per VM (keyed by the script's source hash), or the bytecode loaded now.
+    pub fn main_function(
+        &self,
+        hash: &[u8; 32],
+        name: &str,
+        code: &[u8],
+        env: Table,
+    ) -> mlua::Result<mlua::Function> {
+        let cached = match self.chunks.borrow().get(hash) {
+            // Two scripts of one tenant may have the same source: each keeps its own name.
+            Some((loaded_as, f)) if loaded_as == name => Some(f.clone()),
+            _ => None,
+        };
+        let loaded = match cached {
+            Some(f) => f,
+            None => {
+                let f = self
+                    .lua
+                    .load(code)
+                    .set_name(format!("@{name}.luau"))
+                    .set_mode(mlua::chunk::ChunkMode::Binary)
+                    .into_function()?;
+                let mut chunks = self.chunks.borrow_mut();
+                if chunks.len() >= CACHED_CHUNKS {
+                    chunks.clear();
+                }
+                chunks.insert(*hash, (name.to_string(), f.clone()));
+                f
+            }
+        };
+        // The clone shares the prototype; functions the chunk defines take the clone's
+        // environment, so nothing of one invocation is reachable from the next.
+        let f = loaded.deep_clone()?;
+        f.set_environment(env)?;
+        Ok(f)
+    }
+}
+
+/// What an invocation's `ctx` holds.
+#[derive(Debug, Clone, Copy)]
+pub struct Ctx<'a> {
+    /// The tenant's name.
+    pub tenant: &'a str,
+    /// The script's name.
+    pub script: &'a str,
+    /// The invocation's id.
+    pub request_id: &'a str,
+    /// 1 on first delivery.
+    pub attempt: u32,
+    /// The chain depth.
+    pub depth: u32,
+    /// The deadline, in ms since the epoch.
+    pub deadline_ms: i64,
 }
 
 /// A stand-in for a removed function or library: an empty read-only table that raises
