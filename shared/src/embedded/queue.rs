@@ -27,6 +27,16 @@ impl Embedded {
     }
 }
 
+/// The message id a receipt (`<id>:<token>`, made by `receive`) starts with. Deletes and
+/// retries find the row by it, through the primary key: matching on the receipt alone read
+/// every message of the backlog for each one handled.
+fn id_of(receipt: &str) -> Result<i64> {
+    receipt
+        .split_once(':')
+        .and_then(|(id, _)| id.parse().ok())
+        .ok_or_else(|| bad_receipt(receipt))
+}
+
 fn bad_receipt(receipt: &str) -> Error {
     Error::Precondition {
         what: format!(
@@ -91,11 +101,12 @@ impl Queue for Embedded {
     }
 
     async fn delete(&self, _queue: QueueKind, receipt: &str) -> Result<()> {
+        let id = id_of(receipt)?;
         self.write(|tx| {
             let n = tx
                 .execute(
-                    "DELETE FROM messages WHERE receipt = ?1 AND dead = 0",
-                    [receipt],
+                    "DELETE FROM messages WHERE id = ?1 AND receipt = ?2 AND dead = 0",
+                    params![id, receipt],
                 )
                 .map_err(db_err)?;
             if n == 0 {
@@ -112,11 +123,12 @@ impl Queue for Embedded {
         delay_s: u32,
         error: &str,
     ) -> Result<()> {
+        let id = id_of(receipt)?;
         self.write(|tx| {
             let n = tx
                 .execute(
-                    "UPDATE messages SET visible_at = ?2, last_error = ?3 WHERE receipt = ?1 AND dead = 0",
-                    params![receipt, now_ms() + i64::from(delay_s) * 1000, error],
+                    "UPDATE messages SET visible_at = ?3, last_error = ?4 WHERE id = ?1 AND receipt = ?2 AND dead = 0",
+                    params![id, receipt, now_ms() + i64::from(delay_s) * 1000, error],
                 )
                 .map_err(db_err)?;
             if n == 0 {

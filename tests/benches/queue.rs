@@ -1,0 +1,90 @@
+//! Messages per second through `on_queue` on the embedded backend: what `native serve` does
+//! with its work queue (its loop calls `local::drain`, which receives ten messages at a time,
+//! runs each message's script and deletes the message once the script succeeded). Three rows
+//! from one backlog each: the queue alone (receive and delete, no script), a script that does
+//! nothing, and one that does one `native.db.put`.
+//!
+//! Run: `cargo bench -p native-tests --bench queue` (`NATIVE_BENCH_N` messages, default 5 000;
+//! `NATIVE_BENCH_RUNS` runs of each row, default 3, the fastest printed).
+
+use std::time::{Duration, Instant};
+
+use native_core::local::{drain, DrainOptions};
+use native_core::ports::QueueKind;
+use native_tests::TestProject;
+use serde_json::json;
+
+const NOOP: &str = "function on_queue(ctx, ev) end";
+const PUT: &str = "function on_queue(ctx, ev) native.db.put(\"bench\", ev.k, ev) end";
+
+fn main() {
+    let env = |k: &str, d: usize| {
+        std::env::var(k)
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(d)
+    };
+    let (n, runs) = (env("NATIVE_BENCH_N", 5_000), env("NATIVE_BENCH_RUNS", 3));
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let mut best = [Duration::MAX; 3];
+    let mut sends = Duration::MAX;
+    // The rows alternate within each run, so that load from elsewhere falls on all of them.
+    for _ in 0..runs {
+        for (row, script) in ["-", "noop", "put"].into_iter().enumerate() {
+            let p = TestProject::new(
+                "bench",
+                r#"{ "queue": true }"#,
+                &[("noop", NOOP), ("put", PUT)],
+            );
+            let q = p.rt.services.backends.queue.clone();
+            let t = Instant::now();
+            rt.block_on(async {
+                for i in 0..n {
+                    let body = json!({ "tenant": "bench", "script": script, "event": { "k": format!("k{i}") } });
+                    q.send(QueueKind::Work, body.to_string(), 0).await.unwrap();
+                }
+            });
+            sends = sends.min(t.elapsed());
+            let t = Instant::now();
+            if script == "-" {
+                rt.block_on(async {
+                    loop {
+                        let got = q.receive(QueueKind::Work, 10, 900).await.unwrap();
+                        if got.is_empty() {
+                            break;
+                        }
+                        for m in got {
+                            q.delete(QueueKind::Work, &m.receipt).await.unwrap();
+                        }
+                    }
+                });
+            } else {
+                let rt_ = &p.rt;
+                let report = rt.block_on(drain(rt_, DrainOptions::default())).unwrap();
+                assert_eq!(report.handled as usize, n, "{:?}", report.failures.first());
+            }
+            best[row] = best[row].min(t.elapsed());
+        }
+    }
+    let rate = |d: Duration| n as f64 / d.as_secs_f64();
+    println!("{n} messages, fastest of {runs} alternating runs");
+    println!(
+        "{:<58} {:>9.0} msg/s",
+        "send (one transaction each)",
+        rate(sends)
+    );
+    for (name, d) in [
+        ("queue alone: receive 10 + delete each, no script", best[0]),
+        ("drain through on_queue that does nothing", best[1]),
+        (
+            "drain through on_queue that does one native.db.put",
+            best[2],
+        ),
+    ] {
+        println!("{name:<58} {:>9.0} msg/s", rate(d));
+    }
+}
