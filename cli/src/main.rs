@@ -22,9 +22,10 @@ use clap::{Parser, Subcommand};
 #[derive(Parser, Debug)]
 #[command(name = "native", version, about, long_about)]
 pub struct Cli {
-    /// The project folder.
-    #[arg(long, global = true, default_value = ".")]
-    project: PathBuf,
+    /// The project folder (default: the current folder). For `demo`, where to keep the example
+    /// projects instead of a temporary folder; for `init DIR`, the folder a relative DIR is in.
+    #[arg(long, global = true, value_name = "DIR")]
+    project: Option<PathBuf>,
     #[command(subcommand)]
     command: Command,
 }
@@ -32,9 +33,11 @@ pub struct Cli {
 /// The verbs.
 #[derive(Subcommand, Debug)]
 pub enum Command {
-    /// Build a temporary project from the examples and run it end to end, printing each step.
+    /// Build projects from the examples and run them end to end, printing each step: in a
+    /// temporary folder, or kept in --project DIR (as DIR/hello, DIR/barrier, DIR/batch).
     Demo,
-    /// Make a working project with an example tenant in DIR (default: the current folder).
+    /// Make a working project with an example tenant in DIR (default: --project, else the
+    /// current folder; a relative DIR is taken inside --project when both are given).
     Init {
         /// Where to make the project.
         dir: Option<PathBuf>,
@@ -136,7 +139,8 @@ pub enum Command {
     },
     /// Process every due message until idle.
     Drain {
-        /// Also wait for delayed messages and retries until the queues are empty.
+        /// Also wait for delayed messages (not for retries of failed ones, which come back after
+        /// the 360 s visibility timeout on the project clock: see `native clock advance`).
         #[arg(long)]
         wait: bool,
     },

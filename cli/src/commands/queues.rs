@@ -25,6 +25,7 @@ pub async fn send(
     let event = event_arg(event)?;
     let p = open(project)?;
     let rt = crate::show::runtime(&p);
+    let mark = super::mark(&p)?;
     // Refuse what could never run, instead of queueing it for the dead-letter place.
     rt.tenants.load(tenant).await?.script(script)?;
     let body = serde_json::to_string(&WorkMessage {
@@ -39,7 +40,7 @@ pub async fn send(
         .queue
         .send(QueueKind::Work, body, delay)
         .await?;
-    drain_after(&rt, no_drain).await
+    drain_after(&rt, mark, no_drain).await
 }
 
 pub async fn dlq(project: &Path, tenant: Option<&str>) -> Outcome {
