@@ -161,7 +161,8 @@ impl SqsQueues {
         out.queue_url().map(str::to_string).ok_or_else(no_policy)
     }
 
-    async fn counts(&self, url: &str) -> Result<(u64, u64)> {
+    /// Visible, waiting (delayed or not visible) and not visible (received) messages.
+    async fn counts(&self, url: &str) -> Result<(u64, u64, u64)> {
         let out = self
             .client
             .get_queue_attributes()
@@ -178,10 +179,11 @@ impl SqsQueues {
                 .and_then(|v| v.parse().ok())
                 .unwrap_or(0)
         };
+        let received = get(QueueAttributeName::ApproximateNumberOfMessagesNotVisible);
         Ok((
             get(QueueAttributeName::ApproximateNumberOfMessages),
-            get(QueueAttributeName::ApproximateNumberOfMessagesNotVisible)
-                + get(QueueAttributeName::ApproximateNumberOfMessagesDelayed),
+            received + get(QueueAttributeName::ApproximateNumberOfMessagesDelayed),
+            received,
         ))
     }
 }
@@ -290,12 +292,13 @@ impl Queue for SqsQueues {
     }
 
     async fn stats(&self, queue: QueueKind) -> Result<QueueStats> {
-        let (visible, waiting) = self.counts(self.url(queue)).await?;
+        let (visible, waiting, received) = self.counts(self.url(queue)).await?;
         let dlq = self.dlq_url(queue).await?.to_string();
-        let (dead_visible, dead_waiting) = self.counts(&dlq).await?;
+        let (dead_visible, dead_waiting, _) = self.counts(&dlq).await?;
         Ok(QueueStats {
             visible,
             waiting,
+            received,
             dead: dead_visible + dead_waiting,
         })
     }

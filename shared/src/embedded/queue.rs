@@ -11,6 +11,19 @@ use crate::ports::{
 use crate::{Error, Result};
 
 impl Embedded {
+    /// The id of the last message sent to either queue, 0 before the first. Ids only grow
+    /// (SQLite's AUTOINCREMENT never reuses one), so a message with a larger id was sent after
+    /// this call: the CLI tells the messages a verb caused from older ones by it.
+    pub fn last_message_id(&self) -> Result<i64> {
+        self.conn()
+            .query_row(
+                "SELECT coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'messages'), 0)",
+                [],
+                |r| r.get(0),
+            )
+            .map_err(db_err)
+    }
+
     pub(super) fn enqueue(
         tx: &rusqlite::Connection,
         queue: QueueKind,
@@ -132,6 +145,7 @@ impl Queue for Embedded {
             "SELECT
                coalesce(sum(dead = 0 AND visible_at <= ?2), 0),
                coalesce(sum(dead = 0 AND visible_at > ?2), 0),
+               coalesce(sum(dead = 0 AND visible_at > ?2 AND receive_count > 0), 0),
                coalesce(sum(dead = 1), 0)
              FROM messages WHERE queue = ?1",
             params![queue.name(), now_ms()],
@@ -139,7 +153,8 @@ impl Queue for Embedded {
                 Ok(QueueStats {
                     visible: r.get::<_, i64>(0)? as u64,
                     waiting: r.get::<_, i64>(1)? as u64,
-                    dead: r.get::<_, i64>(2)? as u64,
+                    received: r.get::<_, i64>(2)? as u64,
+                    dead: r.get::<_, i64>(3)? as u64,
                 })
             },
         )
