@@ -180,10 +180,30 @@ pub enum Command {
         #[arg(long, default_value = "127.0.0.1:8787")]
         listen: String,
     },
-    /// List dead letters (messages that failed five times) with their last error.
+    /// List dead letters (messages that failed five times) with their last error; `native dlq
+    /// redrive [TENANT]` moves them back to their queue.
+    #[command(args_conflicts_with_subcommands = true)]
     Dlq {
         /// Only this tenant's.
         tenant: Option<String>,
+        /// What to do with dead letters (default: list them).
+        #[command(subcommand)]
+        command: Option<DlqCommand>,
+    },
+}
+
+/// `native dlq` verbs.
+#[derive(Subcommand, Debug)]
+pub enum DlqCommand {
+    /// Move dead letters (of one tenant, or all) back to their queue, with five attempts
+    /// again, then drain: for when their cause is fixed. A barrier whose continuation was lost
+    /// after its dispatch claim is dispatched by its redriven ack once the claim has lapsed.
+    Redrive {
+        /// Only this tenant's.
+        tenant: Option<String>,
+        /// Do not process the queues afterwards.
+        #[arg(long)]
+        no_drain: bool,
     },
 }
 

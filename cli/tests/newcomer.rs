@@ -257,3 +257,73 @@ fn the_partner_guide_states_the_default_prefix_of_each_backend() {
     assert_eq!(local.batch.unwrap().prefix, "");
     assert!(guide.contains("`batch.prefix` in `deployment.json` (empty when left out"));
 }
+
+#[test]
+fn dlq_redrive_brings_back_a_lost_barrier_dispatch_once_fixed() {
+    // GIVEN a barrier whose last ack claims the dispatch, then runs out of data ops before the
+    // continuation is sent (while `t/burn` is set), on all five attempts
+    let p = project(
+        r#"{ "queue": true, "limits": { "max_data_ops": 20 } }"#,
+        &[
+            (
+                "create",
+                "function on_invoke(ctx, ev)
+                   native.db.put('t', 'burn', 15)
+                   return native.barrier.create({ id = 'b1', members = { 'a' }, continue_with = 'fin' })
+                 end",
+            ),
+            (
+                "ack",
+                "function on_queue(ctx, ev)
+                   for i = 1, native.db.get('t', 'burn') or 0 do native.db.get('t', 'x') end
+                   native.barrier.ack('b1', 'a', { ok = true })
+                 end",
+            ),
+            ("fix", "function on_invoke() native.db.delete('t', 'burn') end"),
+            (
+                "fin",
+                "function on_queue(ctx, ev) native.db.put('t', 'done', native.barrier.hydrate(ev).ok) end",
+            ),
+            ("done", "function on_invoke() return native.db.get('t', 'done') end"),
+        ],
+    );
+    native(p.path(), &["invoke", "acme", "create"]).code(0);
+    native(p.path(), &["send", "acme", "ack"])
+        .code(1)
+        .err_has("limit max_data_ops exceeded");
+    for _ in 2..=5 {
+        native(p.path(), &["clock", "advance", "6m"]).code(0);
+        native(p.path(), &["drain"]).code(1);
+    }
+    native(p.path(), &["dlq", "acme"])
+        .code(0)
+        .err_has("1 dead letter(s)");
+    let r = native(p.path(), &["barrier", "status", "acme", "b1"]);
+    let st: serde_json::Value = serde_json::from_str(&r.code(0).stdout).unwrap();
+    assert_eq!(
+        (st["complete"].as_bool(), st["dispatched"].as_bool()),
+        (Some(true), Some(false))
+    );
+    // WHEN the cause is fixed and the tenant's dead letters are redriven
+    native(p.path(), &["invoke", "acme", "fix"]).code(0);
+    native(p.path(), &["dlq", "redrive", "other"])
+        .code(0)
+        .err_has("0 dead letter(s) moved");
+    native(p.path(), &["dlq", "redrive", "acme"])
+        .code(0)
+        .err_has("1 dead letter(s) moved back");
+    // THEN the ack ran again, took over the lapsed claim and dispatched: the continuation ran
+    assert_eq!(
+        native(p.path(), &["invoke", "acme", "done"])
+            .code(0)
+            .stdout
+            .trim(),
+        "1"
+    );
+    let r = native(p.path(), &["barrier", "status", "acme", "b1"]);
+    let st: serde_json::Value = serde_json::from_str(&r.code(0).stdout).unwrap();
+    assert_eq!(st["dispatched"], true);
+    native(p.path(), &["dlq"])
+        .code(0)
+        .err_has("0 dead letter(s)");
+}

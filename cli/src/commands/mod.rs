@@ -141,7 +141,14 @@ pub async fn run(cli: Cli) -> ExitCode {
         Command::Drain { wait } => drain_cmd(&project, wait).await,
         Command::Deploy { tenant, bucket } => deploy::run(&project, &tenant, &bucket).await,
         Command::Barrier { command } => barrier::run(&project, command).await,
-        Command::Dlq { tenant } => queues::dlq(&project, tenant.as_deref()).await,
+        Command::Dlq {
+            tenant,
+            command: None,
+        } => queues::dlq(&project, tenant.as_deref()).await,
+        Command::Dlq {
+            command: Some(crate::DlqCommand::Redrive { tenant, no_drain }),
+            ..
+        } => queues::redrive(&project, tenant.as_deref(), no_drain).await,
         Command::Clock { command } => clock::run(&project, command),
         Command::Keys { command } => keys::run(&project, command).await,
         Command::Serve { listen } => serve::run(&project, &listen).await,

@@ -65,6 +65,27 @@ pub async fn dlq(project: &Path, tenant: Option<&str>) -> Outcome {
     Ok(())
 }
 
+/// The most dead letters one `native dlq redrive` moves per queue.
+const REDRIVE_MAX: usize = 10_000;
+
+pub async fn redrive(project: &Path, tenant: Option<&str>, no_drain: bool) -> Outcome {
+    let p = open(project)?;
+    let rt = crate::show::runtime(&p);
+    let mut moved = 0;
+    for kind in [QueueKind::Events, QueueKind::Work] {
+        let keep = |body: &str| tenant.is_none_or(|t| owner(&rt, kind, body).as_deref() == Some(t));
+        moved += rt
+            .services
+            .backends
+            .queue
+            .redrive(kind, &keep, REDRIVE_MAX)
+            .await?;
+    }
+    errln!("{moved} dead letter(s) moved back to their queue");
+    // The redriven messages are this verb's work, however old: mark 0 counts every failure.
+    drain_after(&rt, 0, no_drain).await
+}
+
 /// The tenant a message belongs to, where it can be told.
 fn owner(rt: &native_core::runtime::Runtime, kind: QueueKind, body: &str) -> Option<String> {
     match kind {

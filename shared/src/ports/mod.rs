@@ -12,7 +12,7 @@ pub use kv::{
 };
 pub use objects::{InMemory, ListPage, ObjectMeta, ObjectReader, ObjectStore};
 pub use queue::{
-    DeadLetter, Message, Queue, QueueKind, QueueStats, MAX_DELAY_S, MAX_RECEIVES,
+    DeadLetter, Keep, Message, Queue, QueueKind, QueueStats, MAX_DELAY_S, MAX_RECEIVES,
     VISIBILITY_TIMEOUT_S,
 };
 

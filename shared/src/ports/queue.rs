@@ -107,7 +107,16 @@ pub trait Queue: std::fmt::Debug + Send + Sync {
 
     /// Lists up to `max` dead letters of the queue without removing them.
     async fn dead_letters(&self, queue: QueueKind, max: usize) -> Result<Vec<DeadLetter>>;
+
+    /// Moves up to `max` dead letters whose body `keep` accepts back to the queue, visible now
+    /// and with a fresh receive count (their cause is fixed: they get five attempts again).
+    /// At least once: a message is sent back before it leaves the dead letters. Returns how many
+    /// moved; the rest stay where they are.
+    async fn redrive(&self, queue: QueueKind, keep: &Keep<'_>, max: usize) -> Result<u64>;
 }
+
+/// Which dead letters [`Queue::redrive`] moves, by body.
+pub type Keep<'a> = dyn Fn(&str) -> bool + Send + Sync + 'a;
 
 #[cfg(test)]
 mod tests {
