@@ -31,6 +31,10 @@ mkdir -p target
 sed 's/^    Default: "false"$/    Default: "true"/' template.yaml >target/template-server-on.yaml
 grep -q 'Default: "true"' target/template-server-on.yaml
 cfn-lint target/template-server-on.yaml
+# The partner contract's JSON Schemas against the manifest corpus (the Rust reader is held to
+# the same corpus by a cargo test): both give each manifest the verdict of its folder.
+say "tests/schemas.py"
+python3 tests/schemas.py
 say "cargo clippy"
 cargo clippy --workspace --all-targets --all-features --quiet -- -D warnings
 

@@ -709,7 +709,7 @@ fn hydrate(lua: &Lua, (ev, opts): (Value, Option<Table>)) -> mlua::Result<Value>
     let Some(done) = get(lua, &inv, &format!("{}done.json", job_dir(&job)))? else {
         return Ok(Value::Nil);
     };
-    let done: Done = serde_json::from_slice(&done).map_err(|e| {
+    let done: Done = crate::batch::contract::read_done(&done).map_err(|e| {
         raise(
             lua,
             format!("jobs/{job}/done.json is not a valid manifest: {e}"),
