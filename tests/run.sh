@@ -75,6 +75,9 @@ if [ "$#" -eq 0 ]; then
 fi
 say "cargo test --all-features $*"
 out="target/test-output.log"
+rm -f target/tmp/guides.txt   # written by the guide test (cli/tests/guides.rs) when it runs
 cargo test --all-features "$@" 2>&1 | tee "$out"
 # One closing line over every test binary (cargo ends with the last crate's doc-tests, often 0).
 awk '/^test result:/ { p += $4; f += $6; i += $8 } END { printf "tests: %d passed, %d failed, %d skipped\n", p, f, i }' "$out"
+# How many blocks of the guides ran, and which are marked not runnable (and why).
+if [ -f target/tmp/guides.txt ]; then cat target/tmp/guides.txt; fi
