@@ -1023,7 +1023,7 @@ async fn script_errors_for_bad_barrier_calls(backend: Backend) {
         ("no_members", "function on_invoke() native.barrier.create({ members = {} }) end"),
         ("dup_members", "function on_invoke() native.barrier.create({ members = { 'a', 'a' } }) end"),
         ("bad_cont", "function on_invoke() native.barrier.create({ members = { 'a' }, continue_with = 'ghost' }) end"),
-        ("not_a_barrier", "function on_invoke() return { native.barrier.hydrate({}) == nil, native.barrier.hydrate({ bucket = 'In', key = 'k' }) == nil, native.barrier.hydrate('x') == nil, native.barrier.hydrate({ barrier = 5 }) == nil } end"),
+        ("not_a_barrier", "function on_invoke() return { native.barrier.hydrate({}) == nil, native.barrier.hydrate({ bucket = 'In', key = 'k' }) == nil, native.barrier.hydrate('x') == nil, native.barrier.hydrate({ barrier = 'never-made' }) == nil } end"),
     ]).await;
     // GIVEN events that are not a barrier's continuation WHEN hydrated THEN nil, as the README
     // says (a script shared by several triggers may ask)

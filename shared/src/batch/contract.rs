@@ -18,11 +18,12 @@ pub const MAX_WHOLE: u64 = (1 << 53) - 1;
 /// Reads `done.json`: its fields and types, part keys that stay in the job folder, sha256 as 64
 /// hex digits (either case), and `results` when `ok` is true.
 pub fn read_done(bytes: &[u8]) -> Result<Done, String> {
-    let v: Value = serde_json::from_slice(bytes).map_err(|e| e.to_string())?;
+    let invalid = |e: String| format!("not a valid manifest: {e}");
+    let v: Value = serde_json::from_slice(bytes).map_err(|e| invalid(e.to_string()))?;
     if v.get("ok") == Some(&Value::Bool(true)) && v.get("results").is_none() {
-        return Err("ok is true and there are no results".into());
+        return Err(invalid("ok is true and there are no results".into()));
     }
-    let done: Done = serde_json::from_value(v).map_err(|e| e.to_string())?;
+    let done: Done = serde_json::from_value(v).map_err(|e| invalid(e.to_string()))?;
     for (name, d) in &done.results {
         check_dataset(d).map_err(|e| format!("result {name:?}: {e}"))?;
     }

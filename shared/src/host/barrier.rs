@@ -164,14 +164,16 @@ fn iterator(lua: &Lua, id: String, failed_only: bool) -> mlua::Result<mlua::Func
 }
 
 /// The continuation's barrier, or nil for any other event (an object event, a message of
-/// `native.queue.send`, a batch job's): a script shared by several triggers can ask.
+/// `native.queue.send`, a batch job's): a script shared by several triggers can ask. An event
+/// with a `barrier` field that is no id is an error naming the field.
 fn hydrate(lua: &Lua, ev: Value) -> mlua::Result<Value> {
-    let id = match &ev {
-        Value::Table(t) => match t.raw_get::<Value>("barrier")? {
-            Value::String(s) => s.to_str()?.to_string(),
-            _ => return Ok(Value::Nil),
-        },
-        _ => return Ok(Value::Nil),
+    let Value::Table(t) = &ev else {
+        return Ok(Value::Nil);
+    };
+    let Some(id) =
+        super::function::field::<Option<String>>(lua, t, "native.barrier.hydrate", "barrier")?
+    else {
+        return Ok(Value::Nil);
     };
     let inv = invocation(lua)?;
     let Some((meta, failed)) = run(lua, &inv, barriers(&inv).hydrate(&id))? else {
