@@ -18,7 +18,9 @@ use clap::{Parser, Subcommand};
 ///
 /// A project is a folder with deployment.json, tenants/<tenant>/config.json and
 /// tenants/<tenant>/scripts/<name>.luau. State lives in its .native/ folder.
-/// Exit codes: 0 success, 1 a script failed (stderr names script and line), 2 usage or config error.
+/// Exit codes: 0 success; 1 the verb's own work failed, its invocation or a message it caused
+/// (stderr names script and line; older messages failing again are only reported); 2 usage or
+/// config error.
 #[derive(Parser, Debug)]
 #[command(name = "native", version, about, long_about)]
 pub struct Cli {
