@@ -109,8 +109,9 @@ impl Default for DrainOptions {
     }
 }
 
-/// Processes every due message of both queues until none is due (and, with `wait`, until none
-/// is waiting but the retries of messages that failed here). Handled messages are deleted;
+/// Processes every due message of both queues until none is due (and, with `wait`, until
+/// nothing is left but messages received before: retries of failed ones, or messages in flight
+/// in another process). Handled messages are deleted;
 /// failed ones come back after `retry_delay_s`, as after SQS's visibility timeout, and go to
 /// the dead-letter place after their fifth receive.
 pub async fn drain(rt: &Runtime, opts: DrainOptions) -> Result<DrainReport> {
@@ -133,13 +134,18 @@ pub async fn drain(rt: &Runtime, opts: DrainOptions) -> Result<DrainReport> {
                     }
                     Err(e) => {
                         let error = e.to_string();
-                        rt.services.log.write(&json!({
-                            "ts_ms": crate::ports::now_ms(), "level": "error", "msg": "message failed; it will be retried",
-                            "queue": kind.name(), "attempt": m.receive_count, "error": error,
-                        }));
                         // After the last attempt there is nothing to wait for: the next
                         // receive moves it to the dead letters (on SQS, its redrive policy).
                         let last = m.receive_count >= crate::ports::MAX_RECEIVES;
+                        let msg = if last {
+                            "message failed on its last attempt; it is a dead letter now"
+                        } else {
+                            "message failed; it will be retried after the visibility timeout"
+                        };
+                        rt.services.log.write(&json!({
+                            "ts_ms": crate::ports::now_ms(), "level": "error", "msg": msg,
+                            "queue": kind.name(), "attempt": m.receive_count, "error": error,
+                        }));
                         let delay = if last { 0 } else { opts.retry_delay_s };
                         q.retry_later(kind, &m.receipt, delay, &error).await?;
                         if !last {

@@ -345,7 +345,8 @@ impl Queue for SqsQueues {
     /// then deletes it from the dead letters (a crash in between leaves a duplicate, never a
     /// loss); others are made visible again at once. Not SQS's StartMessageMoveTask: that
     /// moves every message of the queue (no tenant filter) and runs in the background, and the
-    /// emulator the tests use (moto) does not have it.
+    /// emulator the tests use (moto) does not have it. Like every SQS receive this samples the
+    /// queue: when dead letters remain after a run, run it again.
     async fn redrive(&self, queue: QueueKind, keep: &Keep<'_>, max: usize) -> Result<u64> {
         let dlq = self.dlq_url(queue).await?.to_string();
         let mut seen = HashSet::new();
