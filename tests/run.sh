@@ -5,7 +5,7 @@
 #   tests/run.sh -p native-tests --test aws   # arguments go to `cargo test` instead of --workspace
 #                                             # (and the Lambda binaries' smoke run is skipped)
 #
-# 1. installs moto[server] and cfn-lint with pip when missing;
+# 1. installs moto[server], cfn-lint and jsonschema with pip when missing;
 # 2. checks formatting, clippy and the SAM template (cfn-lint);
 # 3. starts moto on a free 127.0.0.1 port and points the AWS tests at it (stopped at exit);
 # 4. runs the four Lambda binaries against a local runtime API (tests/lambda_smoke.py);
@@ -21,6 +21,8 @@ pip_install() {
 }
 python3 -c 'import moto.server, flask_cors' 2>/dev/null || pip_install 'moto[server]'
 command -v cfn-lint >/dev/null 2>&1 || pip_install cfn-lint
+# For tests/schemas.py (cfn-lint brings it along, unless it was installed elsewhere, e.g. pipx).
+python3 -c 'import jsonschema' 2>/dev/null || pip_install jsonschema
 
 say "cargo fmt --check"
 cargo fmt --all -- --check
