@@ -10,6 +10,7 @@ mod keys;
 mod objects;
 mod partner;
 mod queues;
+mod rendezvous;
 mod serve;
 
 use std::path::Path;
@@ -140,6 +141,7 @@ pub async fn run(cli: Cli) -> ExitCode {
         Command::Drain { wait } => drain_cmd(&project, wait).await,
         Command::Deploy { tenant, bucket } => deploy::run(&project, &tenant, &bucket).await,
         Command::Barrier { command } => barrier::run(&project, command).await,
+        Command::Rendezvous { command } => rendezvous::run(&project, command).await,
         Command::Dlq { tenant } => queues::dlq(&project, tenant.as_deref()).await,
         Command::Clock { command } => clock::run(&project, command),
         Command::Keys { command } => keys::run(&project, command).await,

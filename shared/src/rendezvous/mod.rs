@@ -26,8 +26,8 @@ mod model;
 pub mod notify;
 
 pub use model::{
-    check_name, Barrier, CreateBarrier, Metadata, Namespace, Participant, UpdateBarrier,
-    WaitOutcome, DEFAULT_NAMESPACE, MAX_WAIT_S,
+    check_name, check_timeout, Barrier, CreateBarrier, Metadata, Namespace, Participant,
+    UpdateBarrier, WaitOutcome, DEFAULT_NAMESPACE, MAX_WAIT_S,
 };
 
 use std::time::Duration;
