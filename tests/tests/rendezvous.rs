@@ -31,6 +31,9 @@ native_tests::on_both_backends!(
     namespaces_hold_barriers_and_never_meet_between_tenants,
     an_inactive_barrier_is_gone_when_its_window_ends_and_arrivals_move_it,
     each_trip_sends_one_continuation_and_a_retry_finishes_a_lost_one,
+    scripts_arrive_and_their_continuation_runs_once_per_trip,
+    script_errors_name_the_function_the_field_and_the_line,
+    rendezvous_rows_are_out_of_reach_of_native_db_and_other_tenants,
 );
 
 /// Fresh storage and a clock the test moves.
@@ -977,6 +980,218 @@ async fn each_trip_sends_one_continuation_and_a_retry_finishes_a_lost_one(backen
     noq.queue_enabled = false;
     s.name = "c".into();
     invalid(noq.create(s).await, "continue_with needs a queue");
+}
+
+// ---- through scripts: native.rendezvous ----
+
+const PEER: &str = r#"function on_invoke(ctx, ev)
+  local r = native.rendezvous
+  if ev.op == "create" then
+    return r.create{ name = "b", expected_processes = 2, delete_inactive_after_seconds = 3600,
+                     continue_with = "next", metadata = { phase = "map" } }
+  elseif ev.op == "arrive" then
+    return r.arrive{ name = "b", process_id = ev.p, expected_generation = ev.g }
+  elseif ev.op == "get" then
+    return r.get{ name = ev.name or "b" }
+  elseif ev.op == "participants" then
+    return r.participants{ name = "b", generation = ev.g, limit = 1, cursor = ev.cursor }
+  elseif ev.op == "update" then
+    local b = r.get{ name = "b" }
+    return r.update{ name = "b", expected_processes = ev.n, expected_version = b.version,
+                     delete_inactive_after_seconds = 3600 }
+  elseif ev.op == "list" then
+    return r.list()
+  elseif ev.op == "delete" then
+    return r.delete{ name = "b" }
+  end
+end"#;
+
+const NEXT: &str = r#"
+function on_queue(ctx, ev)
+  native.db.put("runs", ctx.request_id, { rendezvous = ev.rendezvous, depth = ctx.depth })
+end
+function on_invoke(ctx, ev)
+  local out = {}
+  for _, it in native.db.query("runs").items do table.insert(out, it.value) end
+  return out
+end"#;
+
+async fn scripts_arrive_and_their_continuation_runs_once_per_trip(backend: Backend) {
+    let p = native_tests::TestProject::on(
+        backend,
+        native_tests::DEPLOYMENT,
+        &[(
+            "acme",
+            r#"{ "queue": true }"#,
+            &[("peer", PEER), ("next", NEXT)],
+        )],
+    )
+    .await;
+    let call = |ev: Value| p.invoke("acme", "peer", ev);
+    // GIVEN a barrier for two made by a script, with a continuation
+    let b = call(json!({ "op": "create" })).await.unwrap();
+    assert_eq!(
+        (b["generation"].clone(), b["version"].clone()),
+        (json!(1), json!(1))
+    );
+    assert_eq!(b["metadata"], json!({ "phase": "map" }));
+    assert_eq!(b["continue_with"], "next");
+    // WHEN both peers arrive (one twice)
+    let a = call(json!({ "op": "arrive", "p": "p0", "g": 1 }))
+        .await
+        .unwrap();
+    assert_eq!(
+        (
+            a["all_arrived"].clone(),
+            a["barrier"]["arrived_processes"].clone()
+        ),
+        (json!(false), json!(1))
+    );
+    let a = call(json!({ "op": "arrive", "p": "p1", "g": 1 }))
+        .await
+        .unwrap();
+    assert_eq!(
+        (a["all_arrived"].clone(), a["barrier"]["generation"].clone()),
+        (json!(true), json!(2))
+    );
+    let again = call(json!({ "op": "arrive", "p": "p1", "g": 1 }))
+        .await
+        .unwrap();
+    assert_eq!(again["all_arrived"], true);
+    // THEN the continuation runs once, told which generation tripped, one level deeper
+    assert!(p.drain().await.failures.is_empty());
+    let runs = p.invoke("acme", "next", json!({})).await.unwrap();
+    assert_eq!(
+        runs,
+        json!([{ "rendezvous": { "namespace": "default", "name": "b", "generation": 1 }, "depth": 1 }])
+    );
+    // AND participants page one at a time, in order
+    let pg = call(json!({ "op": "participants", "g": 1 })).await.unwrap();
+    assert_eq!(
+        (pg["items"][0]["process_id"].clone(), pg["cursor"].clone()),
+        (json!("p0"), json!("p0"))
+    );
+    let pg = call(json!({ "op": "participants", "g": 1, "cursor": "p0" }))
+        .await
+        .unwrap();
+    assert_eq!(pg["items"][0]["process_id"], "p1");
+    // AND update lowering to the count trips again, and sends the next continuation
+    call(json!({ "op": "arrive", "p": "p0", "g": 2 }))
+        .await
+        .unwrap();
+    let u = call(json!({ "op": "update", "n": 1 })).await.unwrap();
+    assert_eq!(
+        (u["generation"].clone(), u["version"].clone()),
+        (json!(3), json!(2))
+    );
+    assert!(p.drain().await.failures.is_empty());
+    let runs = p.invoke("acme", "next", json!({})).await.unwrap();
+    assert_eq!(runs.as_array().unwrap().len(), 2, "{runs}");
+    // AND list shows it; delete removes it; get of a missing barrier is nil
+    let l = call(json!({ "op": "list" })).await.unwrap();
+    assert_eq!(l["items"][0]["name"], "b");
+    call(json!({ "op": "delete" })).await.unwrap();
+    assert_eq!(call(json!({ "op": "get" })).await.unwrap(), Value::Null);
+}
+
+async fn script_errors_name_the_function_the_field_and_the_line(backend: Backend) {
+    let bad = r#"function on_invoke(ctx, ev)
+  local r = native.rendezvous
+  if ev.case == 1 then return r.arrive{ name = {}, process_id = "p", expected_generation = 1 } end
+  if ev.case == 2 then return r.arrive{ name = "b", process_id = "p", expected_generation = 0 } end
+  if ev.case == 3 then return r.arrive{ name = "b", process_id = "p", expected_generation = 5 } end
+  if ev.case == 4 then return r.create{ name = "c", expected_processes = 1, delete_inactive_after_seconds = 59 } end
+  if ev.case == 5 then return r.create{ name = "c", expected_processes = 1, delete_inactive_after_seconds = 60, continue_with = "nope" } end
+  if ev.case == 6 then return r.arrive{ name = "zz", process_id = "p", expected_generation = 1 } end
+  if ev.case == 7 then return r.create{ name = "c", expected_processes = 1, delete_inactive_after_seconds = 60, metadata = { k = 1 } } end
+  if ev.case == 8 then return r.get{ name = "b", namespace = "nope" } end
+  return r.create{ name = "b", expected_processes = 2, delete_inactive_after_seconds = 60 }
+end"#;
+    let p = native_tests::TestProject::on(
+        backend,
+        native_tests::DEPLOYMENT,
+        &[("acme", "{}", &[("bad", bad)])],
+    )
+    .await;
+    p.invoke("acme", "bad", json!({})).await.unwrap();
+    for (case, line, want) in [
+        (1, 3, "native.rendezvous.arrive: parameter \"name\" must be a string, not a table"),
+        (2, 4, "native.rendezvous.arrive: expected_generation must be 1 to 9007199254740992, not 0"),
+        (3, 5, "native.rendezvous.arrive: expected_generation 5 does not match the barrier's current generation 1"),
+        (4, 6, "native.rendezvous.create: delete_inactive_after_seconds must be 60 to 315360000, not 59"),
+        (5, 7, "native.rendezvous.create: continue_with: script \"nope\" of tenant \"acme\" not found"),
+        (6, 8, "native.rendezvous.arrive: barrier not found"),
+        (7, 9, "native.rendezvous.create: metadata must map strings to strings, not a string to a number"),
+        (8, 10, "native.rendezvous.get: namespace not found"),
+    ] {
+        let e = p.invoke("acme", "bad", json!({ "case": case })).await.unwrap_err().to_string();
+        assert!(e.contains(&format!("bad.luau:{line}: {want}")), "case {case}: {e}");
+    }
+}
+
+async fn rendezvous_rows_are_out_of_reach_of_native_db_and_other_tenants(backend: Backend) {
+    let probe = r##"function on_invoke(ctx, ev)
+  local seen = {}
+  for _, part in { "R#acme", "r#acme#default#0", "#acme#default#0", "acme#default#0", "default" } do
+    if #native.db.query(part).items > 0 then table.insert(seen, part) end
+    if native.db.get(part, "b#b") ~= nil then table.insert(seen, part .. ":b#b") end
+  end
+  -- a forged row where the barrier's would be changes nothing
+  native.db.put("r#acme#default#0", "b#b", { barrier = { generation = 99 } })
+  return seen
+end"##;
+    let get = r#"function on_invoke(ctx, ev) return native.rendezvous.get{ name = "b" } end"#;
+    let p = native_tests::TestProject::on(
+        backend,
+        native_tests::DEPLOYMENT,
+        &[
+            (
+                "acme",
+                "{}",
+                &[
+                    ("peer", PEER),
+                    ("probe", probe),
+                    ("get", get),
+                    ("next", NEXT),
+                ],
+            ),
+            ("other", "{}", &[("get", get)]),
+        ],
+    )
+    .await;
+    // (a continuation needs the tenant's queue)
+    let e = p
+        .invoke("acme", "peer", json!({ "op": "create" }))
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("peer.luau:4: native.rendezvous.create: continue_with needs a queue"),
+        "{e}"
+    );
+    // GIVEN acme's barrier b, made over the core API (the tenant has no queue)
+    let mut r = Rendezvous::new(
+        &*p.rt.services.backends.kv,
+        &*p.rt.services.backends.queue,
+        "acme",
+        &Unlimited,
+    );
+    r.queue_enabled = false;
+    r.create(spec("b", 2)).await.unwrap();
+    // THEN native.db sees none of its rows, and a forged one changes nothing
+    assert_eq!(
+        p.invoke("acme", "probe", json!({})).await.unwrap(),
+        json!({})
+    );
+    assert_eq!(
+        p.invoke("acme", "get", json!({})).await.unwrap()["generation"],
+        1
+    );
+    // AND another tenant does not see it
+    assert_eq!(
+        p.invoke("other", "get", json!({})).await.unwrap(),
+        Value::Null
+    );
 }
 
 // ---- a seeded simulation of interleavings with faults ----

@@ -14,6 +14,7 @@ mod json_seed;
 mod log;
 mod ndjson;
 mod queue;
+mod rendezvous;
 mod rows;
 #[cfg(test)]
 mod types_test;
@@ -48,6 +49,7 @@ pub fn native_table(
     native.set("ndjson", ndjson::module(lua)?)?;
     native.set("barrier", barrier::module(lua)?)?;
     native.set("batch", batch::module(lua)?)?;
+    native.set("rendezvous", rendezvous::module(lua)?)?;
     deep_readonly(&native)?;
     Ok(native)
 }

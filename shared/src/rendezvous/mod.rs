@@ -27,7 +27,8 @@ pub mod notify;
 
 pub use model::{
     check_name, check_timeout, Barrier, CreateBarrier, Metadata, Namespace, Participant,
-    UpdateBarrier, WaitOutcome, DEFAULT_NAMESPACE, MAX_WAIT_S,
+    UpdateBarrier, WaitOutcome, DEFAULT_NAMESPACE, MAX_INACTIVE_S, MAX_METADATA_ENTRIES,
+    MAX_WAIT_S,
 };
 
 use std::time::Duration;
