@@ -610,7 +610,7 @@ impl<'a, B: Budget + ?Sized> Rendezvous<'a, B> {
             self.budget.spend(1)?;
             match self.kv.transact(ops).await? {
                 Ok(()) | Err(0) => {
-                    notify::wake(self.tenant, ns, name);
+                    notify::wake(self.tenant, ns, name, None);
                     return Ok(());
                 }
                 Err(_) => continue,
@@ -698,7 +698,7 @@ impl<'a, B: Budget + ?Sized> Rendezvous<'a, B> {
             match self.kv.transact(ops).await? {
                 Ok(()) => {
                     if tripped {
-                        notify::wake(self.tenant, ns, name);
+                        notify::wake(self.tenant, ns, name, Some(&next.barrier));
                         if continues {
                             self.send_continuation(&found, b.generation).await?;
                         }
@@ -850,7 +850,12 @@ impl<'a, B: Budget + ?Sized> Rendezvous<'a, B> {
             match self.kv.transact(ops).await? {
                 Ok(()) => {
                     if tripped {
-                        notify::wake(self.tenant, &spec.namespace, &spec.name);
+                        notify::wake(
+                            self.tenant,
+                            &spec.namespace,
+                            &spec.name,
+                            Some(&next.barrier),
+                        );
                         if continues {
                             self.send_continuation(&found, b.generation).await?;
                         }
@@ -882,8 +887,13 @@ impl<'a, B: Budget + ?Sized> Rendezvous<'a, B> {
         // Registered before the first read, so a trip between the read and the wait is seen.
         let mut sub = notify::subscribe(self.tenant, ns, name);
         let mut pause = POLL_FIRST;
+        // The barrier a trip in this process handed over: no read needed.
+        let mut handed: Option<Barrier> = None;
         loop {
-            let b = self.get(ns, name).await?;
+            let b = match handed.take() {
+                Some(b) => b,
+                None => self.get(ns, name).await?,
+            };
             if b.generation > expected_generation {
                 return Ok((b, WaitOutcome::Tripped));
             }
@@ -895,7 +905,7 @@ impl<'a, B: Budget + ?Sized> Rendezvous<'a, B> {
             match sub.as_mut() {
                 Some(s) => {
                     tokio::select! {
-                        () = s.woken() => {}
+                        b = s.woken() => handed = b,
                         () = tokio::time::sleep(nap) => pause = (pause * 2).min(POLL_MAX),
                     }
                 }

@@ -1,7 +1,8 @@
 //! In-process wake-ups for waiters: one `watch` channel per barrier that has waiters, keyed by
-//! tenant, namespace and name. A trip (or a delete) in this process wakes every waiter of the
-//! barrier at once; waiters then read the store, which stays the only source of truth, so a
-//! missed or extra wake-up costs at most a read. Waiters in other processes poll instead.
+//! tenant, namespace and name. A trip in this process wakes every waiter of the barrier at once
+//! and hands them the barrier as the trip wrote it, so 64 waiters do not make 64 reads; a
+//! delete wakes them without a barrier, and they read the store, which stays the source of
+//! truth (a missed or extra wake-up costs at most a read). Waiters in other processes poll.
 //!
 //! The registry is bounded ([`MAX_KEYS`]): past it, a waiter gets no channel and polls. An
 //! entry is removed when its last waiter leaves.
@@ -11,10 +12,15 @@ use std::sync::{LazyLock, Mutex};
 
 use tokio::sync::watch;
 
+use super::Barrier;
+
+/// What a wake-up carries: a counter, and the barrier as a trip left it (none for a delete).
+type Signal = (u64, Option<Barrier>);
+
 /// The most barriers with in-process waiters at once.
 pub const MAX_KEYS: usize = 100_000;
 
-static REGISTRY: LazyLock<Mutex<HashMap<String, watch::Sender<u64>>>> =
+static REGISTRY: LazyLock<Mutex<HashMap<String, watch::Sender<Signal>>>> =
     LazyLock::new(|| Mutex::new(HashMap::new()));
 
 fn key(tenant: &str, namespace: &str, name: &str) -> String {
@@ -26,16 +32,17 @@ fn key(tenant: &str, namespace: &str, name: &str) -> String {
 #[derive(Debug)]
 pub struct Subscription {
     key: String,
-    rx: watch::Receiver<u64>,
+    rx: watch::Receiver<Signal>,
 }
 
 impl Subscription {
-    /// Resolves at the next wake-up after the last one seen.
-    pub async fn woken(&mut self) {
+    /// Resolves at the next wake-up after the last one seen, with the barrier a trip left.
+    pub async fn woken(&mut self) -> Option<Barrier> {
         if self.rx.changed().await.is_err() {
             // The sender is never dropped while a receiver is registered; if it were, poll.
             std::future::pending::<()>().await
         }
+        self.rx.borrow_and_update().1.clone()
     }
 }
 
@@ -59,7 +66,7 @@ pub fn subscribe(tenant: &str, namespace: &str, name: &str) -> Option<Subscripti
     let rx = match map.get(&key) {
         Some(tx) => tx.subscribe(),
         None if map.len() < MAX_KEYS => {
-            let (tx, rx) = watch::channel(0);
+            let (tx, rx) = watch::channel((0, None));
             map.insert(key.clone(), tx);
             rx
         }
@@ -68,11 +75,15 @@ pub fn subscribe(tenant: &str, namespace: &str, name: &str) -> Option<Subscripti
     Some(Subscription { key, rx })
 }
 
-/// Wakes every waiter of a barrier in this process.
-pub fn wake(tenant: &str, namespace: &str, name: &str) {
+/// Wakes every waiter of a barrier in this process, handing them `tripped`: the barrier as a
+/// trip wrote it, or none (a delete: they read the store).
+pub fn wake(tenant: &str, namespace: &str, name: &str, tripped: Option<&Barrier>) {
     let map = REGISTRY.lock().unwrap_or_else(|e| e.into_inner());
     if let Some(tx) = map.get(&key(tenant, namespace, name)) {
-        tx.send_modify(|n| *n = n.wrapping_add(1));
+        tx.send_modify(|(n, b)| {
+            *n = n.wrapping_add(1);
+            *b = tripped.cloned();
+        });
     }
 }
 
@@ -94,7 +105,7 @@ mod tests {
         let mut a = subscribe("t1", "ns", "notify_test").unwrap();
         let mut b = subscribe("t1", "ns", "notify_test").unwrap();
         // WHEN it is woken
-        wake("t1", "ns", "notify_test");
+        wake("t1", "ns", "notify_test", None);
         // THEN both see it at once
         tokio::time::timeout(std::time::Duration::from_millis(100), async {
             a.woken().await;
@@ -104,7 +115,7 @@ mod tests {
         .unwrap();
         // AND another tenant's barrier of the same name is not woken
         let mut other = subscribe("t2", "ns", "notify_test").unwrap();
-        wake("t1", "ns", "notify_test");
+        wake("t1", "ns", "notify_test", None);
         assert!(
             tokio::time::timeout(std::time::Duration::from_millis(20), other.woken())
                 .await
