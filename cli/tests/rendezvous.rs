@@ -149,6 +149,11 @@ function on_invoke(ctx, ev)
 end
 "#;
 
+/// Arrives from a script, in whichever process runs it.
+const ARRIVE: &str = r#"function on_invoke(ctx, ev)
+  return native.rendezvous.arrive{ name = ev.name, process_id = ev.p, expected_generation = ev.g }
+end"#;
+
 fn project() -> (tempfile::TempDir, String, String) {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("deployment.json"), DEPLOYMENT).unwrap();
@@ -156,7 +161,7 @@ fn project() -> (tempfile::TempDir, String, String) {
         dir.path(),
         "acme",
         r#"{ "queue": true }"#,
-        &[("next", NEXT)],
+        &[("next", NEXT), ("arrive", ARRIVE)],
     );
     write_tenant(dir.path(), "globex", "{}", &[]);
     let key = |t: &str| {
@@ -594,6 +599,56 @@ fn an_inactive_barrier_is_gone_after_native_clock_advance() {
     assert_eq!(
         ok(dir.path(), &["rendezvous", "list", "acme", "default"]).trim(),
         "[]"
+    );
+}
+
+#[test]
+fn a_trip_in_another_process_releases_the_server_s_waiters_by_polling() {
+    let (dir, key, _) = project();
+    let srv = Server::start(dir.path());
+    let a = srv.addr.clone();
+    call(
+        &a,
+        &key,
+        "CreateBarrier",
+        json!({ "namespace_name": "default", "barrier_name": "x",
+        "expected_processes": 1, "delete_inactive_after_seconds": 600 }),
+    );
+    // GIVEN a waiter on the server, parked long enough for its polls to back off to 1 s
+    let waiter = {
+        let (a, key) = (a.clone(), key.clone());
+        std::thread::spawn(move || {
+            let out = call(
+                &a,
+                &key,
+                "WaitAtBarrier",
+                json!({ "namespace_name": "default",
+                "barrier_name": "x", "expected_generation": 1, "timeout_seconds": 60 }),
+            );
+            (out, Instant::now())
+        })
+    };
+    std::thread::sleep(Duration::from_millis(2500));
+    // WHEN a script run by another process (`native invoke`) trips the barrier
+    let out = ok(
+        dir.path(),
+        &[
+            "invoke",
+            "acme",
+            "arrive",
+            r#"{"name":"x","p":"cli","g":1}"#,
+        ],
+    );
+    let tripped_at = Instant::now();
+    assert!(out.contains("\"all_arrived\": true"), "{out}");
+    // THEN the server's waiter sees it at its next poll: within a second and a bit
+    let (w, at) = waiter.join().unwrap();
+    assert_eq!(w["outcome"], "BARRIER_WAIT_OUTCOME_TRIPPED");
+    assert_eq!(w["barrier"]["generation"], 2);
+    assert!(
+        at.duration_since(tripped_at) < Duration::from_millis(1500),
+        "{:?}",
+        at.duration_since(tripped_at)
     );
 }
 

@@ -34,6 +34,7 @@ native_tests::on_both_backends!(
     scripts_arrive_and_their_continuation_runs_once_per_trip,
     script_errors_name_the_function_the_field_and_the_line,
     rendezvous_rows_are_out_of_reach_of_native_db_and_other_tenants,
+    the_router_serves_every_method_of_the_contract,
 );
 
 /// Fresh storage and a clock the test moves.
@@ -1192,6 +1193,154 @@ end"##;
         p.invoke("other", "get", json!({})).await.unwrap(),
         Value::Null
     );
+}
+
+// ---- the HTTP router on each backend ----
+
+async fn the_router_serves_every_method_of_the_contract(backend: Backend) {
+    use axum::body::Body;
+    use axum::http::{header, Request};
+    use http_body_util::BodyExt;
+    use tower::ServiceExt;
+
+    let p = native_tests::TestProject::on(
+        backend,
+        native_tests::DEPLOYMENT,
+        &[("acme", r#"{ "queue": true }"#, &[("next", NEXT)])],
+    )
+    .await;
+    let key = native_core::api_keys::create(&*p.rt.services.backends.kv, "acme", "t")
+        .await
+        .unwrap()
+        .key;
+    let rt = Arc::new(native_core::runtime::Runtime {
+        services: p.rt.services.clone(),
+        tenants: p.rt.tenants.clone(),
+        engine: p.rt.engine.clone(),
+    });
+    let call = |method: &str, body: Value| {
+        let req = Request::post(format!("/com.evrblk.grackle.v1beta.GrackleApi/{method}"))
+            .header(header::AUTHORIZATION, format!("Bearer {key}"))
+            .header(header::CONTENT_TYPE, "application/json")
+            .body(Body::from(body.to_string()))
+            .unwrap();
+        let router = native_core::inbound::router(rt.clone());
+        async move {
+            let r = router.oneshot(req).await.unwrap();
+            let status = r.status().as_u16();
+            let bytes = r.into_body().collect().await.unwrap().to_bytes();
+            (status, serde_json::from_slice::<Value>(&bytes).unwrap())
+        }
+    };
+    let ok = |(s, v): (u16, Value)| {
+        assert_eq!(s, 200, "{v}");
+        v
+    };
+    let b = json!({ "namespace_name": "ns", "barrier_name": "b" });
+    let with = |extra: Value| {
+        let mut v = b.clone();
+        v.as_object_mut()
+            .unwrap()
+            .extend(extra.as_object().unwrap().clone());
+        v
+    };
+    // GIVEN a namespace WHEN every method is called in turn THEN each answers as the contract says
+    ok(call(
+        "CreateNamespace",
+        json!({ "name": "ns", "description": "d" }),
+    )
+    .await);
+    assert_eq!(
+        ok(call("GetNamespace", json!({ "name": "ns" })).await)["namespace"]["description"],
+        "d"
+    );
+    let l = ok(call("ListNamespaces", json!({ "limit": 1 })).await);
+    assert_eq!(
+        (
+            l["namespaces"][0]["name"].clone(),
+            l["next_pagination_token"].clone()
+        ),
+        (json!("default"), json!("default"))
+    );
+    ok(call(
+        "UpdateNamespace",
+        json!({ "name": "ns", "description": "e" }),
+    )
+    .await);
+    let c = ok(call(
+        "CreateBarrier",
+        with(json!({ "expected_processes": 2,
+        "delete_inactive_after_seconds": 60, "continue_with": "next" })),
+    )
+    .await);
+    assert_eq!(c["barrier"]["continue_with"], "next");
+    assert_eq!(
+        ok(call("GetBarrier", b.clone()).await)["barrier"]["generation"],
+        1
+    );
+    let l = ok(call("ListBarriers", json!({ "namespace_name": "ns" })).await);
+    assert_eq!(
+        (
+            l["barriers"].as_array().unwrap().len(),
+            l["next_pagination_token"].clone()
+        ),
+        (1, json!(""))
+    );
+    let u = ok(call(
+        "UpdateBarrier",
+        with(json!({ "expected_processes": 3, "expected_version": 1,
+        "delete_inactive_after_seconds": 60 })),
+    )
+    .await);
+    assert_eq!(u["barrier"]["version"], 2);
+    for p in ["a", "b"] {
+        ok(call(
+            "ArriveAtBarrier",
+            with(json!({ "process_id": p, "expected_generation": 1 })),
+        )
+        .await);
+    }
+    let w = ok(call(
+        "WaitAtBarrier",
+        with(json!({ "expected_generation": 1, "timeout_seconds": 0 })),
+    )
+    .await);
+    assert_eq!(w["outcome"], "BARRIER_WAIT_OUTCOME_TIMED_OUT");
+    let a = ok(call(
+        "ArriveAtBarrier",
+        with(json!({ "process_id": "c", "expected_generation": "1" })),
+    )
+    .await);
+    assert_eq!(a["all_arrived"], true);
+    let w = ok(call("WaitAtBarrier", with(json!({ "expected_generation": 1 }))).await);
+    assert_eq!(w["outcome"], "BARRIER_WAIT_OUTCOME_TRIPPED");
+    let l = ok(call(
+        "ListBarrierParticipants",
+        with(json!({ "generation": 1, "limit": 2 })),
+    )
+    .await);
+    assert_eq!(
+        (
+            l["participants"].as_array().unwrap().len(),
+            l["next_pagination_token"].clone()
+        ),
+        (2, json!("b"))
+    );
+    assert_eq!(ok(call("DeleteBarrier", b.clone()).await), json!({}));
+    assert_eq!(call("GetBarrier", b.clone()).await.0, 404);
+    assert_eq!(
+        ok(call("DeleteNamespace", json!({ "name": "ns" })).await),
+        json!({})
+    );
+    assert_eq!(call("GetNamespace", json!({ "name": "ns" })).await.0, 404);
+    // AND the trip sent its continuation, which runs once
+    assert!(p.drain().await.failures.is_empty());
+    let runs = p.invoke("acme", "next", json!({})).await.unwrap();
+    assert_eq!(
+        runs[0]["rendezvous"],
+        json!({ "namespace": "ns", "name": "b", "generation": 1 })
+    );
+    assert_eq!(runs.as_array().unwrap().len(), 1);
 }
 
 // ---- a seeded simulation of interleavings with faults ----
