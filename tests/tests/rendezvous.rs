@@ -1195,6 +1195,31 @@ end"##;
     );
 }
 
+/// A wake-up handing over a barrier of another incarnation (a barrier of the same name deleted
+/// and made again, or another store in the same process) is not taken for this one's trip.
+#[tokio::test]
+async fn a_waiter_takes_a_handed_barrier_only_of_its_own_incarnation() {
+    let e = Arc::new(Env::new(Backend::Embedded).await);
+    let b = e.rdv("solo").create(spec("x", 2)).await.unwrap();
+    // GIVEN a waiter on generation 1
+    let w = {
+        let e = e.clone();
+        tokio::spawn(async move {
+            e.rdv("solo")
+                .wait("default", "x", 1, Duration::from_secs(1))
+                .await
+        })
+    };
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    // WHEN a wake-up hands over a barrier of that name at generation 99 of another incarnation
+    let mut other = b.clone();
+    other.generation = 99;
+    native_core::rendezvous::notify::wake("solo", "default", "x", Some(("elsewhere", &other)));
+    // THEN the waiter reads its own barrier and times out
+    let (got, out) = w.await.unwrap().unwrap();
+    assert_eq!((out, got.generation), (WaitOutcome::TimedOut, 1));
+}
+
 // ---- the HTTP router on each backend ----
 
 async fn the_router_serves_every_method_of_the_contract(backend: Backend) {

@@ -698,7 +698,12 @@ impl<'a, B: Budget + ?Sized> Rendezvous<'a, B> {
             match self.kv.transact(ops).await? {
                 Ok(()) => {
                     if tripped {
-                        notify::wake(self.tenant, ns, name, Some(&next.barrier));
+                        notify::wake(
+                            self.tenant,
+                            ns,
+                            name,
+                            Some((&next.incarnation, &next.barrier)),
+                        );
                         if continues {
                             self.send_continuation(&found, b.generation).await?;
                         }
@@ -854,7 +859,7 @@ impl<'a, B: Budget + ?Sized> Rendezvous<'a, B> {
                             self.tenant,
                             &spec.namespace,
                             &spec.name,
-                            Some(&next.barrier),
+                            Some((&next.incarnation, &next.barrier)),
                         );
                         if continues {
                             self.send_continuation(&found, b.generation).await?;
@@ -887,12 +892,18 @@ impl<'a, B: Budget + ?Sized> Rendezvous<'a, B> {
         // Registered before the first read, so a trip between the read and the wait is seen.
         let mut sub = notify::subscribe(self.tenant, ns, name);
         let mut pause = POLL_FIRST;
-        // The barrier a trip in this process handed over: no read needed.
-        let mut handed: Option<Barrier> = None;
+        // The barrier a trip in this process handed over: no read needed, if it is of the
+        // incarnation this wait read (not a barrier of the name deleted and made again).
+        let mut handed: Option<(String, Barrier)> = None;
+        let mut incarnation = String::new();
         loop {
             let b = match handed.take() {
-                Some(b) => b,
-                None => self.get(ns, name).await?,
+                Some((i, b)) if i == incarnation => b,
+                _ => {
+                    let found = self.need(ns, name).await?;
+                    incarnation = found.row.incarnation;
+                    found.row.barrier
+                }
             };
             if b.generation > expected_generation {
                 return Ok((b, WaitOutcome::Tripped));

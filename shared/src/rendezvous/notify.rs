@@ -14,8 +14,9 @@ use tokio::sync::watch;
 
 use super::Barrier;
 
-/// What a wake-up carries: a counter, and the barrier as a trip left it (none for a delete).
-type Signal = (u64, Option<Barrier>);
+/// What a wake-up carries: a counter, and the barrier as a trip left it with its incarnation
+/// (none for a delete).
+type Signal = (u64, Option<(String, Barrier)>);
 
 /// The most barriers with in-process waiters at once.
 pub const MAX_KEYS: usize = 100_000;
@@ -36,8 +37,9 @@ pub struct Subscription {
 }
 
 impl Subscription {
-    /// Resolves at the next wake-up after the last one seen, with the barrier a trip left.
-    pub async fn woken(&mut self) -> Option<Barrier> {
+    /// Resolves at the next wake-up after the last one seen, with the barrier a trip left and
+    /// its incarnation.
+    pub async fn woken(&mut self) -> Option<(String, Barrier)> {
         if self.rx.changed().await.is_err() {
             // The sender is never dropped while a receiver is registered; if it were, poll.
             std::future::pending::<()>().await
@@ -76,13 +78,14 @@ pub fn subscribe(tenant: &str, namespace: &str, name: &str) -> Option<Subscripti
 }
 
 /// Wakes every waiter of a barrier in this process, handing them `tripped`: the barrier as a
-/// trip wrote it, or none (a delete: they read the store).
-pub fn wake(tenant: &str, namespace: &str, name: &str, tripped: Option<&Barrier>) {
+/// trip wrote it with its incarnation (a waiter takes it only for the incarnation it waits
+/// on), or none (a delete: they read the store).
+pub fn wake(tenant: &str, namespace: &str, name: &str, tripped: Option<(&str, &Barrier)>) {
     let map = REGISTRY.lock().unwrap_or_else(|e| e.into_inner());
     if let Some(tx) = map.get(&key(tenant, namespace, name)) {
         tx.send_modify(|(n, b)| {
             *n = n.wrapping_add(1);
-            *b = tripped.cloned();
+            *b = tripped.map(|(i, b)| (i.to_string(), b.clone()));
         });
     }
 }
