@@ -35,6 +35,7 @@ native_tests::on_both_backends!(
     script_errors_name_the_function_the_field_and_the_line,
     rendezvous_rows_are_out_of_reach_of_native_db_and_other_tenants,
     the_router_serves_every_method_of_the_contract,
+    the_guide_s_scripts_run_three_phases_with_one_continuation_each,
 );
 
 /// Fresh storage and a clock the test moves.
@@ -1193,6 +1194,74 @@ end"##;
         p.invoke("other", "get", json!({})).await.unwrap(),
         Value::Null
     );
+}
+
+/// The scripts of docs/rendezvous.md, as the guide shows them (one ```lua block, each script
+/// starting with its `-- <name>.luau:` line).
+fn guide_scripts() -> Vec<(String, String)> {
+    let doc = include_str!("../../docs/rendezvous.md");
+    let start = doc.find("```lua\n").unwrap() + "```lua\n".len();
+    let block = &doc[start..start + doc[start..].find("```").unwrap()];
+    let mut out: Vec<(String, String)> = Vec::new();
+    for line in block.lines() {
+        if let Some(name) = line
+            .strip_prefix("-- ")
+            .and_then(|l| l.split_once(".luau:"))
+        {
+            out.push((name.0.to_string(), String::new()));
+        }
+        out.last_mut().unwrap().1.push_str(&format!("{line}\n"));
+    }
+    out
+}
+
+async fn the_guide_s_scripts_run_three_phases_with_one_continuation_each(backend: Backend) {
+    let scripts = guide_scripts();
+    let names: Vec<&str> = scripts.iter().map(|(n, _)| n.as_str()).collect();
+    assert_eq!(names, ["start", "shard", "next_phase"]);
+    let refs: Vec<(&str, &str)> = scripts
+        .iter()
+        .map(|(n, s)| (n.as_str(), s.as_str()))
+        .collect();
+    let p = native_tests::TestProject::on(
+        backend,
+        native_tests::DEPLOYMENT,
+        &[("acme", r#"{ "queue": true }"#, &refs)],
+    )
+    .await;
+    // WHEN the coordinator starts and the queues run until idle
+    p.invoke("acme", "start", json!({})).await.unwrap();
+    let r = p.drain().await;
+    assert!(r.failures.is_empty(), "{:?}", r.failures);
+    // THEN three phases tripped, each continued once, and the last said so
+    let mut rd = Rendezvous::new(
+        &*p.rt.services.backends.kv,
+        &*p.rt.services.backends.queue,
+        "acme",
+        &Unlimited,
+    );
+    rd.queue_enabled = true;
+    let b = rd.get("default", "phase").await.unwrap();
+    assert_eq!((b.generation, b.arrived_processes), (4, 0));
+    for g in 1..=3 {
+        assert_eq!(
+            rd.participants("default", "phase", g, "", 0)
+                .await
+                .unwrap()
+                .0
+                .len(),
+            4
+        );
+    }
+    // (12 shard messages and 3 continuations: a second continuation of a phase would have
+    // sent its four shard messages again)
+    assert_eq!(r.handled, 15);
+    let logs = p.log.0.lock().unwrap();
+    let done = logs
+        .iter()
+        .filter(|r| r["msg"] == "all phases done")
+        .count();
+    assert_eq!(done, 1, "{logs:?}");
 }
 
 /// A wake-up handing over a barrier of another incarnation (a barrier of the same name deleted
