@@ -652,6 +652,54 @@ fn a_trip_in_another_process_releases_the_server_s_waiters_by_polling() {
     );
 }
 
+#[test]
+fn sigterm_answers_long_polls_timed_out_and_the_server_stops_at_once() {
+    let (dir, key, _) = project();
+    let mut srv = Server::start(dir.path());
+    let a = srv.addr.clone();
+    call(
+        &a,
+        &key,
+        "CreateBarrier",
+        json!({ "namespace_name": "default", "barrier_name": "held",
+        "expected_processes": 2, "delete_inactive_after_seconds": 600 }),
+    );
+    // GIVEN a client waiting up to 300 s
+    let waiter = {
+        let (a, key) = (a.clone(), key.clone());
+        std::thread::spawn(move || {
+            grackle(
+                &a,
+                &key,
+                "WaitAtBarrier",
+                json!({ "namespace_name": "default",
+            "barrier_name": "held", "expected_generation": 1, "timeout_seconds": 300 }),
+            )
+        })
+    };
+    std::thread::sleep(Duration::from_millis(500));
+    // WHEN the server gets SIGTERM
+    let t = Instant::now();
+    let pid = srv.child.id().to_string();
+    assert!(Command::new("kill")
+        .args(["-TERM", &pid])
+        .status()
+        .unwrap()
+        .success());
+    // THEN the wait answers TIMED_OUT at once (the caller waits again elsewhere)
+    let (s, v) = waiter.join().unwrap();
+    assert_eq!(
+        (s, v["outcome"].as_str()),
+        (200, Some("BARRIER_WAIT_OUTCOME_TIMED_OUT")),
+        "{v}"
+    );
+    assert_eq!(v["barrier"]["generation"], 1);
+    // AND the server exits 0 without waiting the poll out
+    let status = srv.child.wait().unwrap();
+    assert_eq!(status.code(), Some(0));
+    assert!(t.elapsed() < Duration::from_secs(10), "{:?}", t.elapsed());
+}
+
 /// 64 peers, 20 generations: each peer arrives, waits, and goes on to the next generation.
 #[test]
 fn sixty_four_peers_through_twenty_generations_trip_each_once_with_one_continuation() {

@@ -21,6 +21,8 @@ pub async fn serve(
     let (stopped_tx, stopped_rx) = tokio::sync::oneshot::channel::<()>();
     let server = axum::serve(listener, super::router(rt)).with_graceful_shutdown(async move {
         stop.await;
+        // Rendezvous long-polls answer TIMED_OUT now instead of holding the stop for minutes.
+        crate::rendezvous::notify::stop_waits();
         let _ = stopped_tx.send(());
     });
     let mut server = std::pin::pin!(server.into_future());

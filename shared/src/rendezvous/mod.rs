@@ -913,17 +913,17 @@ impl<'a, B: Budget + ?Sized> Rendezvous<'a, B> {
                 return Ok((b, WaitOutcome::TimedOut));
             }
             let nap = pause.min(until - now);
-            match sub.as_mut() {
-                Some(s) => {
-                    tokio::select! {
-                        b = s.woken() => handed = b,
-                        () = tokio::time::sleep(nap) => pause = (pause * 2).min(POLL_MAX),
-                    }
+            let woken = async {
+                match sub.as_mut() {
+                    Some(s) => s.woken().await,
+                    None => std::future::pending().await,
                 }
-                None => {
-                    tokio::time::sleep(nap).await;
-                    pause = (pause * 2).min(POLL_MAX);
-                }
+            };
+            tokio::select! {
+                h = woken => handed = h,
+                () = tokio::time::sleep(nap) => pause = (pause * 2).min(POLL_MAX),
+                // The process is stopping: answer now rather than hold its shutdown.
+                () = notify::stopping() => return Ok((b, WaitOutcome::TimedOut)),
             }
         }
     }

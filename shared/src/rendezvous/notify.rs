@@ -90,6 +90,22 @@ pub fn wake(tenant: &str, namespace: &str, name: &str, tripped: Option<(&str, &B
     }
 }
 
+static STOPPING: LazyLock<watch::Sender<bool>> = LazyLock::new(|| watch::channel(false).0);
+
+/// Ends every wait in this process (they answer TIMED_OUT with the barrier as it is), now and
+/// from now on: a server that is stopping finishes its requests in flight, and a long-poll
+/// must not hold it for minutes. A timed-out caller waits again, at another server.
+pub fn stop_waits() {
+    STOPPING.send_replace(true);
+}
+
+/// Resolves once [`stop_waits`] was called (at once if it was already).
+pub async fn stopping() {
+    let mut rx = STOPPING.subscribe();
+    // The sender is a static and never dropped.
+    let _ = rx.wait_for(|stop| *stop).await;
+}
+
 /// Whether a barrier has waiters in this process now (for tests of the clean-up).
 pub fn has_waiters(tenant: &str, namespace: &str, name: &str) -> bool {
     REGISTRY
