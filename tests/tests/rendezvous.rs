@@ -36,6 +36,7 @@ native_tests::on_both_backends!(
     rendezvous_rows_are_out_of_reach_of_native_db_and_other_tenants,
     the_router_serves_every_method_of_the_contract,
     the_guide_s_scripts_run_three_phases_with_one_continuation_each,
+    store_calls_per_arrival_are_as_documented,
 );
 
 /// Fresh storage and a clock the test moves.
@@ -1262,6 +1263,50 @@ async fn the_guide_s_scripts_run_three_phases_with_one_continuation_each(backend
         .filter(|r| r["msg"] == "all phases done")
         .count();
     assert_eq!(done, 1, "{logs:?}");
+}
+
+/// A budget that counts store calls.
+#[derive(Default)]
+struct Calls(std::cell::Cell<u32>);
+
+impl native_core::barrier::Budget for Calls {
+    fn spend(&self, calls: u32) -> native_core::Result<()> {
+        self.0.set(self.0.get() + calls);
+        Ok(())
+    }
+    fn left(&self) -> u32 {
+        u32::MAX
+    }
+}
+
+async fn store_calls_per_arrival_are_as_documented(backend: Backend) {
+    let e = Env::new(backend).await;
+    let c = Calls::default();
+    let mut r = Rendezvous::new(&*e.t.backends.kv, &*e.t.backends.queue, "acme", &c);
+    r.queue_enabled = true;
+    r.create(spec("a", 2)).await.unwrap();
+    let mut s = spec("k", 2);
+    s.continue_with = Some("next".into());
+    r.create(s).await.unwrap();
+    let count = |name: &'static str, p: &'static str| {
+        c.0.set(0);
+        let r = &r;
+        let c = &c;
+        async move {
+            r.arrive("default", name, p, 1, Metadata::new())
+                .await
+                .unwrap();
+            c.0.get()
+        }
+    };
+    // THEN the figures of BENCHMARKS.md: namespace, barrier, one transaction per arrival
+    assert_eq!(count("a", "p0").await, 3, "an arrival");
+    assert_eq!(count("a", "p0").await, 4, "a repeat");
+    assert_eq!(count("a", "p1").await, 3, "the tripping arrival");
+    assert_eq!(count("a", "p1").await, 3, "a repeat after the trip");
+    count("k", "p0").await;
+    assert_eq!(count("k", "p1").await, 5, "tripping, with a continuation");
+    assert_eq!(count("k", "p1").await, 4, "a repeat after it");
 }
 
 /// A wake-up handing over a barrier of another incarnation (a barrier of the same name deleted

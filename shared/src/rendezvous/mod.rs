@@ -402,6 +402,30 @@ impl<'a, B: Budget + ?Sized> Rendezvous<'a, B> {
         }))
     }
 
+    /// Reads a barrier found a moment ago again, by its partition: `not_found` if it is gone
+    /// or is another incarnation now.
+    async fn reread(&self, found: &Found) -> Result<Found> {
+        let name = &found.row.barrier.name;
+        self.budget.spend(1)?;
+        let item = self
+            .kv
+            .get(&found.pk, &format!("b#{name}"))
+            .await?
+            .ok_or_else(barrier_not_found)?;
+        let row: BarrierRow =
+            serde_json::from_str(&item.value).map_err(|e| damaged("barrier", e))?;
+        if row.incarnation != found.row.incarnation || row.barrier.inactive_at_ms() <= self.now_ms()
+        {
+            return Err(barrier_not_found());
+        }
+        Ok(Found {
+            row,
+            version: item.version,
+            pk: found.pk.clone(),
+            parts_pk: found.parts_pk.clone(),
+        })
+    }
+
     async fn need(&self, ns: &str, name: &str) -> Result<Found> {
         self.find(ns, name).await?.ok_or_else(barrier_not_found)
     }
@@ -714,8 +738,9 @@ impl<'a, B: Budget + ?Sized> Rendezvous<'a, B> {
                     });
                 }
                 Err(0) => {
-                    // Already arrived: a no-op that answers the barrier as it is now.
-                    let now = self.need(ns, name).await?;
+                    // Already arrived: a no-op that answers the barrier as it is now (one
+                    // read: the namespace was read a moment ago).
+                    let now = self.reread(&found).await?;
                     let all_arrived = now.row.barrier.generation > expected_generation;
                     if all_arrived {
                         self.continue_after(&now, expected_generation).await?;
