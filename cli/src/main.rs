@@ -175,6 +175,12 @@ pub enum Command {
         #[command(subcommand)]
         command: KeysCommand,
     },
+    /// The vault: secrets that requests fill in as {{vault:NAME}}, never seen by scripts.
+    Vault {
+        /// What to do with secrets.
+        #[command(subcommand)]
+        command: VaultCommand,
+    },
     /// Serve the HTTP API (POST /v1/invoke/{script}, GET /healthz) and process both queues
     /// continuously, until SIGINT or SIGTERM. The first line on stdout is exactly
     /// `listening on http://HOST:PORT`.
@@ -238,6 +244,41 @@ pub enum KeysCommand {
         /// The DynamoDB table of a deployment on AWS.
         #[arg(long)]
         table: Option<String>,
+    },
+}
+
+/// `native vault` verbs. With `--aws PREFIX` they work on Secrets Manager (ids
+/// `<PREFIX><tenant>/<name>`, the deployment's NATIVE_VAULT_PREFIX, e.g. native/; credentials
+/// and region from the environment) instead of the project's .native/vault/.
+#[derive(Subcommand, Debug)]
+pub enum VaultCommand {
+    /// Set a secret from stdin (one trailing newline dropped); the value is never printed.
+    Set {
+        /// The tenant.
+        tenant: String,
+        /// The secret's name, as in {{vault:NAME}}.
+        name: String,
+        /// Secrets Manager, under this prefix.
+        #[arg(long, value_name = "PREFIX")]
+        aws: Option<String>,
+    },
+    /// List a tenant's secret names, one a line (never the values).
+    List {
+        /// The tenant.
+        tenant: String,
+        /// Secrets Manager, under this prefix.
+        #[arg(long, value_name = "PREFIX")]
+        aws: Option<String>,
+    },
+    /// Delete a secret (a missing one is fine).
+    Delete {
+        /// The tenant.
+        tenant: String,
+        /// The secret's name.
+        name: String,
+        /// Secrets Manager, under this prefix.
+        #[arg(long, value_name = "PREFIX")]
+        aws: Option<String>,
     },
 }
 

@@ -439,3 +439,68 @@ pub async fn kv_transactions(kv: &dyn KvStore) {
         "a stale version fails"
     );
 }
+
+/// Vault: set, get, replace, list (names only, per tenant), delete, and bad names refused.
+pub async fn vault_set_get_list_delete(vault: &dyn crate::ports::Vault) {
+    use crate::ports::Secret;
+    let s = scope();
+    let (a, b) = (format!("{s}-a"), format!("{s}-b"));
+    assert_eq!(vault.get(&a, "stripe.key").await.unwrap(), None);
+    assert!(
+        vault.list(&a).await.unwrap().is_empty(),
+        "a new tenant has no secrets"
+    );
+    vault
+        .set(&a, "stripe.key", &Secret::new("sk_1".into()))
+        .await
+        .unwrap();
+    vault
+        .set(&a, "other_key", &Secret::new("o".into()))
+        .await
+        .unwrap();
+    vault
+        .set(&b, "stripe.key", &Secret::new("sk_b".into()))
+        .await
+        .unwrap();
+    assert_eq!(
+        vault.get(&a, "stripe.key").await.unwrap().unwrap().expose(),
+        "sk_1"
+    );
+    vault
+        .set(
+            &a,
+            "stripe.key",
+            &Secret::new("sk_2 with spaces & ünïcode".into()),
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        vault.get(&a, "stripe.key").await.unwrap().unwrap().expose(),
+        "sk_2 with spaces & ünïcode",
+        "set replaces"
+    );
+    assert_eq!(
+        vault.get(&b, "stripe.key").await.unwrap().unwrap().expose(),
+        "sk_b",
+        "tenants do not share names"
+    );
+    assert_eq!(
+        vault.list(&a).await.unwrap(),
+        vec!["other_key".to_string(), "stripe.key".to_string()]
+    );
+    vault.delete(&a, "stripe.key").await.unwrap();
+    vault.delete(&a, "stripe.key").await.unwrap();
+    assert_eq!(vault.get(&a, "stripe.key").await.unwrap(), None);
+    assert_eq!(vault.list(&a).await.unwrap(), vec!["other_key".to_string()]);
+    for bad in ["../x", "a/b", "", ".hidden"] {
+        let e = vault.get(&a, bad).await.unwrap_err();
+        assert!(matches!(e, Error::InvalidInput(_)), "{bad:?}: {e}");
+    }
+    let e = vault
+        .set(&a, "k", &Secret::new(String::new()))
+        .await
+        .unwrap_err();
+    assert!(matches!(e, Error::InvalidInput(_)), "{e}");
+    vault.delete(&a, "other_key").await.unwrap();
+    vault.delete(&b, "stripe.key").await.unwrap();
+}

@@ -17,6 +17,7 @@ pub mod host;
 pub mod inbound;
 pub mod keys;
 pub mod local;
+pub mod outbound;
 pub mod ports;
 pub mod rendezvous;
 pub mod runtime;

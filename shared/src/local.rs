@@ -102,8 +102,8 @@ impl Default for DrainOptions {
     }
 }
 
-/// Processes every due message of both queues until none is due (and, with `wait`, until none
-/// is waiting either). Handled messages are deleted; failed ones are retried later and go to the
+/// Processes every due message of both queues until none is due and no `job:http` of this
+/// process is running (and, with `wait`, until none is waiting either). Handled messages are deleted; failed ones are retried later and go to the
 /// dead-letter place after their fifth receive.
 pub async fn drain(rt: &Runtime, opts: DrainOptions) -> Result<DrainReport> {
     let q = rt.services.backends.queue.clone();
@@ -138,6 +138,11 @@ pub async fn drain(rt: &Runtime, opts: DrainOptions) -> Result<DrainReport> {
             }
         }
         if any {
+            continue;
+        }
+        // job:http requests live only in this process: their done.json is work still to come.
+        if let Some(jobs) = rt.services.http_jobs.as_ref().filter(|j| j.running() > 0) {
+            let _ = tokio::time::timeout(Duration::from_millis(100), jobs.wait_idle()).await;
             continue;
         }
         if !opts.wait || started.elapsed() > opts.max_wait {

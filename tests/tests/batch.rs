@@ -614,11 +614,10 @@ async fn ids_make_resubmits_idempotent_and_bad_calls_are_refused(backend: Backen
         ("no_cont", "call job:continue_with(script) first"),
         ("no_query", "the job has no queries"),
         ("bad_id", "job id \"../x\" must be"),
-        (
-            "http",
-            "job:http needs the long-running server runtime (Fargate)",
-        ),
-        ("http_bad", "url must be an http:// or https:// URL"),
+        // This runtime is a Lambda function's: job:http says to use the server runtime
+        // (tests/job_http.rs has it on a server runtime).
+        ("http", "job:http needs the server runtime"),
+        ("http_bad", "job:http needs the server runtime"),
         ("twice", "is already submitted"),
     ] {
         let e = p

@@ -12,6 +12,7 @@ mod partner;
 mod queues;
 mod rendezvous;
 mod serve;
+mod vault;
 
 use std::path::Path;
 use std::process::ExitCode;
@@ -145,6 +146,7 @@ pub async fn run(cli: Cli) -> ExitCode {
         Command::Dlq { tenant } => queues::dlq(&project, tenant.as_deref()).await,
         Command::Clock { command } => clock::run(&project, command),
         Command::Keys { command } => keys::run(&project, command).await,
+        Command::Vault { command } => vault::run(&project, command).await,
         Command::Serve { listen } => serve::run(&project, &listen).await,
     };
     // A closed pipe is not an error (see `out`); another write error fails a verb that
@@ -185,6 +187,11 @@ fn event_arg(arg: Option<&str>) -> Result<Value, Failed> {
 /// Drains after a verb, unless told not to; failures make the command fail.
 async fn drain_after(rt: &native_core::runtime::Runtime, no_drain: bool) -> Outcome {
     if no_drain {
+        // job:http requests live only in this process: perform them before it exits; their
+        // done.json waits in the queue for the next drain.
+        if let Some(jobs) = &rt.services.http_jobs {
+            jobs.wait_idle().await;
+        }
         return Ok(());
     }
     report(drain(rt, DrainOptions::default()).await?)
