@@ -10,6 +10,7 @@ mod keys;
 mod objects;
 mod partner;
 mod queues;
+mod rendezvous;
 mod serve;
 mod vault;
 
@@ -142,6 +143,7 @@ pub async fn run(cli: Cli) -> ExitCode {
         Command::Drain { wait } => drain_cmd(&project, wait).await,
         Command::Deploy { tenant, bucket } => deploy::run(&project, &tenant, &bucket).await,
         Command::Barrier { command } => barrier::run(&project, command).await,
+        Command::Rendezvous { command } => rendezvous::run(&project, command).await,
         Command::Dlq {
             tenant,
             command: None,
