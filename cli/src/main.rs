@@ -18,13 +18,16 @@ use clap::{Parser, Subcommand};
 ///
 /// A project is a folder with deployment.json, tenants/<tenant>/config.json and
 /// tenants/<tenant>/scripts/<name>.luau. State lives in its .native/ folder.
-/// Exit codes: 0 success, 1 a script failed (stderr names script and line), 2 usage or config error.
+/// Exit codes: 0 success; 1 the verb's own work failed, its invocation or a message it caused
+/// (stderr names script and line; older messages failing again are only reported); 2 usage or
+/// config error.
 #[derive(Parser, Debug)]
 #[command(name = "native", version, about, long_about)]
 pub struct Cli {
-    /// The project folder.
-    #[arg(long, global = true, default_value = ".")]
-    project: PathBuf,
+    /// The project folder (default: the current folder). For `demo`, where to keep the example
+    /// projects instead of a temporary folder; for `init DIR`, the folder a relative DIR is in.
+    #[arg(long, global = true, value_name = "DIR")]
+    project: Option<PathBuf>,
     #[command(subcommand)]
     command: Command,
 }
@@ -32,9 +35,11 @@ pub struct Cli {
 /// The verbs.
 #[derive(Subcommand, Debug)]
 pub enum Command {
-    /// Build a temporary project from the examples and run it end to end, printing each step.
+    /// Build projects from the examples and run them end to end, printing each step: in a
+    /// temporary folder, or kept in --project DIR (as DIR/hello, DIR/barrier, DIR/batch).
     Demo,
-    /// Make a working project with an example tenant in DIR (default: the current folder).
+    /// Make a working project with an example tenant in DIR (default: --project, else the
+    /// current folder; a relative DIR is taken inside --project when both are given).
     Init {
         /// Where to make the project.
         dir: Option<PathBuf>,
@@ -136,7 +141,8 @@ pub enum Command {
     },
     /// Process every due message until idle.
     Drain {
-        /// Also wait for delayed messages and retries until the queues are empty.
+        /// Also wait for delayed messages (not for retries of failed ones, which come back after
+        /// the 360 s visibility timeout on the project clock: see `native clock advance`).
         #[arg(long)]
         wait: bool,
     },
@@ -154,6 +160,13 @@ pub enum Command {
         /// What to do with barriers.
         #[command(subcommand)]
         command: BarrierCommand,
+    },
+    /// Rendezvous barriers (seed 003): `native rendezvous status TENANT NAMESPACE NAME`,
+    /// `native rendezvous list TENANT NAMESPACE`, as JSON.
+    Rendezvous {
+        /// What to do with rendezvous barriers.
+        #[command(subcommand)]
+        command: RendezvousCommand,
     },
     /// The project clock of the embedded backend: every native process on the project sees
     /// time moved ahead by the offset (expiry, delays, deadlines, os.time), kept in .native/.
@@ -182,10 +195,30 @@ pub enum Command {
         #[arg(long, default_value = "127.0.0.1:8787")]
         listen: String,
     },
-    /// List dead letters (messages that failed five times) with their last error.
+    /// List dead letters (messages that failed five times) with their last error; `native dlq
+    /// redrive [TENANT]` moves them back to their queue.
+    #[command(args_conflicts_with_subcommands = true)]
     Dlq {
         /// Only this tenant's.
         tenant: Option<String>,
+        /// What to do with dead letters (default: list them).
+        #[command(subcommand)]
+        command: Option<DlqCommand>,
+    },
+}
+
+/// `native dlq` verbs.
+#[derive(Subcommand, Debug)]
+pub enum DlqCommand {
+    /// Move dead letters (of one tenant, or all) back to their queue, with five attempts
+    /// again, then drain: for when their cause is fixed. A barrier whose continuation was lost
+    /// after its dispatch claim is dispatched by its redriven ack once the claim has lapsed.
+    Redrive {
+        /// Only this tenant's.
+        tenant: Option<String>,
+        /// Do not process the queues afterwards.
+        #[arg(long)]
+        no_drain: bool,
     },
 }
 
@@ -291,6 +324,31 @@ pub enum BarrierCommand {
         /// Continue the pending names after this member.
         #[arg(long)]
         cursor: Option<String>,
+    },
+}
+
+/// `native rendezvous` verbs.
+#[derive(Subcommand, Debug)]
+pub enum RendezvousCommand {
+    /// Print a barrier as JSON (counts, generation, version, times, metadata) with the
+    /// participants of its current generation (up to 250).
+    Status {
+        /// The tenant.
+        tenant: String,
+        /// The namespace (`default` for barriers made without one).
+        namespace: String,
+        /// The barrier.
+        name: String,
+    },
+    /// Print a namespace's barriers as a JSON array, in name order.
+    List {
+        /// The tenant.
+        tenant: String,
+        /// The namespace.
+        namespace: String,
+        /// At most this many.
+        #[arg(long, default_value_t = 1000)]
+        limit: usize,
     },
 }
 

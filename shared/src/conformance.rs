@@ -341,6 +341,49 @@ pub async fn queue_delivery_and_dead_letters(q: &dyn Queue, queue: QueueKind) {
     );
 }
 
+/// Redrive: dead letters that the filter accepts go back to the queue, visible at once with a
+/// fresh receive count; the others stay dead letters.
+pub async fn queue_redrive(q: &dyn Queue, queue: QueueKind) {
+    let tag = scope();
+    let (ours, theirs) = (format!("ours-{tag}"), format!("theirs-{tag}"));
+    q.send(queue, ours.clone(), 0).await.unwrap();
+    q.send(queue, theirs.clone(), 0).await.unwrap();
+    // Fail both until they are dead letters.
+    for _ in 0..MAX_RECEIVES {
+        let got = q.receive(queue, 10, 30).await.unwrap();
+        assert_eq!(got.len(), 2, "both come back: {got:?}");
+        for m in got {
+            q.retry_later(queue, &m.receipt, 0, "boom").await.unwrap();
+        }
+    }
+    assert!(
+        q.receive(queue, 10, 30).await.unwrap().is_empty(),
+        "both are dead"
+    );
+    let dead = q.dead_letters(queue, 100).await.unwrap();
+    assert_eq!(dead.len(), 2, "{dead:?}");
+
+    let moved = q
+        .redrive(queue, &|body: &str| body.starts_with("ours-"), 100)
+        .await
+        .unwrap();
+    assert_eq!(moved, 1, "only the accepted dead letter moves");
+    let back = q.receive(queue, 10, 30).await.unwrap();
+    assert_eq!(back.len(), 1, "it is visible at once: {back:?}");
+    assert_eq!(back[0].body, ours);
+    assert_eq!(back[0].receive_count, 1, "with a fresh receive count");
+    q.delete(queue, &back[0].receipt).await.unwrap();
+    let dead = q.dead_letters(queue, 100).await.unwrap();
+    assert_eq!(
+        dead.iter().map(|d| d.body.as_str()).collect::<Vec<_>>(),
+        vec![theirs.as_str()],
+        "the other stays a dead letter"
+    );
+    assert_eq!(q.redrive(queue, &|_: &str| false, 100).await.unwrap(), 0);
+    assert_eq!(q.redrive(queue, &|_: &str| true, 100).await.unwrap(), 1);
+    assert!(q.dead_letters(queue, 100).await.unwrap().is_empty());
+}
+
 /// Transactions: all or nothing, the first failing condition reported, expired items absent.
 pub async fn kv_transactions(kv: &dyn KvStore) {
     let pk = scope();

@@ -19,6 +19,7 @@ pub mod keys;
 pub mod local;
 pub mod outbound;
 pub mod ports;
+pub mod rendezvous;
 pub mod runtime;
 pub mod tenants;
 

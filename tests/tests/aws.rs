@@ -268,6 +268,24 @@ end"#;
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn conformance_redrive_on_sqs() {
+        let Some(ep) = endpoint() else { return };
+        let c = clients(&ep).await;
+        let (events, _, _) = make_queue(&c, &unique("events")).await;
+        let (work, _, _) = make_queue(&c, &unique("work")).await;
+        let q = SqsQueues::new(
+            c.sqs.clone(),
+            native_core::aws::QueueUrls {
+                events,
+                work,
+                events_dlq: None,
+                work_dlq: None,
+            },
+        );
+        conformance::queue_redrive(&q, QueueKind::Work).await;
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn conformance_queues_on_sqs() {
         let Some(ep) = endpoint() else { return };
         let c = clients(&ep).await;

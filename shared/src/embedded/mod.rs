@@ -174,6 +174,12 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn conformance_queue_redrive() {
+        let (_d, e) = open();
+        conformance::queue_redrive(&e, QueueKind::Events).await;
+    }
+
+    #[tokio::test]
     async fn writes_into_notifying_buckets_queue_events() {
         use crate::events::{parse_notification, Notification};
         use crate::ports::{ObjectStore, PutMode, Queue};

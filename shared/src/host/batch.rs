@@ -820,12 +820,8 @@ fn hydrate(lua: &Lua, (ev, opts): (Value, Option<Table>)) -> mlua::Result<Value>
     let Some(done) = get(lua, &inv, &format!("{}done.json", job_dir(&job)))? else {
         return Ok(Value::Nil);
     };
-    let done: Done = serde_json::from_slice(&done).map_err(|e| {
-        raise(
-            lua,
-            format!("jobs/{job}/done.json is not a valid manifest: {e}"),
-        )
-    })?;
+    let done: Done = crate::batch::contract::read_done(&done)
+        .map_err(|e| raise(lua, format!("jobs/{job}/done.json: {e}")))?;
     drop(inv);
     // Part keys first, whatever `ok` says: a failed job's keys() still names its parts, and a
     // key that climbs out would make the continuation's `{ delete = job:keys() }` fail on every

@@ -177,9 +177,9 @@ impl<'de> de::Visitor<'de> for Check {
 /// What the parser remembers from one row to the next (see the module's header).
 #[derive(Default)]
 struct Shapes {
-    /// The bytes of the n-th key of the last row; the string itself is in stack slot
-    /// `cache + n`.
-    keys: Vec<Vec<u8>>,
+    /// The bytes of the n-th key of the last row when it had no escapes; the string itself is
+    /// in stack slot `cache + n`.
+    keys: Vec<Option<Vec<u8>>>,
     /// The size the n-th table of the last row ended with.
     sizes: Vec<u32>,
     /// Unescaped string bytes.
@@ -199,7 +199,7 @@ struct Parser<'a> {
     mt: c_int,
     /// Stack index of the first interned key (see `Shapes::keys`), 0 for none.
     cache: c_int,
-    keys: &'a mut Vec<Vec<u8>>,
+    keys: &'a mut Vec<Option<Vec<u8>>>,
     sizes: &'a mut Vec<u32>,
     scratch: &'a mut Vec<u8>,
     /// Ordinals of the next key and the next table in this document.
@@ -394,30 +394,45 @@ impl<'a> Parser<'a> {
     /// Pushes a key: the string interned for the same key of the row before when the bytes are
     /// the same, else a new one, remembered for the next row.
     unsafe fn key(&mut self) -> Parsed {
-        let at = self.string()?;
         let state = self.state;
         let no = self.key_no;
         self.key_no += 1;
+        let remember = self.cache != 0 && no < SHAPE_KEYS;
+        if remember {
+            // The same key as the row before, read without scanning: a remembered key was read
+            // without escapes, so it holds no quote, backslash or control byte, and the same
+            // bytes followed by a quote are that whole key again.
+            if let Some(Some(k)) = self.keys.get(no) {
+                let from = self.i + 1;
+                let end = from + k.len();
+                if self.s.get(from..end) == Some(k.as_slice()) && self.s.get(end) == Some(&b'"') {
+                    self.i = end + 1;
+                    ffi::lua_pushvalue(state, self.cache + no as c_int);
+                    return Ok(());
+                }
+            }
+        }
+        let at = self.string()?;
         let (p, n) = self.bytes(&at);
-        if self.cache == 0 || no >= SHAPE_KEYS {
-            ffi::lua_pushlstring(state, p.cast(), n);
-            return Ok(());
-        }
-        let bytes = std::slice::from_raw_parts(p, n);
-        let slot = self.cache + no as c_int;
-        if self.keys.get(no).is_some_and(|k| k.as_slice() == bytes) {
-            ffi::lua_pushvalue(state, slot);
-            return Ok(());
-        }
         ffi::lua_pushlstring(state, p.cast(), n);
+        if !remember {
+            return Ok(());
+        }
         ffi::lua_pushvalue(state, -1);
-        ffi::lua_replace(state, slot);
+        ffi::lua_replace(state, self.cache + no as c_int);
         if self.keys.len() <= no {
-            self.keys.resize(no + 1, Vec::new());
+            self.keys.resize(no + 1, None);
         }
         let slot = &mut self.keys[no];
-        slot.clear();
-        slot.extend_from_slice(bytes);
+        match at {
+            Str::Text(..) => {
+                let k = slot.get_or_insert_with(Vec::new);
+                k.clear();
+                k.extend_from_slice(std::slice::from_raw_parts(p, n));
+            }
+            // Its unescaped bytes are not its text: not remembered.
+            Str::Scratch => *slot = None,
+        }
         Ok(())
     }
 

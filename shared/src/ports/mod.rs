@@ -12,7 +12,10 @@ pub use kv::{
     check_batch_len, Item, ItemPage, KvStore, NewItem, TxOp, MAX_BATCH_ITEMS, MAX_TX_OPS,
 };
 pub use objects::{InMemory, ListPage, ObjectMeta, ObjectReader, ObjectStore};
-pub use queue::{DeadLetter, Message, Queue, QueueKind, QueueStats, MAX_DELAY_S, MAX_RECEIVES};
+pub use queue::{
+    DeadLetter, Keep, Message, Queue, QueueKind, QueueStats, MAX_DELAY_S, MAX_RECEIVES,
+    VISIBILITY_TIMEOUT_S,
+};
 pub(crate) use vault::check as check_secret;
 pub use vault::{Secret, Vault, MAX_SECRET_BYTES};
 
