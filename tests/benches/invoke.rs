@@ -114,7 +114,7 @@ fn main() {
     // Where the binaries call it: inside a task on a worker thread of the runtime.
     let inner = rtp.clone();
     let samples = rt
-        .block_on(tokio::spawn(async move {
+        .block_on(rt.spawn(async move {
             let mut samples = Vec::with_capacity(n / 4);
             for i in 0..n / 4 + n / 40 {
                 let t = Instant::now();

@@ -1,0 +1,118 @@
+#!/usr/bin/env python3
+"""Cold start of each Lambda binary as a ratio to a bare `lambda_runtime` hello binary.
+
+    cargo build --release -p native-invoke -p native-route -p native-queue -p native-http \\
+        --bins --example lambda_hello
+    python3 tests/benches/coldstart.py [--debug] [RUNS]   # CARGO_TARGET_DIR is honoured
+
+(`--debug` reads the binaries of a build without --release.)
+
+"Init" is the time from spawning the process to its first GET of
+/2018-06-01/runtime/invocation/next on a small Lambda Runtime API served here on 127.0.0.1
+(what Lambda reports as Init Duration). The binaries run alternately, RUNS rounds (default 5),
+with configuration in the environment as template.yaml sets it and static keys, so that no
+network is reached during init; the poll is never answered, and the process is killed. Prints
+the median and the fastest init of each, its ratio to the hello binary, and the binary sizes.
+"""
+
+import os
+import statistics
+import subprocess
+import sys
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent.parent
+DEBUG = "--debug" in sys.argv[1:]
+ARGS = [a for a in sys.argv[1:] if a != "--debug"]
+TARGET = Path(os.environ.get("CARGO_TARGET_DIR", ROOT / "target")) / ("debug" if DEBUG else "release")
+BINARIES = [
+    ("lambda_hello", TARGET / "examples" / "lambda_hello"),
+    ("native-invoke", TARGET / "native-invoke"),
+    ("native-route", TARGET / "native-route"),
+    ("native-queue", TARGET / "native-queue"),
+    ("native-http", TARGET / "native-http"),
+]
+
+
+class Api(BaseHTTPRequestHandler):
+    """Records the first poll for the next invocation, then holds the request open."""
+
+    polled = threading.Event()
+    at = 0.0
+
+    def log_message(self, *args):
+        pass
+
+    def do_GET(self):
+        if self.path.endswith("/2018-06-01/runtime/invocation/next"):
+            if not Api.polled.is_set():
+                Api.at = time.perf_counter()
+                Api.polled.set()
+            time.sleep(2)  # the process is killed meanwhile
+        self.close_connection = True
+
+
+def init_once(binary, port):
+    env = {
+        "PATH": os.environ.get("PATH", ""),
+        "AWS_LAMBDA_RUNTIME_API": f"127.0.0.1:{port}",
+        "AWS_LAMBDA_FUNCTION_NAME": binary.name,
+        "AWS_LAMBDA_FUNCTION_VERSION": "$LATEST",
+        "AWS_LAMBDA_FUNCTION_MEMORY_SIZE": "512",
+        "AWS_LAMBDA_LOG_GROUP_NAME": f"/aws/lambda/{binary.name}",
+        "AWS_LAMBDA_LOG_STREAM_NAME": "coldstart",
+        "AWS_REGION": "us-east-1",
+        "AWS_ACCESS_KEY_ID": "bench",
+        "AWS_SECRET_ACCESS_KEY": "bench",
+        "AWS_EC2_METADATA_DISABLED": "true",
+        "NATIVE_TABLE": "native-table",
+        "NATIVE_EVENTS_QUEUE_URL": "http://127.0.0.1:9/events",
+        "NATIVE_WORK_QUEUE_URL": "http://127.0.0.1:9/work",
+        "NATIVE_EVENTS_DLQ_URL": "http://127.0.0.1:9/events-dlq",
+        "NATIVE_WORK_DLQ_URL": "http://127.0.0.1:9/work-dlq",
+        "NATIVE_SCRIPTS_BUCKET": "bench-scripts",
+        "NATIVE_BUCKETS": '{"In": "bench-in", "Out": "bench-out"}',
+        "NATIVE_BATCH_BUCKET": "bench-batch",
+        "NATIVE_BATCH_PREFIX": "tenants/",
+    }
+    Api.polled.clear()
+    start = time.perf_counter()
+    proc = subprocess.Popen([str(binary)], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        if not Api.polled.wait(10):
+            proc.kill()
+            err = proc.stderr.read().decode(errors="replace")[-2000:]
+            sys.exit(f"{binary.name} did not poll the runtime API within 10 s; stderr:\n{err}")
+        return Api.at - start
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+def main():
+    runs = int(ARGS[0]) if ARGS else 5
+    missing = [str(p) for _, p in BINARIES if not p.exists()]
+    if missing:
+        sys.exit("build first (see the header of this script); missing: " + ", ".join(missing))
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Api)
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    port = server.server_address[1]
+    times = {name: [] for name, _ in BINARIES}
+    for _ in range(runs):
+        for name, path in BINARIES:
+            times[name].append(init_once(path, port))
+    base = statistics.median(times["lambda_hello"])
+    print(f"init ({TARGET.name} build), {runs} alternating runs; ratio of medians to lambda_hello")
+    print(f"{'binary':<15} {'median':>9} {'fastest':>9} {'ratio':>6} {'size':>9}")
+    for name, path in BINARIES:
+        med = statistics.median(times[name])
+        size = path.stat().st_size / 1e6
+        print(f"{name:<15} {med * 1e3:>7.2f}ms {min(times[name]) * 1e3:>7.2f}ms {med / base:>6.2f} {size:>7.1f}MB")
+
+
+if __name__ == "__main__":
+    main()
