@@ -219,15 +219,17 @@ fn run_in(
     deadline_ms: i64,
 ) -> mlua::Result<serde_json::Value> {
     let lua = &vm.lua;
-    let (env, ctx) = vm.new_env(sandbox::Ctx {
-        tenant: &call.tenant.name,
-        script: &call.script,
-        request_id,
-        attempt: call.attempt,
-        depth: call.depth,
-        deadline_ms,
-    })?;
-    let chunk = vm.main_function(hash, &call.script, code, env.clone())?;
+    let (chunk, env, ctx) = vm.prepare(
+        hash,
+        code,
+        sandbox::Ctx {
+            script: &call.script,
+            request_id,
+            attempt: call.attempt,
+            depth: call.depth,
+            deadline_ms,
+        },
+    )?;
     let returned: Value = chunk.call(())?;
     let name = call.entry.name();
     let from_table = match &returned {

@@ -126,7 +126,18 @@ pub struct Vm {
     /// Each script's main function as loaded once into this VM, by source hash, with the
     /// script name it was loaded under (which errors name). An invocation runs a clone of it
     /// with its own environment, rather than loading the bytecode again.
-    chunks: std::cell::RefCell<std::collections::HashMap<[u8; 32], (String, mlua::Function)>>,
+    chunks: std::cell::RefCell<std::collections::HashMap<[u8; 32], Loaded>>,
+    /// The tenant's name as a Luau string, made once (each string made from Rust is a
+    /// protected call).
+    tenant_name: mlua::LuaString,
+}
+
+/// A script's main function as loaded into a VM, with its name as given and as a Luau string.
+#[derive(Clone)]
+struct Loaded {
+    name: String,
+    name_lua: mlua::LuaString,
+    main: mlua::Function,
 }
 
 impl Vm {
@@ -212,73 +223,74 @@ impl Vm {
         env_meta.raw_set("__metatable", "locked")?;
         env_meta.set_readonly(true);
         let prelude = lua.load(PRELUDE).set_name("=[native]").call(())?;
+        let tenant_name = lua.create_string(&tenant.name)?;
         Ok(Vm {
             lua,
             globals: g,
             env_meta,
             prelude,
             chunks: Default::default(),
+            tenant_name,
         })
     }
 
-    /// A fresh globals table for one invocation (its `_G` is itself; misses fall through to
-    /// the shared read-only globals), and the invocation's read-only `ctx`.
-    pub fn new_env(&self, ctx: Ctx<'_>) -> mlua::Result<(Table, Table)> {
-        self.prelude.call((
-            &self.env_meta,
-            ctx.tenant,
-            ctx.script,
-            ctx.request_id,
-            ctx.attempt,
-            ctx.depth,
-            ctx.deadline_ms,
-        ))
-    }
-
-    /// The main function of a script's bytecode, running in `env`: a clone of the function
-    /// loaded once per VM (keyed by the script's source hash), or the bytecode loaded now.
-    pub fn main_function(
+    /// A script's main function in a fresh globals table for one invocation (its `_G` is
+    /// itself; misses fall through to the shared read-only globals), and the invocation's
+    /// read-only `ctx`. The function is a clone of the one loaded once per VM (keyed by the
+    /// script's source hash and name), or the bytecode loaded now.
+    pub fn prepare(
         &self,
         hash: &[u8; 32],
-        name: &str,
         code: &[u8],
-        env: Table,
-    ) -> mlua::Result<mlua::Function> {
+        ctx: Ctx<'_>,
+    ) -> mlua::Result<(mlua::Function, Table, Table)> {
         let cached = match self.chunks.borrow().get(hash) {
             // Two scripts of one tenant may have the same source: each keeps its own name.
-            Some((loaded_as, f)) if loaded_as == name => Some(f.clone()),
+            Some(l) if l.name == ctx.script => Some(l.clone()),
             _ => None,
         };
         let loaded = match cached {
-            Some(f) => f,
+            Some(l) => l,
             None => {
-                let f = self
+                let main = self
                     .lua
                     .load(code)
-                    .set_name(format!("@{name}.luau"))
+                    .set_name(format!("@{}.luau", ctx.script))
                     .set_mode(mlua::chunk::ChunkMode::Binary)
                     .into_function()?;
+                let l = Loaded {
+                    name: ctx.script.to_string(),
+                    name_lua: self.lua.create_string(ctx.script)?,
+                    main,
+                };
                 let mut chunks = self.chunks.borrow_mut();
                 if chunks.len() >= CACHED_CHUNKS {
                     chunks.clear();
                 }
-                chunks.insert(*hash, (name.to_string(), f.clone()));
-                f
+                chunks.insert(*hash, l.clone());
+                l
             }
         };
+        let (env, ctx): (Table, Table) = self.prelude.call((
+            &self.env_meta,
+            &self.tenant_name,
+            &loaded.name_lua,
+            ctx.request_id,
+            ctx.attempt,
+            ctx.depth,
+            ctx.deadline_ms,
+        ))?;
         // The clone shares the prototype; functions the chunk defines take the clone's
         // environment, so nothing of one invocation is reachable from the next.
-        let f = loaded.deep_clone()?;
-        f.set_environment(env)?;
-        Ok(f)
+        let f = loaded.main.deep_clone()?;
+        f.set_environment(env.clone())?;
+        Ok((f, env, ctx))
     }
 }
 
-/// What an invocation's `ctx` holds.
+/// What an invocation's `ctx` holds besides the tenant's name (the VM's tenant).
 #[derive(Debug, Clone, Copy)]
 pub struct Ctx<'a> {
-    /// The tenant's name.
-    pub tenant: &'a str,
     /// The script's name.
     pub script: &'a str,
     /// The invocation's id.
