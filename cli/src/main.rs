@@ -134,7 +134,19 @@ pub enum Command {
         #[arg(long)]
         no_drain: bool,
     },
-    /// Process every due message until idle.
+    /// List a tenant's pending timers in due order, one JSON line each: id, at_ms, script,
+    /// firing (a tick holds it now), barrier (for a barrier's overdue timer).
+    Timers {
+        /// The tenant.
+        tenant: String,
+        /// How many to print.
+        #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u32).range(1..=1000))]
+        limit: u32,
+        /// Start after this timer id (the last one a previous page printed).
+        #[arg(long)]
+        after: Option<String>,
+    },
+    /// Fire the timers that are due and process every due message until idle.
     Drain {
         /// Also wait for delayed messages and retries until the queues are empty.
         #[arg(long)]

@@ -20,5 +20,6 @@ pub mod local;
 pub mod ports;
 pub mod runtime;
 pub mod tenants;
+pub mod timer;
 
 pub use error::{Error, Result};

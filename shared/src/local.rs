@@ -102,8 +102,8 @@ impl Default for DrainOptions {
     }
 }
 
-/// Processes every due message of both queues until none is due (and, with `wait`, until none
-/// is waiting either). Handled messages are deleted; failed ones are retried later and go to the
+/// Fires the timers that are due, and processes every due message of both queues until none is
+/// due (and, with `wait`, until none is waiting either). Handled messages are deleted; failed ones are retried later and go to the
 /// dead-letter place after their fifth receive.
 pub async fn drain(rt: &Runtime, opts: DrainOptions) -> Result<DrainReport> {
     let q = rt.services.backends.queue.clone();
@@ -111,6 +111,19 @@ pub async fn drain(rt: &Runtime, opts: DrainOptions) -> Result<DrainReport> {
     let started = std::time::Instant::now();
     let mut report = DrainReport::default();
     loop {
+        // Timers that are due go onto the work queue first (the part of the `tick` Lambda).
+        let ticked = crate::timer::tick(
+            rt.services.backends.kv.as_ref(),
+            q.as_ref(),
+            crate::timer::TickOptions::local(),
+        )
+        .await?;
+        for error in &ticked.errors {
+            rt.services.log.write(&json!({
+                "ts_ms": crate::ports::now_ms(), "level": "error",
+                "msg": "firing timers failed; a later tick fires them", "error": error,
+            }));
+        }
         let mut any = false;
         for kind in [QueueKind::Events, QueueKind::Work] {
             for m in q.receive(kind, 10, visibility).await? {

@@ -11,6 +11,7 @@ mod objects;
 mod partner;
 mod queues;
 mod serve;
+mod timers;
 
 use std::path::Path;
 use std::process::ExitCode;
@@ -138,6 +139,11 @@ pub async fn run(cli: Cli) -> ExitCode {
             .await
         }
         Command::Drain { wait } => drain_cmd(&project, wait).await,
+        Command::Timers {
+            tenant,
+            limit,
+            after,
+        } => timers::run(&project, &tenant, limit, after.as_deref()).await,
         Command::Deploy { tenant, bucket } => deploy::run(&project, &tenant, &bucket).await,
         Command::Barrier { command } => barrier::run(&project, command).await,
         Command::Dlq { tenant } => queues::dlq(&project, tenant.as_deref()).await,

@@ -40,6 +40,7 @@ fn create(lua: &Lua, opts: Table) -> mlua::Result<String> {
         }
     };
     let continue_with: Option<String> = opts.get("continue_with")?;
+    let on_overdue: Option<String> = opts.get("on_overdue")?;
     // A deadline past the barrier's own life (a week) could never be met or missed.
     let deadline_s = super::opt_whole(
         lua,
@@ -59,12 +60,18 @@ fn create(lua: &Lua, opts: Table) -> mlua::Result<String> {
         continue_with: continue_with.clone(),
         state,
         deadline_s: deadline_s.map(|d| d as u64),
+        on_overdue: on_overdue.clone(),
     };
     let inv = invocation(lua)?;
-    if let Some(script) = &continue_with {
-        inv.tenant
-            .script(script)
-            .map_err(|e| raise(lua, format!("barrier.create: continue_with: {e}")))?;
+    for (field, script) in [
+        ("continue_with", &continue_with),
+        ("on_overdue", &on_overdue),
+    ] {
+        if let Some(script) = script {
+            inv.tenant
+                .script(script)
+                .map_err(|e| raise(lua, format!("barrier.create: {field}: {e}")))?;
+        }
     }
     run(lua, &inv, barriers(&inv).create(spec))
 }

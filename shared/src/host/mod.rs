@@ -15,6 +15,7 @@ mod log;
 mod ndjson;
 mod queue;
 mod rows;
+mod timer;
 #[cfg(test)]
 mod types_test;
 
@@ -48,6 +49,7 @@ pub fn native_table(
     native.set("ndjson", ndjson::module(lua)?)?;
     native.set("barrier", barrier::module(lua)?)?;
     native.set("batch", batch::module(lua)?)?;
+    native.set("timer", timer::module(lua)?)?;
     deep_readonly(&native)?;
     Ok(native)
 }

@@ -1,0 +1,31 @@
+//! `native timers TENANT`: a tenant's pending timers, in due order.
+
+use std::path::Path;
+
+use native_core::timer::Timers;
+
+use super::{open, Failed, Outcome};
+use crate::out::{errln, outln};
+
+pub async fn run(project: &Path, tenant: &str, limit: u32, after: Option<&str>) -> Outcome {
+    let p = open(project)?;
+    let t = p.runtime().tenants.load(tenant).await?;
+    if let Some(id) = after {
+        native_core::timer::parse_id(id).map_err(|e| Failed::usage(format!("--after: {e}")))?;
+    }
+    let backends = p.backend.backends();
+    let calls = super::barrier::Calls::default();
+    let timers = Timers {
+        kv: backends.kv.as_ref(),
+        tenant: &t.name,
+        budget: &calls,
+    };
+    let (page, next) = timers.list(after, limit as usize).await?;
+    for info in &page {
+        outln!("{}", serde_json::to_string(info).unwrap_or_default());
+    }
+    if let Some(next) = next {
+        errln!("more: pass --after {next}");
+    }
+    Ok(())
+}
