@@ -263,6 +263,36 @@ pub enum BarrierCommand {
         #[arg(long)]
         cursor: Option<String>,
     },
+    /// Acknowledge a member as a partner would (ok, or failed with --error), then drain so a
+    /// continuation runs. Prints { duplicate, complete, dispatched }.
+    Ack {
+        /// The tenant.
+        tenant: String,
+        /// The barrier id.
+        id: String,
+        /// The member.
+        member: String,
+        /// Resolve the member as failed, with this error.
+        #[arg(long, value_name = "TEXT")]
+        error: Option<String>,
+        /// Do not process the queues afterwards.
+        #[arg(long)]
+        no_drain: bool,
+    },
+    /// Cancel a barrier: pending members are resolved as failed with the reason and the
+    /// continuation runs once, seeing `cancelled`; then drain. Prints how many were resolved.
+    Cancel {
+        /// The tenant.
+        tenant: String,
+        /// The barrier id.
+        id: String,
+        /// Why.
+        #[arg(long, default_value = "cancelled")]
+        reason: String,
+        /// Do not process the queues afterwards.
+        #[arg(long)]
+        no_drain: bool,
+    },
 }
 
 fn main() -> ExitCode {

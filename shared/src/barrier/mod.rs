@@ -28,6 +28,7 @@
 //! pending?). There is no counter: a process that dies half way is repaired by the redelivered
 //! ack, which repeats the steps.
 
+mod change;
 mod model;
 
 pub use model::{AckResult, CreateSpec, Meta, Outcome, Status};
@@ -412,17 +413,37 @@ impl Barriers<'_> {
         }
     }
 
-    /// The barrier's meta if it is complete; `None` if it is not (yet), or is gone.
+    /// The barrier's meta (`members` counting those added since) and its failed count if it is
+    /// complete; `None` if it is not (yet), or is gone.
     pub async fn hydrate(&self, id: &str) -> Result<Option<(Meta, u64)>> {
+        Ok(self
+            .hydrate_with(id, false)
+            .await?
+            .map(|(meta, failed, _)| (meta, failed)))
+    }
+
+    /// As [`Barriers::hydrate`]; with `allow_pending` (an overdue script's view) also while
+    /// members are pending. The third value is how many are pending.
+    pub async fn hydrate_with(
+        &self,
+        id: &str,
+        allow_pending: bool,
+    ) -> Result<Option<(Meta, u64, u64)>> {
         check_id(id)?;
-        let Some(meta) = self.meta(id).await? else {
+        let Some(mut meta) = self.meta(id).await? else {
             return Ok(None);
         };
-        if self.any_pending(id, &meta).await? {
-            return Ok(None);
-        }
+        let pending = if self.any_pending(id, &meta).await? {
+            if !allow_pending {
+                return Ok(None);
+            }
+            self.count(id, &meta.pending_prefix()).await?
+        } else {
+            0
+        };
         let failed = self.count(id, "f#").await?;
-        Ok(Some((meta, failed)))
+        meta.members += self.added(id).await?;
+        Ok(Some((meta, failed, pending)))
     }
 
     /// Counts the rows with a prefix, a page of 1000 per call.
@@ -504,6 +525,7 @@ impl Barriers<'_> {
             }
         }
         let failed = self.count(id, "f#").await?;
+        let total = meta.members + self.added(id).await?;
         let dispatched = match self.get(id, "d").await? {
             Some(d) => serde_json::from_str::<Value>(&d.value)
                 .map(|v| v["sent"] == json!(true))
@@ -518,9 +540,9 @@ impl Barriers<'_> {
         });
         Ok(Some(Status {
             id: id.to_string(),
-            total: meta.members,
+            total,
             pending,
-            resolved: meta.members.saturating_sub(pending),
+            resolved: total.saturating_sub(pending),
             failed,
             complete: pending == 0,
             dispatched,

@@ -164,6 +164,11 @@ fn iterator(lua: &Lua, id: String, failed_only: bool) -> mlua::Result<mlua::Func
 }
 
 fn hydrate(lua: &Lua, ev: Value) -> mlua::Result<Value> {
+    // The overdue script's event: the barrier is handed over with members pending.
+    let overdue = match &ev {
+        Value::Table(t) => t.get::<Option<bool>>("overdue")?.unwrap_or(false),
+        _ => false,
+    };
     let id = match &ev {
         Value::Table(t) => t.get::<Option<String>>("barrier")?,
         _ => None,
@@ -175,11 +180,83 @@ fn hydrate(lua: &Lua, ev: Value) -> mlua::Result<Value> {
         )
     })?;
     let inv = invocation(lua)?;
-    let Some((meta, failed)) = run(lua, &inv, barriers(&inv).hydrate(&id))? else {
+    let b = barriers(&inv);
+    let Some((meta, failed, pending)) = run(lua, &inv, b.hydrate_with(&id, overdue))? else {
         return Ok(Value::Nil);
     };
+    let cancelled = run(lua, &inv, b.cancelled(&id))?;
     drop(inv);
-    result_table(lua, &id, &meta, failed).map(Value::Table)
+    let complete = pending == 0;
+    let t = result_table(lua, &id, &meta, failed)?;
+    t.set("ok", meta.members.saturating_sub(failed + pending))?;
+    t.set("pending", pending)?;
+    t.set("complete", complete)?;
+    t.set("cancelled", cancelled)?;
+    const PENDING: Signature = ("barrier:pending_members", &[]);
+    t.set(
+        "pending_members",
+        super::function(lua, PENDING, move |lua, _: Value| {
+            pending_iterator(lua, id.clone(), meta.clone())
+        })?,
+    )?;
+    Ok(Value::Table(t))
+}
+
+/// An iterator over a barrier's pending member names, a page at a time.
+fn pending_iterator(lua: &Lua, id: String, meta: Meta) -> mlua::Result<mlua::Function> {
+    let mut page: std::vec::IntoIter<String> = Vec::new().into_iter();
+    let mut next: Option<String> = None;
+    let mut started = false;
+    lua.create_function_mut(move |lua, ()| -> mlua::Result<Value> {
+        loop {
+            if let Some(member) = page.next() {
+                return Ok(Value::String(lua.create_string(&member)?));
+            }
+            if started && next.is_none() {
+                return Ok(Value::Nil);
+            }
+            started = true;
+            let inv = invocation(lua)?;
+            let (names, more) = run(
+                lua,
+                &inv,
+                barriers(&inv).pending(&id, &meta, next.as_deref()),
+            )?;
+            page = names.into_iter();
+            next = more;
+        }
+    })
+}
+
+fn add(lua: &Lua, (id, members): (String, Value)) -> mlua::Result<u64> {
+    let members: Vec<String> = match members {
+        Value::Table(t) => t
+            .sequence_values::<String>()
+            .collect::<mlua::Result<_>>()
+            .map_err(|_| {
+                raise(
+                    lua,
+                    "native.barrier.add: parameter \"members\" must be a list of strings",
+                )
+            })?,
+        other => {
+            return Err(raise(
+                lua,
+                format!(
+                    "native.barrier.add: parameter \"members\" must be a list of strings, not a {}",
+                    other.type_name()
+                ),
+            ))
+        }
+    };
+    let inv = invocation(lua)?;
+    run(lua, &inv, barriers(&inv).add(&id, &members))
+}
+
+fn cancel(lua: &Lua, (id, reason): (String, Option<String>)) -> mlua::Result<u64> {
+    let reason = reason.unwrap_or_else(|| "cancelled".into());
+    let inv = invocation(lua)?;
+    run(lua, &inv, barriers(&inv).cancel(&id, &reason))
 }
 
 fn result_table(lua: &Lua, id: &str, meta: &Meta, failed: u64) -> mlua::Result<Table> {
@@ -246,5 +323,9 @@ pub fn module(lua: &Lua) -> mlua::Result<Table> {
     t.set("ack", super::function(lua, ACK, ack)?)?;
     t.set("hydrate", super::function(lua, HYDRATE, hydrate)?)?;
     t.set("status", super::function(lua, STATUS, status)?)?;
+    const ADD: Signature = ("native.barrier.add", &["id", "members"]);
+    const CANCEL: Signature = ("native.barrier.cancel", &["id", "reason?"]);
+    t.set("add", super::function(lua, ADD, add)?)?;
+    t.set("cancel", super::function(lua, CANCEL, cancel)?)?;
     Ok(t)
 }
