@@ -146,6 +146,13 @@ pub enum Command {
         #[arg(long)]
         after: Option<String>,
     },
+    /// Batch jobs: `native batch list TENANT` prints every job, one JSON line each, with its
+    /// age and state (waiting, stale, done, failed).
+    Batch {
+        /// What to do with jobs.
+        #[command(subcommand)]
+        command: BatchCommand,
+    },
     /// Fire the timers that are due and process every due message until idle.
     Drain {
         /// Also wait for delayed messages and retries until the queues are empty.
@@ -192,6 +199,16 @@ pub enum Command {
     Dlq {
         /// Only this tenant's.
         tenant: Option<String>,
+    },
+}
+
+/// `native batch` verbs.
+#[derive(Subcommand, Debug)]
+pub enum BatchCommand {
+    /// Every job of a tenant in id order: job, state, age_s, stale_after_s, error.
+    List {
+        /// The tenant.
+        tenant: String,
     },
 }
 

@@ -115,6 +115,7 @@ pub async fn drain(rt: &Runtime, opts: DrainOptions) -> Result<DrainReport> {
         let ticked = crate::timer::tick(
             rt.services.backends.kv.as_ref(),
             q.as_ref(),
+            rt.services.backends.objects.as_ref(),
             crate::timer::TickOptions::local(),
         )
         .await?;

@@ -22,7 +22,9 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::barrier::Budget;
-use crate::ports::{now_ms, Item, KvStore, NewItem, PutMode, Queue, QueueKind, MAX_DELAY_S};
+use crate::ports::{
+    now_ms, Item, KvStore, NewItem, ObjectStore, PutMode, Queue, QueueKind, MAX_DELAY_S,
+};
 use crate::{Error, Result};
 
 /// The index partition: one row per tenant that may have timers.
@@ -55,6 +57,20 @@ pub struct Row {
     /// has pending members.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub barrier: Option<Guard>,
+    /// Set for a batch job's stale timer: fire only if the job's `done.json` is not there.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub job: Option<JobGuard>,
+}
+
+/// The condition of a batch job's stale timer.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct JobGuard {
+    /// The job id.
+    pub id: String,
+    /// The real batch bucket.
+    pub bucket: String,
+    /// The full key of the job's `done.json`.
+    pub done_key: String,
 }
 
 /// The condition of a barrier's overdue timer.
@@ -80,6 +96,9 @@ pub struct Info {
     /// The barrier it watches, for an overdue timer.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub barrier: Option<String>,
+    /// The batch job it watches, for a stale timer.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub job: Option<String>,
 }
 
 /// The due time of an id, or an error naming the id's form.
@@ -128,6 +147,28 @@ impl Timers<'_> {
         body: String,
         guard: Option<Guard>,
     ) -> Result<String> {
+        self.set_row(at_ms, script, body, guard, None).await
+    }
+
+    /// [`Timers::set`] for a batch job's stale timer.
+    pub async fn set_for_job(
+        &self,
+        at_ms: i64,
+        script: &str,
+        body: String,
+        job: JobGuard,
+    ) -> Result<String> {
+        self.set_row(at_ms, script, body, None, Some(job)).await
+    }
+
+    async fn set_row(
+        &self,
+        at_ms: i64,
+        script: &str,
+        body: String,
+        guard: Option<Guard>,
+        job: Option<JobGuard>,
+    ) -> Result<String> {
         let now = now_ms();
         if at_ms > now.saturating_add(MAX_AHEAD_MS) || at_ms < 0 {
             return Err(Error::InvalidInput(format!(
@@ -140,6 +181,7 @@ impl Timers<'_> {
             body,
             claim_until_ms: 0,
             barrier: guard,
+            job,
         };
         let expires = at_ms.max(now) / 1000 + KEEP_AFTER_DUE_S;
         self.budget.spend(1)?;
@@ -213,6 +255,10 @@ impl Timers<'_> {
                     at_ms: parse_id(&it.sk).unwrap_or(0),
                     script: row.as_ref().map(|r| r.script.clone()).unwrap_or_default(),
                     firing: row.as_ref().is_some_and(|r| r.claim_until_ms > now),
+                    job: row
+                        .as_ref()
+                        .and_then(|r| r.job.as_ref())
+                        .map(|j| j.id.clone()),
                     barrier: row.and_then(|r| r.barrier).map(|g| g.id),
                 }
             })
@@ -278,7 +324,12 @@ pub struct TickReport {
 /// Fires every timer that is due (or due within the horizon) of every tenant in the index, a
 /// bounded number per tenant. A tenant that fails is reported and the others still ticked; its
 /// timers are fired by a later tick.
-pub async fn tick(kv: &dyn KvStore, queue: &dyn Queue, opts: TickOptions) -> Result<TickReport> {
+pub async fn tick(
+    kv: &dyn KvStore,
+    queue: &dyn Queue,
+    objects: &dyn ObjectStore,
+    opts: TickOptions,
+) -> Result<TickReport> {
     let mut report = TickReport::default();
     let mut after: Option<String> = None;
     loop {
@@ -289,7 +340,7 @@ pub async fn tick(kv: &dyn KvStore, queue: &dyn Queue, opts: TickOptions) -> Res
                 return Ok(report);
             }
             report.tenants += 1;
-            if let Err(e) = tick_tenant(kv, queue, &opts, entry, &mut report).await {
+            if let Err(e) = tick_tenant(kv, queue, objects, &opts, entry, &mut report).await {
                 report.errors.push(format!("tenant {:?}: {e}", entry.sk));
             }
         }
@@ -303,6 +354,7 @@ pub async fn tick(kv: &dyn KvStore, queue: &dyn Queue, opts: TickOptions) -> Res
 async fn tick_tenant(
     kv: &dyn KvStore,
     queue: &dyn Queue,
+    objects: &dyn ObjectStore,
     opts: &TickOptions,
     index: &Item,
     report: &mut TickReport,
@@ -331,7 +383,7 @@ async fn tick_tenant(
             if at > until || fired >= opts.per_tenant {
                 return Ok(());
             }
-            if fire(kv, queue, opts, tenant, at, item, report).await? {
+            if fire(kv, queue, objects, opts, tenant, at, item, report).await? {
                 fired += 1;
             }
         }
@@ -343,9 +395,11 @@ async fn tick_tenant(
 }
 
 /// Claims, sends and deletes one due timer. Returns whether this call sent it.
+#[allow(clippy::too_many_arguments)]
 async fn fire(
     kv: &dyn KvStore,
     queue: &dyn Queue,
+    objects: &dyn ObjectStore,
     opts: &TickOptions,
     tenant: &str,
     at_ms: i64,
@@ -382,12 +436,16 @@ async fn fire(
         Err(Error::Precondition { .. }) => return Ok(false),
         Err(e) => return Err(e),
     };
-    let live = match &row.barrier {
-        Some(g) => {
+    let live = match (&row.barrier, &row.job) {
+        (Some(g), _) => {
             report.calls += 2;
             crate::barrier::overdue_pending(kv, tenant, &g.id, &g.generation).await?
         }
-        None => true,
+        (None, Some(j)) => {
+            report.calls += 1;
+            objects.head(&j.bucket, &j.done_key).await?.is_none()
+        }
+        (None, None) => true,
     };
     if live {
         let delay = ((at_ms - opts.now_ms).max(0) / 1000).min(i64::from(MAX_DELAY_S)) as u32;

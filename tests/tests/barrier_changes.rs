@@ -174,17 +174,27 @@ async fn overdue_fires_once_not_before_the_deadline_and_sees_pending_members(bac
         .unwrap();
     p.drain().await;
     // WHEN the tick runs a second before the deadline
-    let r = tick(kv.as_ref(), q.as_ref(), at(t0 + 3_599_000))
-        .await
-        .unwrap();
+    let r = tick(
+        kv.as_ref(),
+        q.as_ref(),
+        &*p.rt.services.backends.objects,
+        at(t0 + 3_599_000),
+    )
+    .await
+    .unwrap();
     p.drain().await;
     // THEN nothing was sent
     assert_eq!(r.fired, 0);
     assert!(seen(&p, "late").await.is_none());
     // WHEN the deadline has passed
-    let r = tick(kv.as_ref(), q.as_ref(), at(t0 + 3_601_000))
-        .await
-        .unwrap();
+    let r = tick(
+        kv.as_ref(),
+        q.as_ref(),
+        &*p.rt.services.backends.objects,
+        at(t0 + 3_601_000),
+    )
+    .await
+    .unwrap();
     assert_eq!(r.fired, 1);
     p.drain().await;
     // THEN the overdue script ran once and saw the pending members and the state
@@ -199,9 +209,14 @@ async fn overdue_fires_once_not_before_the_deadline_and_sees_pending_members(bac
     assert_eq!(fin["runs"], 1);
     assert_eq!(fin["failed"], 2);
     // AND later ticks send nothing more
-    let r = tick(kv.as_ref(), q.as_ref(), at(t0 + 7_200_000))
-        .await
-        .unwrap();
+    let r = tick(
+        kv.as_ref(),
+        q.as_ref(),
+        &*p.rt.services.backends.objects,
+        at(t0 + 7_200_000),
+    )
+    .await
+    .unwrap();
     assert_eq!(r.fired + r.void, 0);
 }
 
@@ -221,9 +236,14 @@ async fn a_barrier_complete_before_its_deadline_sends_no_overdue(backend: Backen
     }
     p.drain().await;
     // WHEN the deadline passes
-    let r = tick(kv.as_ref(), q.as_ref(), at(t0 + 3_601_000))
-        .await
-        .unwrap();
+    let r = tick(
+        kv.as_ref(),
+        q.as_ref(),
+        &*p.rt.services.backends.objects,
+        at(t0 + 3_601_000),
+    )
+    .await
+    .unwrap();
     // THEN the timer is void: nothing sent, nothing left
     assert_eq!((r.fired, r.void), (0, 1), "{r:?}");
     assert!(sent(q.as_ref()).await.is_empty());

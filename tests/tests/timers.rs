@@ -111,21 +111,22 @@ async fn timers_fire_in_due_order_and_not_before_their_time(backend: Backend) {
     // GIVEN three timers due 10, 20 and 30 s from now, set last-first
     let t = TestBackends::new(backend).await;
     let (kv, q) = (t.backends.kv.as_ref(), t.backends.queue.as_ref());
+    let o = t.backends.objects.as_ref();
     let t0 = now_ms();
     set(kv, t0, &[10_000, 20_000, 30_000]).await;
     // WHEN a tick runs before the first is due
-    let r = tick(kv, q, at(t0 + 9_999)).await.unwrap();
+    let r = tick(kv, q, o, at(t0 + 9_999)).await.unwrap();
     // THEN nothing is sent
     assert_eq!(r.fired, 0);
     assert!(fired(q).await.is_empty());
     // WHEN the first is due: only it
-    assert_eq!(tick(kv, q, at(t0 + 15_000)).await.unwrap().fired, 1);
+    assert_eq!(tick(kv, q, o, at(t0 + 15_000)).await.unwrap().fired, 1);
     assert_eq!(fired(q).await, vec![1]);
     // WHEN both others are due: both, in due order, once
-    let r = tick(kv, q, at(t0 + 60_000)).await.unwrap();
+    let r = tick(kv, q, o, at(t0 + 60_000)).await.unwrap();
     assert_eq!((r.fired, r.tenants), (2, 1), "{r:?}");
     assert_eq!(in_order(backend, fired(q).await), vec![2, 3]);
-    assert_eq!(tick(kv, q, at(t0 + 90_000)).await.unwrap().fired, 0);
+    assert_eq!(tick(kv, q, o, at(t0 + 90_000)).await.unwrap().fired, 0);
     assert!(fired(q).await.is_empty());
     // AND the tenant left the index once it had no timers: the next tick reads one page
     assert!(kv
@@ -134,12 +135,13 @@ async fn timers_fire_in_due_order_and_not_before_their_time(backend: Backend) {
         .unwrap()
         .items
         .is_empty());
-    assert_eq!(tick(kv, q, at(t0 + 90_000)).await.unwrap().calls, 1);
+    assert_eq!(tick(kv, q, o, at(t0 + 90_000)).await.unwrap().calls, 1);
     // AND a horizon hands a timer to the queue early with the delay that is left
     set(kv, t0, &[100_000]).await;
     let r = tick(
         kv,
         q,
+        o,
         TickOptions {
             horizon_ms: 60_000,
             ..at(t0 + 50_000)
@@ -162,7 +164,7 @@ async fn crash_at(t: &TestBackends, k: u32, fault: Fault, t0: i64) -> (Vec<u64>,
         plan: plan.clone(),
     };
     plan.arm(k, fault);
-    let first = tick(&f, &f, at(t0 + 40_000))
+    let first = tick(&f, &f, &*t.backends.objects, at(t0 + 40_000))
         .await
         .unwrap_or_else(|e| TickReport {
             errors: vec![e.to_string()],
@@ -170,9 +172,14 @@ async fn crash_at(t: &TestBackends, k: u32, fault: Fault, t0: i64) -> (Vec<u64>,
         });
     plan.disarm();
     for i in 1..=3 {
-        tick(&f, &f, at(t0 + 40_000 + i * (LEASE_MS + 1)))
-            .await
-            .unwrap();
+        tick(
+            &f,
+            &f,
+            &*t.backends.objects,
+            at(t0 + 40_000 + i * (LEASE_MS + 1)),
+        )
+        .await
+        .unwrap();
     }
     let mut got = fired(&*t.backends.queue).await;
     got.sort();
@@ -186,7 +193,14 @@ async fn a_crash_at_every_store_call_of_the_tick_still_fires_each_timer(backend:
     // for each.
     let t0 = now_ms();
     set(kv, t0, &[10_000, 20_000, 30_000]).await;
-    let clean = tick(kv, &*t.backends.queue, at(t0 + 40_000)).await.unwrap();
+    let clean = tick(
+        kv,
+        &*t.backends.queue,
+        &*t.backends.objects,
+        at(t0 + 40_000),
+    )
+    .await
+    .unwrap();
     assert_eq!((clean.fired, clean.calls), (3, 2 + 3 * 3));
     fired(&*t.backends.queue).await;
     for fault in [Fault::Fail, Fault::LoseReply] {
@@ -247,7 +261,8 @@ fn seeded_interleavings_of_racing_ticks_send_each_timer_once() {
                         queue: t.backends.queue.clone(),
                         plan: Arc::new(Plan::jittering(seed * 2 + i)),
                     };
-                    tokio::spawn(async move { tick(&f, &f, at(t0 + 10_000)).await.unwrap() })
+                    let o = t.backends.objects.clone();
+                    tokio::spawn(async move { tick(&f, &f, &*o, at(t0 + 10_000)).await.unwrap() })
                 })
                 .collect();
             let mut total = 0;
@@ -265,6 +280,7 @@ fn seeded_interleavings_of_racing_ticks_send_each_timer_once() {
 async fn cancel_stops_a_timer_unless_a_tick_is_firing_it(backend: Backend) {
     let t = TestBackends::new(backend).await;
     let (kv, q) = (t.backends.kv.as_ref(), t.backends.queue.as_ref());
+    let o = t.backends.objects.as_ref();
     let c = Count::default();
     let timers = Timers {
         kv,
@@ -278,7 +294,7 @@ async fn cancel_stops_a_timer_unless_a_tick_is_firing_it(backend: Backend) {
     assert!(timers.cancel(&ids[0]).await.unwrap());
     // THEN it never fires, and cancelling again says so
     assert!(!timers.cancel(&ids[0]).await.unwrap());
-    assert_eq!(tick(kv, q, at(t0 + 30_000)).await.unwrap().fired, 1);
+    assert_eq!(tick(kv, q, o, at(t0 + 30_000)).await.unwrap().fired, 1);
     assert_eq!(fired(q).await, vec![2]);
     // AND another tenant cannot cancel a timer: the id only names a row in its own partition
     let ids = set(kv, t0, &[10_000]).await;
@@ -298,7 +314,10 @@ async fn cancel_stops_a_timer_unless_a_tick_is_firing_it(backend: Backend) {
         plan: plan.clone(),
     };
     plan.arm(4, Fault::Fail); // index query, tenant query, claim, then the send fails
-    assert_eq!(tick(&f, &f, at(t0 + 30_000)).await.unwrap().errors.len(), 1);
+    assert_eq!(
+        tick(&f, &f, o, at(t0 + 30_000)).await.unwrap().errors.len(),
+        1
+    );
     assert!(!timers.cancel(&ids[0]).await.unwrap());
     assert!(timers.list(None, 10).await.unwrap().0[0].firing);
     // AND malformed ids are refused with the form they must have
@@ -344,9 +363,14 @@ async fn scripts_set_and_cancel_timers_and_on_queue_runs_when_due(backend: Backe
     assert!(woke("2").await.is_none());
     // WHEN an hour passes (the tick's now) and the queues are drained
     let q = p.rt.services.backends.queue.clone();
-    tick(kv.as_ref(), q.as_ref(), at(now_ms() + 3_601_000))
-        .await
-        .unwrap();
+    tick(
+        kv.as_ref(),
+        q.as_ref(),
+        &*p.rt.services.backends.objects,
+        at(now_ms() + 3_601_000),
+    )
+    .await
+    .unwrap();
     p.drain().await;
     // THEN the second ran
     assert!(woke("2").await.is_some());

@@ -139,6 +139,9 @@ pub async fn run(cli: Cli) -> ExitCode {
             .await
         }
         Command::Drain { wait } => drain_cmd(&project, wait).await,
+        Command::Batch {
+            command: crate::BatchCommand::List { tenant },
+        } => timers::batch_list(&project, &tenant).await,
         Command::Timers {
             tenant,
             limit,

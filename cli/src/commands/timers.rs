@@ -1,4 +1,5 @@
-//! `native timers TENANT`: a tenant's pending timers, in due order.
+//! `native timers TENANT`: a tenant's pending timers, in due order; `native batch list TENANT`:
+//! its batch jobs with their age and state (what a stale timer watches).
 
 use std::path::Path;
 
@@ -26,6 +27,23 @@ pub async fn run(project: &Path, tenant: &str, limit: u32, after: Option<&str>) 
     }
     if let Some(next) = next {
         errln!("more: pass --after {next}");
+    }
+    Ok(())
+}
+
+pub async fn batch_list(project: &Path, tenant: &str) -> Outcome {
+    let p = open(project)?;
+    p.runtime().tenants.load(tenant).await?;
+    let backends = p.backend.backends();
+    let jobs = native_core::batch::jobs::list(
+        backends.objects.as_ref(),
+        &p.deployment,
+        tenant,
+        native_core::ports::now_ms(),
+    )
+    .await?;
+    for j in &jobs {
+        outln!("{}", serde_json::to_string(j).unwrap_or_default());
     }
     Ok(())
 }

@@ -15,7 +15,13 @@ async fn main() -> Result<(), Error> {
         let rt = rt.clone();
         async move {
             let b = &rt.services.backends;
-            let report = tick(b.kv.as_ref(), b.queue.as_ref(), TickOptions::every_minute()).await?;
+            let report = tick(
+                b.kv.as_ref(),
+                b.queue.as_ref(),
+                b.objects.as_ref(),
+                TickOptions::every_minute(),
+            )
+            .await?;
             for e in &report.errors {
                 // A tenant that failed is ticked again next minute; the log line feeds alarms.
                 rt.services.log.write(&serde_json::json!({
