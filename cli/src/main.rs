@@ -153,6 +153,19 @@ pub enum Command {
         #[command(subcommand)]
         command: BatchCommand,
     },
+    /// Re-send the object notifications of every key under PREFIX of a tenant's folder to its
+    /// router (lost notifications; duplicates are harmless), then drain. Prints { replayed }.
+    Replay {
+        /// The tenant.
+        tenant: String,
+        /// The logical bucket name, or $batch.
+        bucket: String,
+        /// Keys starting with this, relative to the tenant's folder ("" for all).
+        prefix: String,
+        /// Do not process the queues afterwards.
+        #[arg(long)]
+        no_drain: bool,
+    },
     /// Fire the timers that are due and process every due message until idle.
     Drain {
         /// Also wait for delayed messages and retries until the queues are empty.

@@ -18,6 +18,7 @@ pub mod inbound;
 pub mod keys;
 pub mod local;
 pub mod ports;
+pub mod replay;
 pub mod runtime;
 pub mod tenants;
 pub mod timer;

@@ -142,6 +142,12 @@ pub async fn run(cli: Cli) -> ExitCode {
         Command::Batch {
             command: crate::BatchCommand::List { tenant },
         } => timers::batch_list(&project, &tenant).await,
+        Command::Replay {
+            tenant,
+            bucket,
+            prefix,
+            no_drain,
+        } => timers::replay(&project, &tenant, &bucket, &prefix, no_drain).await,
         Command::Timers {
             tenant,
             limit,

@@ -1,5 +1,5 @@
 //! `native timers TENANT`: a tenant's pending timers, in due order; `native batch list TENANT`:
-//! its batch jobs with their age and state (what a stale timer watches).
+//! its batch jobs with their age and state (what a stale timer watches); `native replay`.
 
 use std::path::Path;
 
@@ -46,4 +46,28 @@ pub async fn batch_list(project: &Path, tenant: &str) -> Outcome {
         outln!("{}", serde_json::to_string(j).unwrap_or_default());
     }
     Ok(())
+}
+
+pub async fn replay(
+    project: &Path,
+    tenant: &str,
+    bucket: &str,
+    prefix: &str,
+    no_drain: bool,
+) -> Outcome {
+    let p = open(project)?;
+    let t = p.runtime().tenants.load(tenant).await?;
+    let backends = p.backend.backends();
+    let calls = super::barrier::Calls::default();
+    let r = native_core::replay::Replay {
+        objects: backends.objects.as_ref(),
+        queue: backends.queue.as_ref(),
+        deployment: &p.deployment,
+        tenant: &t.name,
+        budget: &calls,
+    }
+    .run(bucket, prefix, None)
+    .await?;
+    outln!("{}", serde_json::json!({ "replayed": r.replayed }));
+    super::drain_after(&crate::show::runtime(&p), no_drain).await
 }
