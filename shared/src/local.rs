@@ -51,13 +51,21 @@ impl Project {
         })
     }
 
-    /// A runtime over this project.
+    /// A runtime over this project, signing callback URLs with the project's secret for
+    /// `native serve` (at [`crate::callback::BASE_URL_VAR`], else its default address).
     pub fn runtime(&self) -> Runtime {
-        Runtime::new(
+        let rt = Runtime::new(
             self.deployment.clone(),
             self.backend.backends(),
             self.tenants.clone(),
-        )
+        );
+        match crate::callback::local_key(&self.root.join(".native")).and_then(|key| {
+            crate::callback::Signer::new(key, &crate::callback::base_url("http://127.0.0.1:8787"))
+        }) {
+            Ok(signer) => rt.with_callback(Arc::new(signer)),
+            // Without a secret (an unwritable folder) callback URLs are refused with why.
+            Err(_) => rt,
+        }
     }
 }
 

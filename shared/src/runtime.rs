@@ -34,6 +34,8 @@ pub struct Services {
     pub backends: Backends,
     /// Where script and runtime logs go.
     pub log: Arc<dyn LogSink>,
+    /// Signs callback URLs (`native.barrier.callback_url`); `None` where no secret is set.
+    pub callback: Option<Arc<crate::callback::Signer>>,
 }
 
 /// A work-queue message: which script of which tenant gets which event.
@@ -86,6 +88,7 @@ impl Runtime {
                 deployment,
                 backends,
                 log: Arc::new(StderrLog),
+                callback: None,
             }),
             tenants,
             engine: Arc::new(Engine::new()),
@@ -99,6 +102,19 @@ impl Runtime {
             deployment: s.deployment.clone(),
             backends: s.backends.clone(),
             log,
+            callback: s.callback.clone(),
+        });
+        Runtime { services, ..self }
+    }
+
+    /// The same runtime signing callback URLs with `signer`.
+    pub fn with_callback(self, signer: Arc<crate::callback::Signer>) -> Self {
+        let s = &self.services;
+        let services = Arc::new(Services {
+            deployment: s.deployment.clone(),
+            backends: s.backends.clone(),
+            log: s.log.clone(),
+            callback: Some(signer),
         });
         Runtime { services, ..self }
     }

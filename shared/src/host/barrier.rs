@@ -253,6 +253,42 @@ fn add(lua: &Lua, (id, members): (String, Value)) -> mlua::Result<u64> {
     run(lua, &inv, barriers(&inv).add(&id, &members))
 }
 
+fn callback_url(
+    lua: &Lua,
+    (id, member, opts): (String, String, Option<Table>),
+) -> mlua::Result<String> {
+    const FUNC: &str = "native.barrier.callback_url";
+    let ttl_s = super::opt_whole(
+        lua,
+        opts.as_ref(),
+        FUNC,
+        "ttl_s",
+        60..=crate::callback::MAX_TTL_S,
+    )?
+    .unwrap_or(crate::callback::MAX_TTL_S);
+    crate::barrier::check_id(&id).map_err(|e| raise(lua, format!("{FUNC}: {e}")))?;
+    if member.is_empty() || member.len() > crate::barrier::MAX_MEMBER_BYTES {
+        return Err(raise(
+            lua,
+            format!(
+                "{FUNC}: parameter \"member\" must be 1 to {} bytes",
+                crate::barrier::MAX_MEMBER_BYTES
+            ),
+        ));
+    }
+    let inv = invocation(lua)?;
+    let Some(signer) = inv.services.callback.clone() else {
+        return Err(raise(lua, format!("{FUNC}: this deployment has no callback secret (on AWS, {}; locally, .native/ must be writable)", crate::callback::SECRET_VAR)));
+    };
+    let target = crate::callback::Target {
+        tenant: inv.tenant.name.clone(),
+        barrier: id,
+        member,
+        expires_s: crate::ports::now_ms() / 1000 + ttl_s,
+    };
+    Ok(signer.url(&target))
+}
+
 fn cancel(lua: &Lua, (id, reason): (String, Option<String>)) -> mlua::Result<u64> {
     let reason = reason.unwrap_or_else(|| "cancelled".into());
     let inv = invocation(lua)?;
@@ -327,5 +363,10 @@ pub fn module(lua: &Lua) -> mlua::Result<Table> {
     const CANCEL: Signature = ("native.barrier.cancel", &["id", "reason?"]);
     t.set("add", super::function(lua, ADD, add)?)?;
     t.set("cancel", super::function(lua, CANCEL, cancel)?)?;
+    const CALLBACK_URL: Signature = ("native.barrier.callback_url", &["id", "member", "opts?"]);
+    t.set(
+        "callback_url",
+        super::function(lua, CALLBACK_URL, callback_url)?,
+    )?;
     Ok(t)
 }

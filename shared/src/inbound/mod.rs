@@ -4,11 +4,13 @@
 //!
 //! - `POST /v1/invoke/{script}` ([`invoke`]): the caller's tenant's `on_invoke`, body as event.
 //! - `GET /healthz`: 200 when the key-value store and the queue answer.
+//! - `POST /v1/callback/{token}` ([`callback`]): a partner's ack through a signed callback URL.
 //!
 //! Every error is JSON, `{ "code": ..., "message": ... }`, with the Connect protocol's codes and
 //! statuses ([`ApiError`]). Callers authenticate with `Authorization: Bearer <key>`
 //! ([`crate::api_keys`]); the tenant is the key's.
 
+mod callback;
 mod error;
 mod invoke;
 mod serve;
@@ -36,6 +38,7 @@ pub fn router(rt: Arc<Runtime>) -> Router {
     Router::new()
         .route("/v1/invoke/{script}", post(invoke::invoke))
         .route("/healthz", get(healthz))
+        .route("/v1/callback/{token}", post(callback::callback))
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
         .with_state(rt)
