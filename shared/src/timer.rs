@@ -284,6 +284,9 @@ pub struct TickOptions {
     pub per_tenant: usize,
     /// The most tenants looked at per tick.
     pub max_tenants: usize,
+    /// Wall-clock time after which the tick stops firing (what is left waits for the next
+    /// tick): below the Lambda's timeout, so a tick never dies half way for want of time.
+    pub time_budget: std::time::Duration,
 }
 
 impl TickOptions {
@@ -294,6 +297,7 @@ impl TickOptions {
             horizon_ms: 0,
             per_tenant: 1000,
             max_tenants: 10_000,
+            time_budget: std::time::Duration::from_secs(300),
         }
     }
 
@@ -301,6 +305,8 @@ impl TickOptions {
     pub fn every_minute() -> Self {
         TickOptions {
             horizon_ms: 60_000,
+            // The tick Lambda's timeout is 60 s.
+            time_budget: std::time::Duration::from_secs(45),
             ..Self::local()
         }
     }
@@ -331,16 +337,19 @@ pub async fn tick(
     opts: TickOptions,
 ) -> Result<TickReport> {
     let mut report = TickReport::default();
+    let started = std::time::Instant::now();
     let mut after: Option<String> = None;
     loop {
         report.calls += 1;
         let page = kv.query(INDEX_PK, "", after.as_deref(), 1000).await?;
         for entry in &page.items {
-            if report.tenants as usize >= opts.max_tenants {
+            if report.tenants as usize >= opts.max_tenants || started.elapsed() > opts.time_budget {
                 return Ok(report);
             }
             report.tenants += 1;
-            if let Err(e) = tick_tenant(kv, queue, objects, &opts, entry, &mut report).await {
+            if let Err(e) =
+                tick_tenant(kv, queue, objects, &opts, started, entry, &mut report).await
+            {
                 report.errors.push(format!("tenant {:?}: {e}", entry.sk));
             }
         }
@@ -356,6 +365,7 @@ async fn tick_tenant(
     queue: &dyn Queue,
     objects: &dyn ObjectStore,
     opts: &TickOptions,
+    started: std::time::Instant,
     index: &Item,
     report: &mut TickReport,
 ) -> Result<()> {
@@ -380,7 +390,7 @@ async fn tick_tenant(
         first = false;
         for item in &page.items {
             let at = parse_id(&item.sk).unwrap_or(0);
-            if at > until || fired >= opts.per_tenant {
+            if at > until || fired >= opts.per_tenant || started.elapsed() > opts.time_budget {
                 return Ok(());
             }
             if fire(kv, queue, objects, opts, tenant, at, item, report).await? {

@@ -119,6 +119,12 @@ async fn timers_fire_in_due_order_and_not_before_their_time(backend: Backend) {
     // THEN nothing is sent
     assert_eq!(r.fired, 0);
     assert!(fired(q).await.is_empty());
+    // WHEN a tick has no time left THEN it stops before firing anything
+    let spent = TickOptions {
+        time_budget: std::time::Duration::ZERO,
+        ..at(t0 + 15_000)
+    };
+    assert_eq!(tick(kv, q, o, spent).await.unwrap().fired, 0);
     // WHEN the first is due: only it
     assert_eq!(tick(kv, q, o, at(t0 + 15_000)).await.unwrap().fired, 1);
     assert_eq!(fired(q).await, vec![1]);
