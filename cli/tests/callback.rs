@@ -1,6 +1,6 @@
 //! Callback URLs end to end over HTTP on `native serve`: a partner POSTs an outcome to the URL
 //! a script made; forged, altered, expired and replayed URLs change nothing. Time moves with
-//! `native clock`, which the server follows.
+//! `native clock`, which the server follows. And the server fires due timers by itself.
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
@@ -271,4 +271,45 @@ fn decode_hex(s: &str) -> Vec<u8> {
         .step_by(2)
         .map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap())
         .collect()
+}
+
+const WAKE: &str = r#"
+function on_invoke(ctx, ev)
+  if ev.read then return native.db.get("woke", "x") end
+  return native.timer.at({ in_s = 3600 }, "wake", { n = 1 })
+end
+function on_queue(ctx, ev) native.db.put("woke", "x", ev) end
+"#;
+
+#[test]
+fn native_serve_fires_a_due_timer_by_itself_when_the_clock_gets_there() {
+    // GIVEN a timer an hour ahead and `native serve` running
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path();
+    std::fs::write(p.join("deployment.json"), DEPLOYMENT).unwrap();
+    write_tenant(p, "acme", r#"{ "queue": true }"#, &[("wake", WAKE)]);
+    native(p, &["invoke", "acme", "wake", "{}", "--no-drain"]);
+    let srv = Server::start(p);
+    let woke = || -> Value {
+        serde_json::from_str(&native(
+            p,
+            &["invoke", "acme", "wake", r#"{"read":true}"#, "--no-drain"],
+        ))
+        .unwrap()
+    };
+    std::thread::sleep(Duration::from_millis(300));
+    assert_eq!(woke(), Value::Null, "not before its time");
+    // WHEN the project clock moves an hour ahead (no other verb drains)
+    native(p, &["clock", "advance", "61m"]);
+    // THEN the server fires it on its own, within a few of its 100 ms polls
+    let mut got = Value::Null;
+    for _ in 0..50 {
+        got = woke();
+        if !got.is_null() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert_eq!(got, json!({ "n": 1 }));
+    drop(srv);
 }
