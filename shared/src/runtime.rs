@@ -34,6 +34,9 @@ pub struct Services {
     pub backends: Backends,
     /// Where script and runtime logs go.
     pub log: Arc<dyn LogSink>,
+    /// The background performer of `job:http`, on long-running runtimes only (the Fargate
+    /// server, the CLI); `None` on the Lambda functions, where nothing runs after a return.
+    pub http_jobs: Option<Arc<crate::outbound::jobs::HttpJobs>>,
     /// Signs callback URLs (`native.barrier.callback_url`); `None` where no secret is set.
     pub callback: Option<Arc<crate::callback::Signer>>,
 }
@@ -88,6 +91,7 @@ impl Runtime {
                 deployment,
                 backends,
                 log: Arc::new(StderrLog),
+                http_jobs: None,
                 callback: None,
             }),
             tenants,
@@ -102,6 +106,26 @@ impl Runtime {
             deployment: s.deployment.clone(),
             backends: s.backends.clone(),
             log,
+            http_jobs: s.http_jobs.clone(),
+            callback: s.callback.clone(),
+        });
+        Runtime { services, ..self }
+    }
+
+    /// The same runtime performing `job:http` in the background: for processes that outlive
+    /// their invocations (the Fargate server, `native serve`, the CLI).
+    pub fn with_http_jobs(self) -> Self {
+        self.with_http_performer(crate::outbound::jobs::HttpJobs::new())
+    }
+
+    /// [`Self::with_http_jobs`] with a given performer (tests shorten its waits).
+    pub fn with_http_performer(self, jobs: crate::outbound::jobs::HttpJobs) -> Self {
+        let s = &self.services;
+        let services = Arc::new(Services {
+            deployment: s.deployment.clone(),
+            backends: s.backends.clone(),
+            log: s.log.clone(),
+            http_jobs: Some(Arc::new(jobs)),
             callback: s.callback.clone(),
         });
         Runtime { services, ..self }
@@ -114,6 +138,7 @@ impl Runtime {
             deployment: s.deployment.clone(),
             backends: s.backends.clone(),
             log: s.log.clone(),
+            http_jobs: s.http_jobs.clone(),
             callback: Some(signer),
         });
         Runtime { services, ..self }

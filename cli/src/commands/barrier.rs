@@ -33,6 +33,7 @@ pub async fn run(project: &Path, command: BarrierCommand) -> Result {
         | BarrierCommand::Cancel { tenant, id, .. } => (tenant.clone(), id.clone()),
     };
     let p = open(project)?;
+    let mark = super::mark(&p)?;
     let t = p.runtime().tenants.load(&tenant).await?;
     let backends = p.backend.backends();
     let calls = Calls::default();
@@ -85,5 +86,5 @@ pub async fn run(project: &Path, command: BarrierCommand) -> Result {
             no_drain
         }
     };
-    super::drain_after(&crate::show::runtime(&p), no_drain).await
+    super::drain_after(&crate::show::runtime(&p), mark, no_drain).await
 }

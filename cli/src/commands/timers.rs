@@ -56,6 +56,7 @@ pub async fn replay(
     no_drain: bool,
 ) -> Outcome {
     let p = open(project)?;
+    let mark = super::mark(&p)?;
     let t = p.runtime().tenants.load(tenant).await?;
     let backends = p.backend.backends();
     let calls = super::barrier::Calls::default();
@@ -69,5 +70,5 @@ pub async fn replay(
     .run(bucket, prefix, None)
     .await?;
     outln!("{}", serde_json::json!({ "replayed": r.replayed }));
-    super::drain_after(&crate::show::runtime(&p), no_drain).await
+    super::drain_after(&crate::show::runtime(&p), mark, no_drain).await
 }

@@ -53,6 +53,12 @@ pub async fn cold_start() -> Result<Runtime> {
     }
 }
 
+/// The runtime of the long-running server (Fargate): a function's, performing `job:http` in the
+/// background.
+pub async fn server_start() -> Result<Runtime> {
+    Ok(cold_start().await?.with_http_jobs())
+}
+
 /// The runtime of a function over given clients (tests point them at an emulator).
 pub fn runtime_for(config: &AwsConfig, clients: &Clients) -> Runtime {
     let backends = clients.backends(config);

@@ -162,6 +162,7 @@ impl Engine {
             depth: call.depth,
             sends: Cell::new(0),
             log_bytes: Cell::new(0),
+            http_requests: Cell::new(0),
         });
         let timeout_message = format!(
             "limit timeout_s exceeded: the invocation ran past its deadline of {} s",

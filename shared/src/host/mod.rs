@@ -8,6 +8,7 @@ mod bucket;
 mod db;
 pub mod encode;
 mod function;
+mod http;
 mod invocation;
 mod json;
 mod json_seed;
@@ -50,6 +51,7 @@ pub fn native_table(
     native.set("barrier", barrier::module(lua)?)?;
     native.set("batch", batch::module(lua)?)?;
     native.set("timer", timer::module(lua)?)?;
+    native.set("http", http::module(lua)?)?;
     deep_readonly(&native)?;
     Ok(native)
 }
