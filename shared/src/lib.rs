@@ -20,6 +20,7 @@ pub mod keys;
 pub mod local;
 pub mod outbound;
 pub mod ports;
+pub mod rendezvous;
 pub mod replay;
 pub mod runtime;
 pub mod tenants;

@@ -10,6 +10,7 @@ mod keys;
 mod objects;
 mod partner;
 mod queues;
+mod rendezvous;
 mod serve;
 mod timers;
 mod vault;
@@ -157,6 +158,7 @@ pub async fn run(cli: Cli) -> ExitCode {
         } => timers::run(&project, &tenant, limit, after.as_deref()).await,
         Command::Deploy { tenant, bucket } => deploy::run(&project, &tenant, &bucket).await,
         Command::Barrier { command } => barrier::run(&project, command).await,
+        Command::Rendezvous { command } => rendezvous::run(&project, command).await,
         Command::Dlq {
             tenant,
             command: None,

@@ -15,6 +15,7 @@ mod json_seed;
 mod log;
 mod ndjson;
 mod queue;
+mod rendezvous;
 mod rows;
 mod timer;
 #[cfg(test)]
@@ -51,6 +52,7 @@ pub fn native_table(
     native.set("barrier", barrier::module(lua)?)?;
     native.set("batch", batch::module(lua)?)?;
     native.set("timer", timer::module(lua)?)?;
+    native.set("rendezvous", rendezvous::module(lua)?)?;
     native.set("http", http::module(lua)?)?;
     deep_readonly(&native)?;
     Ok(native)

@@ -3,6 +3,8 @@
 //! [`Runtime`]; whether hyper or `lambda_http` carries the request, they never know.
 //!
 //! - `POST /v1/invoke/{script}` ([`invoke`]): the caller's tenant's `on_invoke`, body as event.
+//! - `POST /com.evrblk.grackle.v1beta.GrackleApi/{method}` ([`rendezvous`]): the rendezvous
+//!   barriers' API (seed 003), in the Connect protocol's JSON form.
 //! - `GET /healthz`: 200 when the key-value store and the queue answer.
 //! - `POST /v1/callback/{token}` ([`callback`]): a partner's ack through a signed callback URL.
 //!
@@ -13,6 +15,7 @@
 mod callback;
 mod error;
 mod invoke;
+pub mod rendezvous;
 mod serve;
 
 use std::sync::Arc;
@@ -37,6 +40,10 @@ pub const MAX_BODY_BYTES: usize = 6 * 1024 * 1024;
 pub fn router(rt: Arc<Runtime>) -> Router {
     Router::new()
         .route("/v1/invoke/{script}", post(invoke::invoke))
+        .route(
+            &format!("{}/{{method}}", rendezvous::SERVICE),
+            post(rendezvous::call),
+        )
         .route("/healthz", get(healthz))
         .route("/v1/callback/{token}", post(callback::callback))
         .fallback(not_found)
@@ -82,8 +89,9 @@ async fn not_found(uri: axum::http::Uri) -> ApiError {
     ApiError::new(
         Code::NotFound,
         format!(
-            "no endpoint {}: the endpoints are POST /v1/invoke/{{script}} and GET /healthz",
-            uri.path()
+            "no endpoint {}: the endpoints are POST /v1/invoke/{{script}}, POST {}/{{method}} and GET /healthz",
+            uri.path(),
+            rendezvous::SERVICE
         ),
     )
 }
