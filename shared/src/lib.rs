@@ -6,6 +6,7 @@ pub mod api_keys;
 pub mod aws;
 pub mod barrier;
 pub mod batch;
+pub mod callback;
 pub mod clock;
 pub mod config;
 pub mod conformance;
@@ -20,7 +21,9 @@ pub mod local;
 pub mod outbound;
 pub mod ports;
 pub mod rendezvous;
+pub mod replay;
 pub mod runtime;
 pub mod tenants;
+pub mod timer;
 
 pub use error::{Error, Result};

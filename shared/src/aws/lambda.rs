@@ -40,7 +40,17 @@ pub struct InvokeRequest {
 pub async fn cold_start() -> Result<Runtime> {
     let config = AwsConfig::from_env()?;
     let sdk = load_sdk_config().await;
-    Ok(runtime_for(&config, &Clients::new(&sdk)))
+    let rt = runtime_for(&config, &Clients::new(&sdk));
+    // Callback URLs: the secret comes from Secrets Manager through the environment (the
+    // template resolves it at deploy time; it is never in the template).
+    match std::env::var(crate::callback::SECRET_VAR) {
+        Ok(secret) if !secret.is_empty() => {
+            let base = crate::callback::base_url("");
+            let signer = crate::callback::Signer::new(secret.into_bytes(), &base)?;
+            Ok(rt.with_callback(std::sync::Arc::new(signer)))
+        }
+        _ => Ok(rt),
+    }
 }
 
 /// The runtime of the long-running server (Fargate): a function's, performing `job:http` in the
