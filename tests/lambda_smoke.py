@@ -141,6 +141,8 @@ def provision(endpoint):
         "NATIVE_BUCKETS": json.dumps({"In": name("in"), "Out": name("out")}),
         "NATIVE_BATCH_BUCKET": name("batch"),
         "NATIVE_BATCH_PREFIX": "tenants/",
+        # Scripts' data calls through the tenant role, as the template sets it (moto's STS).
+        "NATIVE_TENANT_ROLE_ARN": f"arn:aws:iam::{ACCOUNT}:role/native-TenantRole-SMOKE",
     }
     return s3, sqs, urls, env
 

@@ -67,6 +67,15 @@ pub enum Outcome {
     Dropped(String),
 }
 
+/// Gives the backends that one tenant's script calls go through. On AWS they carry credentials
+/// of the tenant role with the session tag `tenant=<name>` (`aws::StsTenantScope`), so that IAM
+/// also keeps tenants apart; without a scope every tenant uses the runtime's own backends.
+#[async_trait::async_trait]
+pub trait TenantScope: Send + Sync + std::fmt::Debug {
+    /// The backends for `tenant`'s calls; `shared` are the runtime's own.
+    async fn backends(&self, tenant: &str, shared: &Backends) -> Result<Backends>;
+}
+
 /// The runtime of one process.
 #[derive(Debug)]
 pub struct Runtime {
@@ -76,6 +85,10 @@ pub struct Runtime {
     pub tenants: Arc<dyn TenantSource>,
     /// The engine, with its VM pools.
     pub engine: Arc<Engine>,
+    /// Per-tenant backends for scripts' calls (none: the shared ones).
+    scope: Option<Arc<dyn TenantScope>>,
+    /// The services last built for each tenant over its scoped backends.
+    scoped: std::sync::Mutex<std::collections::HashMap<String, Arc<Services>>>,
 }
 
 impl Runtime {
@@ -89,7 +102,37 @@ impl Runtime {
             }),
             tenants,
             engine: Arc::new(Engine::new()),
+            scope: None,
+            scoped: Default::default(),
         }
+    }
+
+    /// The same runtime with scripts' calls made through `scope`'s per-tenant backends.
+    pub fn with_tenant_scope(mut self, scope: Arc<dyn TenantScope>) -> Self {
+        self.scope = Some(scope);
+        self
+    }
+
+    /// The services that `tenant`'s script calls use: the shared ones, or the same over the
+    /// tenant's scoped backends.
+    pub async fn services_for(&self, tenant: &str) -> Result<Arc<Services>> {
+        let Some(scope) = &self.scope else {
+            return Ok(self.services.clone());
+        };
+        let b = scope.backends(tenant, &self.services.backends).await?;
+        let mut cache = self.scoped.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(s) = cache.get(tenant) {
+            if Arc::ptr_eq(&s.backends.objects, &b.objects) && Arc::ptr_eq(&s.backends.kv, &b.kv) {
+                return Ok(s.clone());
+            }
+        }
+        let s = Arc::new(Services {
+            deployment: self.services.deployment.clone(),
+            backends: b,
+            log: self.services.log.clone(),
+        });
+        cache.insert(tenant.to_string(), s.clone());
+        Ok(s)
     }
 
     /// The same runtime with another log sink.
@@ -100,7 +143,11 @@ impl Runtime {
             backends: s.backends.clone(),
             log,
         });
-        Runtime { services, ..self }
+        Runtime {
+            services,
+            scoped: Default::default(),
+            ..self
+        }
     }
 
     fn log(&self, level: &str, msg: &str, fields: Value) {
@@ -115,7 +162,7 @@ impl Runtime {
     /// block on this runtime).
     async fn run(&self, call: Call) -> Result<Value> {
         let engine = self.engine.clone();
-        let services = self.services.clone();
+        let services = self.services_for(&call.tenant.name).await?;
         let handle = tokio::runtime::Handle::current();
         tokio::task::spawn_blocking(move || engine.run(&services, &handle, &call))
             .await
@@ -197,7 +244,7 @@ impl Runtime {
             };
             // Events of an object a script wrote run one deeper than that script.
             let depth = if r.event_name.starts_with("ObjectCreated") {
-                let objects = &self.services.backends.objects;
+                let objects = &self.services_for(&tenant.name).await?.backends.objects;
                 objects
                     .head(&r.bucket, &r.key)
                     .await?
@@ -341,8 +388,9 @@ impl Runtime {
                     .full_key(&bucket, &tenant.name, &key),
             ));
         }
+        let objects = &self.services_for(&tenant.name).await?.backends.objects;
         for (real, full) in targets {
-            self.services.backends.objects.delete(&real, &full).await?;
+            objects.delete(&real, &full).await?;
         }
         Ok(())
     }

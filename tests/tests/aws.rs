@@ -140,7 +140,7 @@ mod with_aws {
         let (events_url, events_arn, _) = make_queue(&c, &format!("{s}-events")).await;
         let (work_url, _, _) = make_queue(&c, &format!("{s}-work")).await;
         notify(&c, &data_in, &events_arn, None).await;
-        notify(&c, &batch, &events_arn, Some("done.json")).await;
+        notify(&c, &batch, &events_arn, Some("/done.json")).await;
 
         let vars: HashMap<&str, String> = HashMap::from([
             ("NATIVE_TABLE", table),

@@ -18,7 +18,9 @@ use serde_json::{json, Value};
 
 pub use aws_lambda_events::event::sqs::{BatchItemFailure, SqsBatchResponse, SqsEvent, SqsMessage};
 
-use super::{load_sdk_config, AwsConfig, Clients, S3Tenants, RECHECK_EVERY};
+use super::{
+    load_sdk_config, AwsConfig, Clients, S3Tenants, SdkConfig, StsTenantScope, RECHECK_EVERY,
+};
 use crate::runtime::Runtime;
 use crate::{Error, Result};
 
@@ -40,10 +42,11 @@ pub struct InvokeRequest {
 pub async fn cold_start() -> Result<Runtime> {
     let config = AwsConfig::from_env()?;
     let sdk = load_sdk_config().await;
-    Ok(runtime_for(&config, &Clients::new(&sdk)))
+    Ok(scoped_runtime_for(&config, &sdk))
 }
 
-/// The runtime of a function over given clients (tests point them at an emulator).
+/// The runtime of a function over given clients (tests point them at an emulator); scripts'
+/// calls use these clients' credentials.
 pub fn runtime_for(config: &AwsConfig, clients: &Clients) -> Runtime {
     let backends = clients.backends(config);
     let tenants = S3Tenants::new(
@@ -52,6 +55,17 @@ pub fn runtime_for(config: &AwsConfig, clients: &Clients) -> Runtime {
         RECHECK_EVERY,
     );
     Runtime::new(config.deployment.clone(), backends, Arc::new(tenants))
+}
+
+/// The runtime of a function as it runs on AWS: with `NATIVE_TENANT_ROLE_ARN` set, every
+/// script's S3 and DynamoDB calls use credentials of that role for its tenant
+/// ([`StsTenantScope`]); the runtime's own calls (tenants, queues) use `sdk`'s.
+pub fn scoped_runtime_for(config: &AwsConfig, sdk: &SdkConfig) -> Runtime {
+    let rt = runtime_for(config, &Clients::new(sdk));
+    match &config.tenant_role_arn {
+        Some(arn) => rt.with_tenant_scope(Arc::new(StsTenantScope::new(sdk, arn, &config.table))),
+        None => rt,
+    }
 }
 
 /// The `invoke` function: runs `on_invoke` and returns its value.

@@ -12,6 +12,7 @@ pub mod lambda;
 mod s3;
 mod scripts;
 mod sqs;
+mod tenant_scope;
 
 use std::sync::Arc;
 
@@ -20,6 +21,7 @@ pub use dynamodb::DynamoKv;
 pub use s3::S3Objects;
 pub use scripts::{upload_tenant, S3Tenants, RECHECK_EVERY};
 pub use sqs::{QueueUrls, SqsQueues};
+pub use tenant_scope::{StsTenantScope, REFRESH_MARGIN, SESSION_SECONDS};
 
 pub use aws_config::SdkConfig;
 
@@ -125,4 +127,5 @@ pub mod sdk {
     pub use aws_sdk_dynamodb as dynamodb;
     pub use aws_sdk_s3 as s3;
     pub use aws_sdk_sqs as sqs;
+    pub use aws_sdk_sts as sts;
 }

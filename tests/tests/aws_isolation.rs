@@ -1,0 +1,163 @@
+//! Isolation and bounded cost on AWS, against the emulator (moto): scripts' data calls signed
+//! with the tenant role's credentials for their own tenant (STS `AssumeRole` with the tenant
+//! tag), cached per process.
+//!
+//! Run with `tests/run.sh -p native-tests --test aws_isolation` (starts moto); without
+//! `NATIVE_TEST_AWS_ENDPOINT` these fail and say so, unless `NATIVE_SKIP_AWS=1` is set.
+
+#![cfg(feature = "aws")]
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use native_core::aws::lambda::runtime_for;
+use native_core::aws::{emulator_sdk_config, Clients, StsTenantScope};
+use native_core::config::Deployment;
+use native_core::ports::PutMode;
+use native_tests::aws_endpoint as endpoint;
+use native_tests::aws_env::{stack, Stack};
+use native_tests::MemLog;
+use serde_json::{json, Value};
+
+const ROLE: &str = "arn:aws:iam::123456789012:role/native-TenantRole-TEST";
+
+/// A script that touches both scoped backends: an object and an item.
+const SCRIPT: &str = r#"
+function on_invoke(ctx, ev)
+  native.bucket.In.put("note.txt", ctx.tenant)
+  native.db.put("p", "k", { who = ctx.tenant })
+  return { body = native.bucket.In.get("note.txt"), item = native.db.get("p", "k") }
+end
+"#;
+
+async fn deployed(ep: &str) -> Stack {
+    let d = Deployment::from_json(
+        "deployment.json",
+        r#"{ "buckets": { "map": { "In": "in-bucket" } } }"#,
+    )
+    .unwrap();
+    let s = stack(ep, &d).await;
+    for tenant in ["acme", "beta"] {
+        for (key, body) in [
+            (format!("{tenant}/config.json"), "{}".to_string()),
+            (format!("{tenant}/scripts/s.luau"), SCRIPT.to_string()),
+        ] {
+            s.backends
+                .objects
+                .put(
+                    &s.config.scripts_bucket,
+                    &key,
+                    body.into(),
+                    PutMode::Overwrite,
+                )
+                .await
+                .unwrap();
+        }
+    }
+    s
+}
+
+/// moto's record of the role sessions it issued: (access key id, role ARN, session name).
+async fn moto_sessions(ep: &str) -> Vec<(String, String, String)> {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let host = ep.trim_start_matches("http://");
+    let mut s = tokio::net::TcpStream::connect(host).await.unwrap();
+    s.write_all(format!("GET /moto-api/data.json HTTP/1.0\r\nHost: {host}\r\n\r\n").as_bytes())
+        .await
+        .unwrap();
+    let mut raw = Vec::new();
+    s.read_to_end(&mut raw).await.unwrap();
+    let text = String::from_utf8_lossy(&raw);
+    let body = &text[text.find("\r\n\r\n").unwrap() + 4..];
+    let data: Value = serde_json::from_str(body).unwrap();
+    data["sts"]["AssumedRole"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            let f = |k: &str| r[k].as_str().unwrap_or_default().to_string();
+            (f("access_key_id"), f("role_arn"), f("session_name"))
+        })
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn scripts_calls_are_signed_with_their_own_tenants_assumed_role() {
+    let Some(ep) = endpoint() else { return };
+    // GIVEN a function runtime with the tenant role configured, and two tenants
+    let s = deployed(&ep).await;
+    let sdk = emulator_sdk_config(&ep).await;
+    let scope = Arc::new(StsTenantScope::new(&sdk, ROLE, &s.config.table));
+    let log = Arc::new(MemLog::default());
+    let rt = runtime_for(&s.config, &Clients::new(&sdk))
+        .with_log(log)
+        .with_tenant_scope(scope.clone());
+
+    // THEN the AssumeRole request carries the tenant as a session tag and names the session
+    let req = scope.assume_request("acme");
+    let tags = req.get_tags().clone().unwrap();
+    assert_eq!(
+        (tags[0].key(), tags[0].value()),
+        ("tenant", "acme"),
+        "{tags:?}"
+    );
+    assert_eq!(req.get_role_session_name().as_deref(), Some("native-acme"));
+    assert_eq!(req.get_role_arn().as_deref(), Some(ROLE));
+
+    // WHEN each tenant's script writes and reads an object and an item
+    for tenant in ["acme", "beta"] {
+        let out = rt.invoke(tenant, "s", json!({})).await.unwrap();
+        assert_eq!(out, json!({ "body": tenant, "item": { "who": tenant } }));
+    }
+
+    // THEN both clients of each tenant signed with the key moto issued for that tenant's
+    // session of the tenant role, not with the function's own key ("testing")
+    let sessions = moto_sessions(&ep).await;
+    let mut keys = Vec::new();
+    for tenant in ["acme", "beta"] {
+        let (s3_key, ddb_key) = scope.signed_with(tenant).await;
+        let s3_key = s3_key.expect("the tenant's S3 client made a call");
+        assert_eq!(
+            Some(&s3_key),
+            ddb_key.as_ref(),
+            "S3 and DynamoDB sign alike"
+        );
+        assert_ne!(s3_key, "testing");
+        let issued = sessions
+            .iter()
+            .find(|(k, _, _)| *k == s3_key)
+            .unwrap_or_else(|| panic!("moto issued no session with key {s3_key}: {sessions:?}"));
+        assert_eq!(issued.1, ROLE);
+        assert_eq!(issued.2, format!("native-{tenant}"));
+        keys.push(s3_key);
+    }
+    assert_ne!(keys[0], keys[1], "each tenant has a session of its own");
+
+    // AND the credentials are reused while fresh: one AssumeRole per tenant for three calls
+    rt.invoke("acme", "s", json!({})).await.unwrap();
+    assert_eq!(scope.assumed(), 2);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn credentials_are_renewed_before_they_expire() {
+    let Some(ep) = endpoint() else { return };
+    // GIVEN a scope whose refresh margin is longer than a session (so every cached
+    // credential counts as about to expire)
+    let s = deployed(&ep).await;
+    let sdk = emulator_sdk_config(&ep).await;
+    let scope = Arc::new(
+        StsTenantScope::new(&sdk, ROLE, &s.config.table)
+            .with_refresh_margin(Duration::from_secs(2 * 3600)),
+    );
+    let rt = runtime_for(&s.config, &Clients::new(&sdk))
+        .with_log(Arc::new(MemLog::default()))
+        .with_tenant_scope(scope.clone());
+    // WHEN one tenant runs twice
+    rt.invoke("acme", "s", json!({})).await.unwrap();
+    let first = scope.signed_with("acme").await.0.unwrap();
+    rt.invoke("acme", "s", json!({})).await.unwrap();
+    // THEN the role was assumed again and the new key signed the second run's calls
+    assert_eq!(scope.assumed(), 2);
+    let second = scope.signed_with("acme").await.0.unwrap();
+    assert_ne!(first, second);
+}
