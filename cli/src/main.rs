@@ -148,6 +148,14 @@ pub enum Command {
         /// The scripts bucket (the stack's ScriptsBucket output).
         #[arg(long)]
         bucket: String,
+        /// The functions' timeout in seconds (the stack's FunctionTimeout): the tenant's
+        /// limits.timeout_s must end 2 s before it.
+        #[arg(long, default_value_t = 60, value_parser = clap::value_parser!(u32).range(1..=900))]
+        function_timeout: u32,
+        /// The functions' memory in MB (the stack's MemorySize): the tenant's
+        /// limits.max_memory_mb must fit in it less 128 MB for the runtime.
+        #[arg(long, default_value_t = 512, value_parser = clap::value_parser!(u32).range(128..=10240))]
+        function_memory: u32,
     },
     /// Barriers: `native barrier status TENANT ID` prints where one stands, as JSON.
     Barrier {

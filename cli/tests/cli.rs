@@ -1443,6 +1443,61 @@ fn deploy_checks_then_uploads_the_tenant_to_the_scripts_bucket() {
     );
 }
 
+#[test]
+fn deploy_refuses_limits_the_functions_cannot_honour() {
+    let Some(endpoint) = aws_endpoint() else {
+        return;
+    };
+    // GIVEN a scripts bucket in the emulator and a tenant allowed 120 s and 1024 MB
+    let bucket = format!("scripts-fit-{}", std::process::id());
+    boto(&endpoint, &format!("s3.create_bucket(Bucket='{bucket}')"));
+    let dir = tempfile::tempdir().unwrap();
+    native(dir.path(), &["init", dir.path().to_str().unwrap()]).ok();
+    let config = dir.path().join("tenants/hello/config.json");
+    let mut c: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&config).unwrap()).unwrap();
+    c["limits"] = serde_json::json!({ "timeout_s": 120, "max_memory_mb": 1024 });
+    std::fs::write(&config, c.to_string()).unwrap();
+    let deploy = |extra: &[&str]| {
+        let mut args = vec![
+            "--project",
+            dir.path().to_str().unwrap(),
+            "deploy",
+            "hello",
+            "--bucket",
+            &bucket,
+        ];
+        args.extend_from_slice(extra);
+        Run::from(
+            Command::new(native_bin())
+                .args(&args)
+                .env("AWS_ENDPOINT_URL", &endpoint)
+                .env("AWS_ACCESS_KEY_ID", "testing")
+                .env("AWS_SECRET_ACCESS_KEY", "testing")
+                .env("AWS_REGION", "us-east-1")
+                .env("AWS_EC2_METADATA_DISABLED", "true")
+                .output()
+                .unwrap(),
+        )
+    };
+    // WHEN it is deployed to functions of the template's defaults (60 s, 512 MB)
+    // THEN it is refused, naming each limit, its figures and the setting, and nothing is uploaded
+    deploy(&[])
+        .code(2)
+        .err_has("limits.timeout_s is 120 s, but the functions' timeout (FunctionTimeout) is 60 s")
+        .err_has(
+            "limits.max_memory_mb is 1024 MB, but the functions' memory (MemorySize) is 512 MB",
+        )
+        .err_has("MemorySize of at least 1152");
+    let listed = boto(
+        &endpoint,
+        &format!("print(s3.list_objects_v2(Bucket='{bucket}').get('KeyCount', 0))"),
+    );
+    assert_eq!(listed.trim(), "0", "nothing is deployed");
+    // WHEN the stack's functions are large enough THEN it deploys
+    deploy(&["--function-timeout", "122", "--function-memory", "1152"]).ok();
+}
+
 // ---------------------------------------------------------------------------------------------
 // a reader that goes away: `native ... | head -1`
 

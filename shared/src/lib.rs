@@ -6,6 +6,7 @@ pub mod api_keys;
 pub mod aws;
 pub mod barrier;
 pub mod batch;
+pub mod budget;
 pub mod clock;
 pub mod config;
 pub mod conformance;

@@ -89,6 +89,8 @@ pub struct Runtime {
     scope: Option<Arc<dyn TenantScope>>,
     /// The services last built for each tenant over its scoped backends.
     scoped: std::sync::Mutex<std::collections::HashMap<String, Arc<Services>>>,
+    /// Script memory that scripts in flight share (none: unbounded).
+    memory: Option<crate::budget::MemoryBudget>,
 }
 
 impl Runtime {
@@ -104,7 +106,15 @@ impl Runtime {
             engine: Arc::new(Engine::new()),
             scope: None,
             scoped: Default::default(),
+            memory: None,
         }
+    }
+
+    /// The same runtime running at most as many scripts at once as their tenants'
+    /// `max_memory_mb` fit in `budget`.
+    pub fn with_memory_budget(mut self, budget: crate::budget::MemoryBudget) -> Self {
+        self.memory = Some(budget);
+        self
     }
 
     /// The same runtime with scripts' calls made through `scope`'s per-tenant backends.
@@ -160,11 +170,23 @@ impl Runtime {
 
     /// Runs a call on a blocking thread (scripts are synchronous; backend calls inside them
     /// block on this runtime).
+    ///
+    /// The deadline is the tenant's `timeout_s` or the end set with [`crate::budget::within`]
+    /// (a Lambda's remaining time), whichever comes first; a script waits for its share of the
+    /// memory budget until then.
     async fn run(&self, call: Call) -> Result<Value> {
         let engine = self.engine.clone();
+        let not_after = crate::budget::current();
+        let _memory = match &self.memory {
+            Some(m) => Some(
+                m.take(call.tenant.config.limits.max_memory_mb, not_after)
+                    .await?,
+            ),
+            None => None,
+        };
         let services = self.services_for(&call.tenant.name).await?;
         let handle = tokio::runtime::Handle::current();
-        tokio::task::spawn_blocking(move || engine.run(&services, &handle, &call))
+        tokio::task::spawn_blocking(move || engine.run_until(&services, &handle, &call, not_after))
             .await
             .map_err(|e| Error::Backend {
                 backend: "engine",
@@ -254,7 +276,12 @@ impl Runtime {
             };
             let what = format!("the event of {}/{}", at.logical, at.key);
             check_depth(&tenant, &what, depth)?;
-            out.push(self.route(&tenant, event, attempt, depth).await?);
+            // The router and the script it picks share one deadline: timeout_s from now, or
+            // the request's end if that comes first.
+            let timeout = std::time::Duration::from_secs(tenant.config.limits.timeout_s.into());
+            let end = std::time::Instant::now() + timeout;
+            let routed = crate::budget::within(end, self.route(&tenant, event, attempt, depth));
+            out.push(routed.await?);
         }
         Ok(out)
     }

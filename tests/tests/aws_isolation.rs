@@ -161,3 +161,128 @@ async fn credentials_are_renewed_before_they_expire() {
     let second = scope.signed_with("acme").await.0.unwrap();
     assert_ne!(first, second);
 }
+
+/// Puts a tenant's config and scripts in the stack's scripts bucket.
+async fn tenant(s: &Stack, name: &str, config: &str, scripts: &[(&str, &str)]) {
+    let mut files = vec![(format!("{name}/config.json"), config.to_string())];
+    for (script, src) in scripts {
+        files.push((format!("{name}/scripts/{script}.luau"), src.to_string()));
+    }
+    for (key, body) in files {
+        s.backends
+            .objects
+            .put(
+                &s.config.scripts_bucket,
+                &key,
+                body.into(),
+                PutMode::Overwrite,
+            )
+            .await
+            .unwrap();
+    }
+}
+
+fn record(id: &str, body: &str) -> native_core::aws::lambda::SqsMessage {
+    let mut m = native_core::aws::lambda::SqsMessage::default();
+    m.message_id = Some(id.into());
+    m.body = Some(body.into());
+    m.attributes
+        .insert("ApproximateReceiveCount".into(), "1".into());
+    m
+}
+
+fn now_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as u64
+}
+
+const SPIN: &str = "function on_queue(ctx, ev) while true do end end";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_script_ends_before_the_lambda_does() {
+    use native_core::aws::lambda::{handle_work_batch_by, SqsEvent};
+    let Some(ep) = endpoint() else { return };
+    // GIVEN a tenant allowed 30 s whose script never ends, and a Lambda request with 4 s left
+    let s = deployed(&ep).await;
+    tenant(&s, "slow", r#"{ "queue": true }"#, &[("spin", SPIN)]).await;
+    let log = Arc::new(MemLog::default());
+    let rt = Arc::new(runtime_for(&s.config, &s.clients).with_log(log.clone()));
+    let mut batch = SqsEvent::default();
+    batch.records = vec![record(
+        "m1",
+        r#"{"tenant":"slow","script":"spin","event":{}}"#,
+    )];
+    let deadline_ms = now_ms() + 4000;
+    // WHEN the queue function handles it
+    let started = std::time::Instant::now();
+    let resp = handle_work_batch_by(&rt, batch, deadline_ms).await;
+    // THEN the script was stopped 2 s before the Lambda's deadline, the batch response came
+    // back in time with the message as a partial failure, and the error says why
+    let took = started.elapsed();
+    assert!(
+        took < Duration::from_millis(3000),
+        "returned after {took:?}, past the margin"
+    );
+    assert!(
+        took >= Duration::from_millis(1500),
+        "stopped early: {took:?}"
+    );
+    assert_eq!(resp.batch_item_failures.len(), 1);
+    let records = log.0.lock().unwrap().clone();
+    let error = records
+        .iter()
+        .find_map(|r| r["error"].as_str().map(str::to_string))
+        .expect("the failure is logged");
+    assert!(
+        error.contains("limit timeout_s exceeded")
+            && error.contains("what was left of the function's time")
+            && error.contains("timeout_s is 30 s"),
+        "{error}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn router_and_handler_share_one_deadline() {
+    use native_core::aws::lambda::{handle_event_batch_by, SqsEvent};
+    let Some(ep) = endpoint() else { return };
+    // GIVEN a tenant with timeout_s 2 whose router takes 1.5 s and whose handler never ends
+    let s = deployed(&ep).await;
+    let router = "function on_route(ctx, ev) local t = os.clock() while os.clock() - t < 1.5 do end return 'spin' end";
+    tenant(
+        &s,
+        "slowr",
+        r#"{ "limits": { "timeout_s": 2 } }"#,
+        &[("router", router), ("spin", SPIN)],
+    )
+    .await;
+    let bucket = s.deployment().real_bucket("In").unwrap().to_string();
+    s.backends
+        .objects
+        .put(&bucket, "slowr/doc.json", "{}".into(), PutMode::Overwrite)
+        .await
+        .unwrap();
+    let body = json!({ "Records": [{ "eventName": "ObjectCreated:Put",
+        "s3": { "bucket": { "name": bucket }, "object": { "key": "slowr/doc.json", "size": 2 } } }] });
+    let log = Arc::new(MemLog::default());
+    let rt = Arc::new(runtime_for(&s.config, &s.clients).with_log(log.clone()));
+    let mut batch = SqsEvent::default();
+    batch.records = vec![record("e1", &body.to_string())];
+    // WHEN the route function handles the event with a minute left
+    let started = std::time::Instant::now();
+    let resp = handle_event_batch_by(&rt, batch, now_ms() + 60_000).await;
+    // THEN the handler got only what the router left of the 2 s, not 2 s of its own
+    let took = started.elapsed();
+    assert_eq!(resp.batch_item_failures.len(), 1);
+    assert!(
+        took < Duration::from_millis(2800),
+        "router and handler took {took:?}: the handler had its own 2 s"
+    );
+    let records = log.0.lock().unwrap().clone();
+    let error = records
+        .iter()
+        .find_map(|r| r["error"].as_str().map(str::to_string))
+        .unwrap();
+    assert!(error.contains("limit timeout_s exceeded"), "{error}");
+}

@@ -138,7 +138,18 @@ pub async fn run(cli: Cli) -> ExitCode {
             .await
         }
         Command::Drain { wait } => drain_cmd(&project, wait).await,
-        Command::Deploy { tenant, bucket } => deploy::run(&project, &tenant, &bucket).await,
+        Command::Deploy {
+            tenant,
+            bucket,
+            function_timeout,
+            function_memory,
+        } => {
+            let function = native_core::budget::FunctionSettings {
+                timeout_s: function_timeout,
+                memory_mb: function_memory,
+            };
+            deploy::run(&project, &tenant, &bucket, function).await
+        }
         Command::Barrier { command } => barrier::run(&project, command).await,
         Command::Dlq { tenant } => queues::dlq(&project, tenant.as_deref()).await,
         Command::Clock { command } => clock::run(&project, command),

@@ -11,7 +11,7 @@ async fn main() -> Result<(), Error> {
     let rt = Arc::new(lambda::cold_start().await?);
     lambda_runtime::run(service_fn(move |ev: LambdaEvent<lambda::InvokeRequest>| {
         let rt = rt.clone();
-        async move { Ok::<_, Error>(lambda::invoke(&rt, ev.payload).await?) }
+        async move { Ok::<_, Error>(lambda::invoke_by(&rt, ev.payload, ev.context.deadline).await?) }
     }))
     .await
 }

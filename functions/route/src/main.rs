@@ -12,7 +12,11 @@ async fn main() -> Result<(), Error> {
     let rt = Arc::new(lambda::cold_start().await?);
     lambda_runtime::run(service_fn(move |ev: LambdaEvent<lambda::SqsEvent>| {
         let rt = rt.clone();
-        async move { Ok::<_, Error>(lambda::handle_event_batch(&rt, ev.payload).await) }
+        async move {
+            Ok::<_, Error>(
+                lambda::handle_event_batch_by(&rt, ev.payload, ev.context.deadline).await,
+            )
+        }
     }))
     .await
 }

@@ -60,8 +60,14 @@ pub fn runtime_for(config: &AwsConfig, clients: &Clients) -> Runtime {
 /// The runtime of a function as it runs on AWS: with `NATIVE_TENANT_ROLE_ARN` set, every
 /// script's S3 and DynamoDB calls use credentials of that role for its tenant
 /// ([`StsTenantScope`]); the runtime's own calls (tenants, queues) use `sdk`'s.
+///
+/// In a Lambda function, scripts in flight share the function's memory less what the runtime
+/// keeps ([`crate::budget::MemoryBudget`]).
 pub fn scoped_runtime_for(config: &AwsConfig, sdk: &SdkConfig) -> Runtime {
-    let rt = runtime_for(config, &Clients::new(sdk));
+    let mut rt = runtime_for(config, &Clients::new(sdk));
+    if let Some(budget) = crate::budget::MemoryBudget::from_lambda_env() {
+        rt = rt.with_memory_budget(budget);
+    }
     match &config.tenant_role_arn {
         Some(arn) => rt.with_tenant_scope(Arc::new(StsTenantScope::new(sdk, arn, &config.table))),
         None => rt,
@@ -71,6 +77,12 @@ pub fn scoped_runtime_for(config: &AwsConfig, sdk: &SdkConfig) -> Runtime {
 /// The `invoke` function: runs `on_invoke` and returns its value.
 pub async fn invoke(rt: &Runtime, req: InvokeRequest) -> Result<Value> {
     rt.invoke(&req.tenant, &req.script, req.event).await
+}
+
+/// [`invoke`] for a Lambda request whose deadline is `deadline_ms` (the context's): the script
+/// ends [`crate::budget::DEADLINE_MARGIN`] before it, or at its `timeout_s` if sooner.
+pub async fn invoke_by(rt: &Runtime, req: InvokeRequest, deadline_ms: u64) -> Result<Value> {
+    crate::budget::within(crate::budget::lambda_end(deadline_ms), invoke(rt, req)).await
 }
 
 /// The `invoke` function's input as raw JSON, with an error that says what shape it must have.
@@ -91,12 +103,35 @@ enum Kind {
 
 /// The `route` function: every record is an S3 notification (or `s3:TestEvent`).
 pub async fn handle_event_batch(rt: &Arc<Runtime>, batch: SqsEvent) -> SqsBatchResponse {
-    handle_batch(rt, batch, Kind::Events).await
+    handle_batch(rt, batch, Kind::Events, None).await
 }
 
 /// The `queue` function: every record is a script message `{ tenant, script, event }`.
 pub async fn handle_work_batch(rt: &Arc<Runtime>, batch: SqsEvent) -> SqsBatchResponse {
-    handle_batch(rt, batch, Kind::Work).await
+    handle_batch(rt, batch, Kind::Work, None).await
+}
+
+/// [`handle_event_batch`] for a Lambda request whose deadline is `deadline_ms`: every script
+/// ends [`crate::budget::DEADLINE_MARGIN`] before it, so that the batch response (and its
+/// partial failures) always gets back.
+pub async fn handle_event_batch_by(
+    rt: &Arc<Runtime>,
+    batch: SqsEvent,
+    deadline_ms: u64,
+) -> SqsBatchResponse {
+    let end = crate::budget::lambda_end(deadline_ms);
+    handle_batch(rt, batch, Kind::Events, Some(end)).await
+}
+
+/// [`handle_work_batch`] for a Lambda request whose deadline is `deadline_ms`; see
+/// [`handle_event_batch_by`].
+pub async fn handle_work_batch_by(
+    rt: &Arc<Runtime>,
+    batch: SqsEvent,
+    deadline_ms: u64,
+) -> SqsBatchResponse {
+    let end = crate::budget::lambda_end(deadline_ms);
+    handle_batch(rt, batch, Kind::Work, Some(end)).await
 }
 
 /// A record's attempt: its `ApproximateReceiveCount` (1 on first delivery).
@@ -108,20 +143,29 @@ pub fn attempt_of(m: &SqsMessage) -> u32 {
         .max(1)
 }
 
-async fn handle_batch(rt: &Arc<Runtime>, batch: SqsEvent, kind: Kind) -> SqsBatchResponse {
+async fn handle_batch(
+    rt: &Arc<Runtime>,
+    batch: SqsEvent,
+    kind: Kind,
+    end: Option<std::time::Instant>,
+) -> SqsBatchResponse {
     let mut tasks = Vec::with_capacity(batch.records.len());
     for m in batch.records {
         let id = m.message_id.clone().unwrap_or_default();
         let attempt = attempt_of(&m);
         let rt2 = rt.clone();
         // A task per message: a panic ends that task only and comes back as a JoinError.
-        let task = tokio::spawn(async move {
+        let work = async move {
             let body = m.body.as_deref().unwrap_or("");
             match kind {
                 Kind::Events => rt2.handle_event_message(body, attempt).await.map(|_| ()),
                 Kind::Work => rt2.handle_work_message(body, attempt).await,
             }
-        });
+        };
+        let task = match end {
+            Some(end) => tokio::spawn(crate::budget::within(end, work)),
+            None => tokio::spawn(work),
+        };
         tasks.push((id, attempt, task));
     }
     let mut response = SqsBatchResponse::default();
