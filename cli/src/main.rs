@@ -184,10 +184,17 @@ pub enum Command {
         #[arg(long, default_value = "127.0.0.1:8787")]
         listen: String,
     },
-    /// List dead letters (messages that failed five times) with their last error.
+    /// List dead letters (messages that failed five times, or that can never succeed) with
+    /// their last error; with --events-queue/--work-queue, those of a deployment on AWS.
     Dlq {
         /// Only this tenant's.
         tenant: Option<String>,
+        /// The events queue's URL on AWS (the stack's EventsQueueUrl): list its dead letters.
+        #[arg(long)]
+        events_queue: Option<String>,
+        /// The work queue's URL on AWS (the stack's WorkQueueUrl): list its dead letters.
+        #[arg(long)]
+        work_queue: Option<String>,
     },
 }
 

@@ -1498,6 +1498,60 @@ fn deploy_refuses_limits_the_functions_cannot_honour() {
     deploy(&["--function-timeout", "122", "--function-memory", "1152"]).ok();
 }
 
+#[test]
+fn dlq_on_aws_shows_the_error_a_message_was_dead_lettered_with() {
+    let Some(endpoint) = aws_endpoint() else {
+        return;
+    };
+    // GIVEN a work queue whose dead-letter queue holds a message the runtime dead-lettered at
+    // once (its error in the native_error attribute), of tenant acme, and one of tenant beta
+    let name = format!("dlq-cli-{}", std::process::id());
+    let urls = boto(
+        &endpoint,
+        &format!(
+            "sqs = boto3.client('sqs', endpoint_url='{endpoint}', region_name='us-east-1', aws_access_key_id='testing', aws_secret_access_key='testing')\n\
+             dlq = sqs.create_queue(QueueName='{name}-dlq')['QueueUrl']\n\
+             arn = sqs.get_queue_attributes(QueueUrl=dlq, AttributeNames=['QueueArn'])['Attributes']['QueueArn']\n\
+             q = sqs.create_queue(QueueName='{name}', Attributes={{'RedrivePolicy': json.dumps({{'deadLetterTargetArn': arn, 'maxReceiveCount': '5'}})}})['QueueUrl']\n\
+             sqs.send_message(QueueUrl=dlq, MessageBody=json.dumps({{'tenant': 'acme', 'script': 's', 'event': {{}}, 'depth': 40}}), MessageAttributes={{'native_error': {{'DataType': 'String', 'StringValue': 'limit max_chain_depth exceeded: too deep'}}}})\n\
+             sqs.send_message(QueueUrl=dlq, MessageBody=json.dumps({{'tenant': 'beta', 'script': 's', 'event': {{}}}}))\n\
+             print(q)"
+        ),
+    );
+    let work_queue = urls.trim().to_string();
+    let dir = tempfile::tempdir().unwrap();
+    native(dir.path(), &["init", dir.path().to_str().unwrap()]).ok();
+    // WHEN `native dlq acme --work-queue URL` lists them
+    let run = Run::from(
+        Command::new(native_bin())
+            .args([
+                "--project",
+                dir.path().to_str().unwrap(),
+                "dlq",
+                "acme",
+                "--work-queue",
+                &work_queue,
+            ])
+            .env("AWS_ENDPOINT_URL", &endpoint)
+            .env("AWS_ACCESS_KEY_ID", "testing")
+            .env("AWS_SECRET_ACCESS_KEY", "testing")
+            .env("AWS_REGION", "us-east-1")
+            .env("AWS_EC2_METADATA_DISABLED", "true")
+            .output()
+            .unwrap(),
+    );
+    // THEN it shows acme's dead letter with its error, and not beta's
+    run.ok().err_has("1 dead letter(s)");
+    let out = String::from_utf8_lossy(&run.stdout).into_owned();
+    let line: serde_json::Value = serde_json::from_str(out.trim()).unwrap();
+    assert_eq!(line["tenant"], "acme");
+    assert_eq!(line["queue"], "work");
+    assert_eq!(
+        line["last_error"],
+        "limit max_chain_depth exceeded: too deep"
+    );
+}
+
 // ---------------------------------------------------------------------------------------------
 // a reader that goes away: `native ... | head -1`
 

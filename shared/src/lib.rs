@@ -18,6 +18,7 @@ pub mod host;
 pub mod inbound;
 pub mod keys;
 pub mod local;
+pub mod observe;
 pub mod ports;
 pub mod runtime;
 pub mod tenants;

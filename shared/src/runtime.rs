@@ -91,6 +91,8 @@ pub struct Runtime {
     scoped: std::sync::Mutex<std::collections::HashMap<String, Arc<Services>>>,
     /// Script memory that scripts in flight share (none: unbounded).
     memory: Option<crate::budget::MemoryBudget>,
+    /// The namespace of per-tenant metrics written as EMF log records (none: no metrics).
+    metrics: Option<String>,
 }
 
 impl Runtime {
@@ -107,6 +109,23 @@ impl Runtime {
             scope: None,
             scoped: Default::default(),
             memory: None,
+            metrics: None,
+        }
+    }
+
+    /// The same runtime writing a metrics record (CloudWatch EMF, see [`crate::observe`]) of
+    /// each script run and dead letter to its log, in `namespace`.
+    pub fn with_metrics(mut self, namespace: &str) -> Self {
+        self.metrics = Some(namespace.to_string());
+        self
+    }
+
+    /// Writes the metrics record of a dead letter of `tenant` (unknown: `-`), when metrics
+    /// are on.
+    pub fn dead_letter_metric(&self, tenant: Option<&str>, why: &str) {
+        if let Some(ns) = &self.metrics {
+            let rec = crate::observe::dead_letter_metrics(ns, tenant.unwrap_or("-"), why);
+            self.services.log.write(&rec);
         }
     }
 
@@ -186,13 +205,31 @@ impl Runtime {
         };
         let services = self.services_for(&call.tenant.name).await?;
         let handle = tokio::runtime::Handle::current();
-        tokio::task::spawn_blocking(move || engine.run_until(&services, &handle, &call, not_after))
-            .await
-            .map_err(|e| Error::Backend {
-                backend: "engine",
-                message: format!("script thread failed: {e}"),
-                source: None,
-            })?
+        let aws_request_id = crate::observe::request_id();
+        let (tenant, script) = (call.tenant.name.clone(), call.script.clone());
+        let started = std::time::Instant::now();
+        let (out, data_ops) = tokio::task::spawn_blocking(move || {
+            crate::observe::on_thread(aws_request_id, || {
+                engine.run_measured(&services, &handle, &call, not_after)
+            })
+        })
+        .await
+        .map_err(|e| Error::Backend {
+            backend: "engine",
+            message: format!("script thread failed: {e}"),
+            source: None,
+        })?;
+        if let Some(ns) = &self.metrics {
+            let figures = crate::observe::RunFigures {
+                failed: out.is_err(),
+                limit_breach: matches!(&out, Err(Error::Script { message, .. }) if message.starts_with("limit ")),
+                duration_ms: started.elapsed().as_secs_f64() * 1000.0,
+                data_ops,
+            };
+            let rec = crate::observe::invocation_metrics(ns, &tenant, &script, &figures);
+            self.services.log.write(&rec);
+        }
+        out
     }
 
     /// A direct invocation: `on_invoke(ctx, event)` of `script`, returning its value.

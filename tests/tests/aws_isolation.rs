@@ -286,3 +286,249 @@ async fn router_and_handler_share_one_deadline() {
         .unwrap();
     assert!(error.contains("limit timeout_s exceeded"), "{error}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn errors_that_cannot_heal_are_dead_lettered_at_once_with_their_error() {
+    use native_core::aws::lambda::{handle_work_batch_by, SqsEvent};
+    use native_core::ports::QueueKind;
+    let Some(ep) = endpoint() else { return };
+    // GIVEN a tenant with max_chain_depth 1, and four work messages: one malformed, one for an
+    // unknown tenant, one past the chain depth, and one whose script fails (which may heal)
+    let s = deployed(&ep).await;
+    tenant(
+        &s,
+        "deep",
+        r#"{ "queue": true, "limits": { "max_chain_depth": 1 } }"#,
+        &[("fails", "function on_queue(ctx, ev) error('not yet') end")],
+    )
+    .await;
+    let log = Arc::new(MemLog::default());
+    let rt = Arc::new(
+        runtime_for(&s.config, &s.clients)
+            .with_log(log.clone())
+            .with_metrics("native-test"),
+    );
+    let mut batch = SqsEvent::default();
+    batch.records = vec![
+        record("junk", "{not json"),
+        record("ghost", r#"{"tenant":"ghost","script":"s","event":{}}"#),
+        record(
+            "deep",
+            r#"{"tenant":"deep","script":"fails","event":{},"depth":5}"#,
+        ),
+        record("fails", r#"{"tenant":"deep","script":"fails","event":{}}"#),
+    ];
+    // WHEN the queue function handles the batch (first receive of each)
+    let resp = handle_work_batch_by(&rt, batch, now_ms() + 30_000).await;
+    // THEN only the message that may heal is reported for a retry
+    let failed: Vec<_> = resp
+        .batch_item_failures
+        .iter()
+        .map(|f| f.item_identifier.as_str())
+        .collect();
+    assert_eq!(failed, ["fails"]);
+    // AND the other three are in the work dead-letter queue now, each with its error
+    let dead = s
+        .backends
+        .queue
+        .dead_letters(QueueKind::Work, 10)
+        .await
+        .unwrap();
+    assert_eq!(dead.len(), 3, "{dead:?}");
+    let error_of = |needle: &str| {
+        dead.iter()
+            .find(|d| d.body.contains(needle))
+            .and_then(|d| d.last_error.clone())
+            .unwrap_or_else(|| panic!("no dead letter with {needle} and an error: {dead:?}"))
+    };
+    assert!(error_of("{not json").contains("work message is not"));
+    assert!(error_of("ghost").contains("tenant \"ghost\" not found"));
+    assert!(error_of("\"depth\":5").contains("limit max_chain_depth exceeded"));
+    // AND each is counted as a dead letter of its tenant
+    let records = log.0.lock().unwrap().clone();
+    let dead_metrics: Vec<_> = records
+        .iter()
+        .filter(|r| r.get("DeadLetters").is_some())
+        .map(|r| r["tenant"].as_str().unwrap_or_default().to_string())
+        .collect();
+    assert_eq!(dead_metrics.len(), 3, "{records:?}");
+    assert!(
+        dead_metrics.contains(&"ghost".to_string()) && dead_metrics.contains(&"deep".to_string())
+    );
+}
+
+/// Checks one record against the CloudWatch Embedded Metric Format specification: the `_aws`
+/// metadata (Timestamp in ms, CloudWatchMetrics directives with Namespace, Dimensions and
+/// Metrics of Name and a valid Unit) and that every dimension and metric it names is a member
+/// of the record with a value of the right type.
+fn check_emf(r: &Value) {
+    const UNITS: &[&str] = &[
+        "Seconds",
+        "Microseconds",
+        "Milliseconds",
+        "Bytes",
+        "Kilobytes",
+        "Megabytes",
+        "Gigabytes",
+        "Terabytes",
+        "Bits",
+        "Kilobits",
+        "Megabits",
+        "Gigabits",
+        "Terabits",
+        "Percent",
+        "Count",
+        "Bytes/Second",
+        "Kilobytes/Second",
+        "Megabytes/Second",
+        "Gigabytes/Second",
+        "Terabytes/Second",
+        "Bits/Second",
+        "Kilobits/Second",
+        "Megabits/Second",
+        "Gigabits/Second",
+        "Terabits/Second",
+        "Count/Second",
+        "None",
+    ];
+    let aws = r["_aws"].as_object().expect("_aws is an object");
+    let ts = aws["Timestamp"].as_i64().expect("Timestamp is an integer");
+    assert!(
+        (ts - now_ms() as i64).abs() < 60_000,
+        "Timestamp {ts} is ms since the epoch, now"
+    );
+    let directives = aws["CloudWatchMetrics"]
+        .as_array()
+        .expect("CloudWatchMetrics is an array");
+    assert!(!directives.is_empty());
+    for d in directives {
+        let ns = d["Namespace"].as_str().expect("Namespace is a string");
+        assert!(!ns.is_empty() && ns.len() <= 255);
+        let sets = d["Dimensions"].as_array().expect("Dimensions is an array");
+        for set in sets {
+            let set = set.as_array().expect("a dimension set is an array");
+            assert!(set.len() <= 30);
+            for dim in set {
+                let dim = dim.as_str().expect("a dimension is a string");
+                assert!(
+                    r[dim].is_string(),
+                    "dimension {dim} is a string member of {r}"
+                );
+            }
+        }
+        let metrics = d["Metrics"].as_array().expect("Metrics is an array");
+        assert!(!metrics.is_empty() && metrics.len() <= 100);
+        for m in metrics {
+            let name = m["Name"].as_str().expect("a metric has a Name");
+            assert!(!name.is_empty() && name.len() <= 255);
+            let unit = m["Unit"].as_str().expect("a metric has a Unit");
+            assert!(UNITS.contains(&unit), "unit {unit}");
+            assert!(
+                r[name].is_number(),
+                "metric {name} is a number member of {r}"
+            );
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn each_script_run_writes_an_emf_record_of_its_tenant() {
+    use native_core::aws::lambda::{handle_work_batch_by, SqsEvent};
+    let Some(ep) = endpoint() else { return };
+    // GIVEN a tenant with three scripts: one that makes two data calls, one that fails, one
+    // that breaches max_data_ops
+    let s = deployed(&ep).await;
+    tenant(
+        &s,
+        "metered",
+        r#"{ "queue": true, "limits": { "max_data_ops": 2 } }"#,
+        &[
+            (
+                "two",
+                "function on_queue(ctx, ev) native.db.put('p', 'k', 1) native.db.get('p', 'k') end",
+            ),
+            ("boom", "function on_queue(ctx, ev) error('boom') end"),
+            (
+                "greedy",
+                "function on_queue(ctx, ev) for i = 1, 5 do pcall(native.db.get, 'p', 'k') end end",
+            ),
+        ],
+    )
+    .await;
+    let log = Arc::new(MemLog::default());
+    let rt = Arc::new(
+        runtime_for(&s.config, &s.clients)
+            .with_log(log.clone())
+            .with_metrics("native-test"),
+    );
+    let mut batch = SqsEvent::default();
+    batch.records = ["two", "boom", "greedy"]
+        .iter()
+        .map(|script| {
+            let body = json!({ "tenant": "metered", "script": script, "event": {} });
+            record(script, &body.to_string())
+        })
+        .collect();
+    // WHEN they run
+    handle_work_batch_by(&rt, batch, now_ms() + 30_000).await;
+    // THEN each run wrote one record that follows the EMF specification, in the namespace,
+    // with the tenant as its only dimension and the figures of that run
+    let records: Vec<Value> = log
+        .0
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|r| r.get("_aws").is_some())
+        .cloned()
+        .collect();
+    assert_eq!(records.len(), 3, "{records:?}");
+    for r in &records {
+        check_emf(r);
+        let d = &r["_aws"]["CloudWatchMetrics"][0];
+        assert_eq!(d["Namespace"], "native-test");
+        assert_eq!(d["Dimensions"], json!([["tenant"]]));
+        assert_eq!(r["tenant"], "metered");
+        assert_eq!(r["Invocations"], 1);
+        assert!(r["Duration"].as_f64().unwrap() > 0.0);
+    }
+    let of = |script: &str| records.iter().find(|r| r["script"] == script).unwrap();
+    let names: Vec<&str> = of("two")["_aws"]["CloudWatchMetrics"][0]["Metrics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["Name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "Invocations",
+            "Errors",
+            "LimitBreaches",
+            "Duration",
+            "DataOps"
+        ]
+    );
+    assert_eq!(
+        (of("two")["Errors"].clone(), of("two")["DataOps"].clone()),
+        (json!(0), json!(2))
+    );
+    assert_eq!(
+        (
+            of("boom")["Errors"].clone(),
+            of("boom")["LimitBreaches"].clone()
+        ),
+        (json!(1), json!(0))
+    );
+    assert_eq!(
+        (
+            of("greedy")["Errors"].clone(),
+            of("greedy")["LimitBreaches"].clone()
+        ),
+        (json!(1), json!(1))
+    );
+    assert_eq!(
+        of("greedy")["DataOps"],
+        5,
+        "counted as max_data_ops counts: every call asked for"
+    );
+}

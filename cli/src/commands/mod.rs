@@ -151,7 +151,17 @@ pub async fn run(cli: Cli) -> ExitCode {
             deploy::run(&project, &tenant, &bucket, function).await
         }
         Command::Barrier { command } => barrier::run(&project, command).await,
-        Command::Dlq { tenant } => queues::dlq(&project, tenant.as_deref()).await,
+        Command::Dlq {
+            tenant,
+            events_queue,
+            work_queue,
+        } => {
+            let on_aws = queues::OnAws {
+                events: events_queue,
+                work: work_queue,
+            };
+            queues::dlq(&project, tenant.as_deref(), on_aws).await
+        }
         Command::Clock { command } => clock::run(&project, command),
         Command::Keys { command } => keys::run(&project, command).await,
         Command::Serve { listen } => serve::run(&project, &listen).await,

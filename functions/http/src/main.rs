@@ -9,6 +9,8 @@ use native_core::inbound::router;
 
 #[tokio::main]
 async fn main() -> Result<(), lambda_http::Error> {
+    // The runtime's own errors and the SDK's, as JSON when the function's LoggingConfig says so.
+    lambda_http::tracing::init_default_subscriber();
     let rt = Arc::new(lambda::cold_start().await?);
     lambda_http::run(router(rt)).await
 }

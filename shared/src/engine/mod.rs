@@ -144,6 +144,31 @@ impl Engine {
         call: &Call,
         not_after: Option<Instant>,
     ) -> Result<serde_json::Value, Error> {
+        self.run_measured(services, handle, call, not_after).0
+    }
+
+    /// [`Engine::run_until`], also giving the backend calls the script made (`max_data_ops`'
+    /// count), for metrics.
+    pub fn run_measured(
+        &self,
+        services: &Arc<Services>,
+        handle: &tokio::runtime::Handle,
+        call: &Call,
+        not_after: Option<Instant>,
+    ) -> (Result<serde_json::Value, Error>, u32) {
+        let data_ops = Cell::new(0);
+        let out = self.run_inner(services, handle, call, not_after, &data_ops);
+        (out, data_ops.get())
+    }
+
+    fn run_inner(
+        &self,
+        services: &Arc<Services>,
+        handle: &tokio::runtime::Handle,
+        call: &Call,
+        not_after: Option<Instant>,
+        data_ops: &Cell<u32>,
+    ) -> Result<serde_json::Value, Error> {
         let tenant = &call.tenant;
         let script = tenant.script(&call.script)?;
         // A script's error text reaches logs, terminals and callers: `error(string.rep(...))`
@@ -208,6 +233,9 @@ impl Engine {
         let expired = armed.expired();
         drop(armed);
         let inv = vm.lua.remove_app_data::<Invocation>();
+        if let Some(i) = &inv {
+            data_ops.set(i.data_ops.get());
+        }
         // A script that caught the timeout error and returned still timed out.
         let breach = inv
             .and_then(|i| i.breach.into_inner())
