@@ -5,6 +5,11 @@
 //! Run: `cargo bench -p native-tests --bench batch` (add `-- --big` for the 1 GB parts). Each
 //! figure is the fastest of three alternating runs (one for 1 GB parts, or with
 //! `NATIVE_BENCH_MB=N`, which runs parts of N MB only, as under callgrind).
+//!
+//! The peers a tenant would otherwise pick, Node.js and CPython (`benches/peers/rows.js` and
+//! `rows.py`: whole file in memory, sha256, gunzip, a JSON parse per line, a sum), run on the
+//! same bytes in the same alternation when `node` / `python3` are on the PATH (`NATIVE_BENCH_PEERS=0`
+//! skips them), and our rows/s is printed as a ratio to each.
 
 use std::io::{BufRead, Read, Write};
 use std::time::Instant;
@@ -75,6 +80,37 @@ fn raw(file: std::fs::File, gz: bool) -> u64 {
     n
 }
 
+/// A peer's time for the part in `path` (its own clock, without its process start), or `None`
+/// when the peer is not installed or peers are switched off.
+fn peer(
+    cmd: &str,
+    script: &str,
+    path: &std::path::Path,
+    sha: &str,
+    gz: bool,
+    n: u64,
+) -> Option<f64> {
+    if std::env::var("NATIVE_BENCH_PEERS").is_ok_and(|v| v == "0") {
+        return None;
+    }
+    let script = format!("{}/benches/peers/{script}", env!("CARGO_MANIFEST_DIR"));
+    let out = std::process::Command::new(cmd)
+        .arg(script)
+        .arg(path)
+        .arg(sha)
+        .arg(if gz { "gzip" } else { "plain" })
+        .output()
+        .ok()?;
+    assert!(
+        out.status.success(),
+        "{cmd}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["rows"], json!(n), "{cmd} counted other rows");
+    v["seconds"].as_f64()
+}
+
 fn peak_rss_reset() {
     let _ = std::fs::write("/proc/self/clear_refs", "5");
 }
@@ -123,14 +159,17 @@ fn main() {
         "{:<28} {:>10} {:>10} {:>12} {:>10} {:>12}",
         "part", "rows", "MB", "rows/s", "MB/s", "of raw"
     );
+    let scratch = std::env::temp_dir().join(format!("native-bench-peers-{}", std::process::id()));
     for &size in &sizes {
         for gz in [false, true] {
             let (plain, n) = rows(size);
             let stored = if gz { gzip(&plain) } else { plain.clone() };
             let mb = plain.len() as f64 / MB as f64;
             drop(plain);
+            let sha = hex::encode(Sha256::digest(&stored));
+            std::fs::write(&scratch, &stored).unwrap();
             let job = format!("j{size}{gz}");
-            let manifest = json!({ "ok": true, "results": { "r": { "rows": n, "parts": [{ "key": "r.0000", "bytes": stored.len(), "sha256": hex::encode(Sha256::digest(&stored)) }] } } });
+            let manifest = json!({ "ok": true, "results": { "r": { "rows": n, "parts": [{ "key": "r.0000", "bytes": stored.len(), "sha256": sha }] } } });
             let state = json!({ "v": 1, "job": job, "continue_with": null, "state": {}, "queries": ["r"], "created_ms": 0 });
             let objects = &p.rt.services.backends.objects;
             rt.block_on(async {
@@ -180,11 +219,18 @@ fn main() {
                 3
             };
             let (mut raw_s, mut ours_s) = (f64::MAX, f64::MAX);
+            let (mut node_s, mut python_s) = (None::<f64>, None::<f64>);
             let (mut before, mut peak) = (0.0, 0.0);
             for _ in 0..tries {
                 let t = Instant::now();
                 assert_eq!(raw(stored_file(), gz), n);
                 raw_s = raw_s.min(t.elapsed().as_secs_f64());
+                if let Some(s) = peer("node", "rows.js", &scratch, &sha, gz, n) {
+                    node_s = Some(node_s.map_or(s, |b| b.min(s)));
+                }
+                if let Some(s) = peer("python3", "rows.py", &scratch, &sha, gz, n) {
+                    python_s = Some(python_s.map_or(s, |b| b.min(s)));
+                }
 
                 peak_rss_reset();
                 before = peak_rss_mb();
@@ -217,6 +263,20 @@ fn main() {
                 peak,
                 before
             );
+            for (name, s) in [("Node.js", node_s), ("CPython", python_s)] {
+                if let Some(s) = s {
+                    println!(
+                        "{:<28} {:>10} {:>10.0} {:>12.0} {:>10.1} {:>12}   job:rows is {:.2}x",
+                        format!("{name}: {label}"),
+                        n,
+                        mb,
+                        n as f64 / s,
+                        mb / s,
+                        format!("{:.0}%", 100.0 * raw_s / s),
+                        s / ours_s
+                    );
+                }
+            }
             rt.block_on(async {
                 objects
                     .delete("bench-batch", &format!("b/jobs/{job}/r.0000"))
@@ -225,4 +285,5 @@ fn main() {
             });
         }
     }
+    let _ = std::fs::remove_file(&scratch);
 }

@@ -2,18 +2,36 @@
 //!
 //! Building a row through mlua's safe API costs a protected call per field (every `raw_set`
 //! may raise a memory error); at a million rows that is most of the time. Here one protected
-//! call per row (`Lua::exec_raw`) parses the line with serde and pushes the values with the raw
-//! C API, which inside that protected call may raise freely. Same mapping as
-//! [`super::to_lua`]: objects and arrays become tables, arrays carry mlua's array metatable so
-//! that they encode back as arrays, `null` is nil.
+//! call per batch of rows (`Lua::exec_raw`) parses the lines with a small parser of our own and
+//! pushes the values with the raw C API, which inside that protected call may raise freely.
+//!
+//! Rows of one dataset mostly share a shape, which the parser uses as V8's JSON parser uses
+//! hidden classes: the n-th key of a row is compared with the n-th key of the row before, and
+//! when the bytes are equal the string already interned is pushed again (no hashing, no string
+//! table lookup); the n-th table of a row is created with the size the n-th table of the row
+//! before ended with (no rehashing while it fills).
+//!
+//! Same mapping as [`super::to_lua`]: objects and arrays become tables, arrays carry mlua's array
+//! metatable so that they encode back as arrays, `null` is nil. What it accepts is exactly
+//! RFC 8259 JSON, as serde_json does (nesting limited to the same 127 levels); when it refuses a
+//! text, serde_json parses it again to give its error message, so messages name the line and
+//! column as before.
 #![allow(unsafe_code)]
 
-use std::fmt;
 use std::os::raw::c_int;
 
 use mlua::ffi::{self, lua_State};
 use mlua::{Lua, LuaSerdeExt, Table};
-use serde::de::{self, DeserializeSeed, MapAccess, SeqAccess, Visitor};
+use serde::de;
+
+/// Deepest nesting of arrays and objects (serde_json's limit, so that it also refuses what we
+/// refuse and can name the reason).
+const MAX_DEPTH: u32 = 127;
+/// Keys remembered per row shape, and tables whose size is remembered.
+const SHAPE_KEYS: usize = 64;
+const SHAPE_TABLES: usize = 32;
+/// Largest size hint given to a new table, whatever the row before held.
+const MAX_HINT: u32 = 64;
 
 /// Parses one JSON line per span of `data` into `buf[1..]`, in one protected call. Returns how
 /// many rows it stored and, if a line is not JSON, that line's number and the parse error (the
@@ -25,28 +43,23 @@ pub fn parse_rows(
     spans: &[(usize, usize, u64)],
 ) -> mlua::Result<(usize, Option<(u64, String)>)> {
     let mut stored = 0usize;
-    let mut failure: Option<(u64, String)> = None;
+    let mut failed: Option<(u64, &[u8])> = None;
+    let mut shapes = Shapes::default();
     let array_mt = lua.array_metatable();
-    let hint = std::cell::Cell::new(0);
     // SAFETY: `exec_raw` runs the closure inside a protected call with the array metatable at
-    // stack index 1 and the buffer at 2, and restores the stack afterwards. The closure only
-    // pushes values (checking stack space for every nesting level), stores each row into the
-    // buffer with `lua_rawseti` and clears the stack; a Lua error (out of memory) raised by a
-    // push unwinds to the protected call, and nothing here holds a resource that would leak.
+    // stack index 1 and the buffer at 2, and restores the stack afterwards. The closure creates
+    // the key cache at 3, pushes values (checking stack space for every nesting level), stores
+    // each row into the buffer with `lua_rawseti` and clears the stack. A Lua error (out of
+    // memory) raised by a push unwinds to the protected call; the buffers it may leave behind
+    // are owned outside the closure, so nothing leaks.
     unsafe {
         lua.exec_raw::<()>((array_mt, buf), |state| {
+            ffi::lua_createtable(state, SHAPE_KEYS as c_int, 0);
             for (i, &(start, end, line)) in spans.iter().enumerate() {
-                let mut de = serde_json::Deserializer::from_slice(&data[start..end]);
-                let ok = Push {
-                    state,
-                    mt: 1,
-                    hint: &hint,
-                    top: true,
-                }
-                .deserialize(&mut de)
-                .and_then(|()| de.end());
-                if let Err(e) = ok {
-                    failure = Some((line, e.to_string()));
+                let text = &data[start..end];
+                let mut p = Parser::new(text, state, 1, 3, &mut shapes);
+                if p.document().is_err() {
+                    failed = Some((line, text));
                     break;
                 }
                 if ffi::lua_type(state, -1) == ffi::LUA_TNIL {
@@ -59,7 +72,7 @@ pub fn parse_rows(
             ffi::lua_settop(state, 0);
         })?;
     }
-    Ok((stored, failure))
+    Ok((stored, failed.map(|(line, text)| (line, why(text)))))
 }
 
 /// Parses one JSON text straight into a Luau value, in one protected call: nothing of the value
@@ -67,59 +80,44 @@ pub fn parse_rows(
 /// the host's. `Err` holds the parse error.
 pub fn parse_value(lua: &Lua, data: &[u8]) -> mlua::Result<Result<mlua::Value, String>> {
     let array_mt = lua.array_metatable();
-    let hint = std::cell::Cell::new(0);
-    let mut failure: Option<String> = None;
+    let mut shapes = Shapes::default();
+    let mut ok = false;
     // SAFETY: as in `parse_rows`: the closure runs inside a protected call with the array
     // metatable at stack index 1; it pushes one value, then removes the metatable so that the
-    // value alone is returned, or on a parse error clears the stack.
+    // value alone is returned, or on a parse error clears the stack. No key cache (index 0):
+    // one document has no rows to share a shape with.
     let v = unsafe {
         lua.exec_raw::<mlua::Value>(array_mt, |state| {
-            let mut de = serde_json::Deserializer::from_slice(data);
-            let ok = Push {
-                state,
-                mt: 1,
-                hint: &hint,
-                top: false,
-            }
-            .deserialize(&mut de)
-            .and_then(|()| de.end());
-            match ok {
-                Ok(()) => ffi::lua_remove(state, 1),
-                Err(e) => {
-                    failure = Some(e.to_string());
-                    ffi::lua_settop(state, 0);
-                }
+            let mut p = Parser::new(data, state, 1, 0, &mut shapes);
+            if p.document().is_ok() {
+                ok = true;
+                ffi::lua_remove(state, 1);
+            } else {
+                ffi::lua_settop(state, 0);
             }
         })?
     };
-    Ok(match failure {
-        Some(e) => Err(e),
-        None => Ok(v),
-    })
+    Ok(if ok { Ok(v) } else { Err(why(data)) })
 }
 
-/// A serde seed that pushes the value it reads onto the Lua stack.
-struct Push<'a> {
-    state: *mut lua_State,
-    /// Stack index of the array metatable.
-    mt: c_int,
-    /// Keys of the last object at the top level: rows of one dataset mostly share a shape, and
-    /// sizing the table up front saves rehashing it key by key.
-    hint: &'a std::cell::Cell<usize>,
-    top: bool,
-}
-
-impl Push<'_> {
-    fn room<E: de::Error>(&self) -> Result<(), E> {
-        // SAFETY: a plain stack check on the state of the running protected call.
-        if unsafe { ffi::lua_checkstack(self.state, 4) } == 0 {
-            return Err(E::custom("JSON nested too deep for the Lua stack"));
-        }
-        Ok(())
+/// Why `text` is not JSON, in serde_json's words (line, column and reason).
+fn why(text: &[u8]) -> String {
+    let mut de = serde_json::Deserializer::from_slice(text);
+    match de::DeserializeSeed::deserialize(Check, &mut de).and_then(|()| de.end()) {
+        Err(e) => e.to_string(),
+        // Only a disagreement between the two parsers lands here (the differential test below
+        // looks for one).
+        Ok(()) => "not valid JSON".into(),
     }
 }
 
-impl<'de> DeserializeSeed<'de> for Push<'_> {
+/// Reads a JSON text with serde_json, checking all it checks (nesting, escapes, UTF-8,
+/// numbers) while keeping nothing: `IgnoredAny` would skip strings and nesting unchecked, and
+/// a `serde_json::Value` would cost the host many times the text.
+#[derive(Clone, Copy)]
+struct Check;
+
+impl<'de> de::DeserializeSeed<'de> for Check {
     type Value = ();
 
     fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
@@ -127,92 +125,712 @@ impl<'de> DeserializeSeed<'de> for Push<'_> {
     }
 }
 
-// SAFETY (for every block below): each visit pushes exactly one value onto the stack of the
-// protected call that `parse` runs, after `room` made space for it.
-impl<'de> Visitor<'de> for Push<'_> {
+impl<'de> de::Visitor<'de> for Check {
     type Value = ();
 
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str("a JSON value")
     }
-
-    fn visit_bool<E: de::Error>(self, v: bool) -> Result<(), E> {
-        unsafe { ffi::lua_pushboolean(self.state, c_int::from(v)) };
+    fn visit_bool<E>(self, _: bool) -> Result<(), E> {
         Ok(())
     }
-
-    fn visit_i64<E: de::Error>(self, v: i64) -> Result<(), E> {
-        unsafe { ffi::lua_pushnumber(self.state, v as f64) };
+    fn visit_i64<E>(self, _: i64) -> Result<(), E> {
         Ok(())
     }
-
-    fn visit_u64<E: de::Error>(self, v: u64) -> Result<(), E> {
-        unsafe { ffi::lua_pushnumber(self.state, v as f64) };
+    fn visit_u64<E>(self, _: u64) -> Result<(), E> {
         Ok(())
     }
-
-    fn visit_f64<E: de::Error>(self, v: f64) -> Result<(), E> {
-        unsafe { ffi::lua_pushnumber(self.state, v) };
+    fn visit_f64<E>(self, _: f64) -> Result<(), E> {
         Ok(())
     }
-
-    fn visit_str<E: de::Error>(self, v: &str) -> Result<(), E> {
-        unsafe { ffi::lua_pushlstring(self.state, v.as_ptr().cast(), v.len()) };
+    fn visit_str<E>(self, _: &str) -> Result<(), E> {
         Ok(())
     }
-
-    fn visit_unit<E: de::Error>(self) -> Result<(), E> {
-        unsafe { ffi::lua_pushnil(self.state) };
+    fn visit_unit<E>(self) -> Result<(), E> {
         Ok(())
     }
-
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
-        self.room()?;
-        let (state, mt, hint) = (self.state, self.mt, self.hint);
-        // serde_json does not know a list's length up front: room for a few saves the first
-        // regrowths of small lists.
-        unsafe { ffi::lua_createtable(state, seq.size_hint().unwrap_or(4) as c_int, 0) };
-        let mut i = 1;
-        while seq
-            .next_element_seed(Push {
-                state,
-                mt,
-                hint,
-                top: false,
-            })?
-            .is_some()
-        {
-            unsafe { ffi::lua_rawseti(state, -2, i) };
-            i += 1;
-        }
-        unsafe {
-            ffi::lua_pushvalue(state, mt);
-            ffi::lua_setmetatable(state, -2);
+    fn visit_seq<A: de::SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+        while seq.next_element_seed(Check)?.is_some() {}
+        Ok(())
+    }
+    fn visit_map<A: de::MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        while map.next_key_seed(Check)?.is_some() {
+            map.next_value_seed(Check)?;
         }
         Ok(())
     }
+}
 
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
-        self.room()?;
-        let (state, mt, hint, top) = (self.state, self.mt, self.hint, self.top);
-        let size = map.size_hint().unwrap_or(if top { hint.get() } else { 0 });
-        unsafe { ffi::lua_createtable(state, 0, size.min(64) as c_int) };
-        let mut keys = 0;
-        while let Some(k) = map.next_key::<std::borrow::Cow<'de, str>>()? {
-            unsafe { ffi::lua_pushlstring(state, k.as_ptr().cast(), k.len()) };
-            map.next_value_seed(Push {
-                state,
-                mt,
-                hint,
-                top: false,
-            })?;
-            // A nil value sets nothing: the key is absent, as for `null` elsewhere.
-            unsafe { ffi::lua_rawset(state, -3) };
-            keys += 1;
+/// What the parser remembers from one row to the next (see the module's header).
+#[derive(Default)]
+struct Shapes {
+    /// The bytes of the n-th key of the last row; the string itself is at `cache[n + 1]`.
+    keys: Vec<Vec<u8>>,
+    /// The size the n-th table of the last row ended with.
+    sizes: Vec<u32>,
+    /// Unescaped string bytes.
+    scratch: Vec<u8>,
+}
+
+/// Not JSON: the message is serde_json's (see [`why`]).
+struct Bad;
+
+type Parsed = Result<(), Bad>;
+
+struct Parser<'a> {
+    s: &'a [u8],
+    i: usize,
+    state: *mut lua_State,
+    /// Stack index of the array metatable.
+    mt: c_int,
+    /// Stack index of the key cache table, 0 for none.
+    cache: c_int,
+    keys: &'a mut Vec<Vec<u8>>,
+    sizes: &'a mut Vec<u32>,
+    scratch: &'a mut Vec<u8>,
+    /// Ordinals of the next key and the next table in this document.
+    key_no: usize,
+    table_no: usize,
+    depth: u32,
+}
+
+/// Where a string's bytes are: in the text (no escapes) or in the scratch buffer.
+enum Str {
+    Text(usize, usize),
+    Scratch,
+}
+
+impl<'a> Parser<'a> {
+    fn new(
+        s: &'a [u8],
+        state: *mut lua_State,
+        mt: c_int,
+        cache: c_int,
+        shapes: &'a mut Shapes,
+    ) -> Self {
+        Parser {
+            s,
+            i: 0,
+            state,
+            mt,
+            cache,
+            keys: &mut shapes.keys,
+            sizes: &mut shapes.sizes,
+            scratch: &mut shapes.scratch,
+            key_no: 0,
+            table_no: 0,
+            depth: 0,
         }
-        if top {
-            hint.set(keys);
+    }
+
+    /// One value and nothing after it but whitespace; pushes the value.
+    unsafe fn document(&mut self) -> Parsed {
+        self.value()?;
+        self.ws();
+        if self.i == self.s.len() {
+            Ok(())
+        } else {
+            Err(Bad)
         }
+    }
+
+    #[inline]
+    fn ws(&mut self) {
+        while let Some(b' ' | b'\n' | b'\r' | b'\t') = self.s.get(self.i) {
+            self.i += 1;
+        }
+    }
+
+    #[inline]
+    fn eat(&mut self, word: &[u8]) -> Parsed {
+        if self.s[self.i..].starts_with(word) {
+            self.i += word.len();
+            Ok(())
+        } else {
+            Err(Bad)
+        }
+    }
+
+    unsafe fn value(&mut self) -> Parsed {
+        self.ws();
+        let state = self.state;
+        match self.s.get(self.i) {
+            Some(b'{') => self.object(),
+            Some(b'[') => self.array(),
+            Some(b'"') => {
+                let at = self.string()?;
+                let (p, n) = self.bytes(&at);
+                ffi::lua_pushlstring(state, p.cast(), n);
+                Ok(())
+            }
+            Some(b't') => {
+                self.eat(b"true")?;
+                ffi::lua_pushboolean(state, 1);
+                Ok(())
+            }
+            Some(b'f') => {
+                self.eat(b"false")?;
+                ffi::lua_pushboolean(state, 0);
+                Ok(())
+            }
+            Some(b'n') => {
+                self.eat(b"null")?;
+                ffi::lua_pushnil(state);
+                Ok(())
+            }
+            Some(b'-' | b'0'..=b'9') => {
+                let v = self.number()?;
+                ffi::lua_pushnumber(state, v);
+                Ok(())
+            }
+            _ => Err(Bad),
+        }
+    }
+
+    /// Enters an array or object: depth and stack space for its key, value and copies.
+    unsafe fn enter(&mut self) -> Result<(u32, usize), Bad> {
+        self.depth += 1;
+        if self.depth > MAX_DEPTH || ffi::lua_checkstack(self.state, 4) == 0 {
+            return Err(Bad);
+        }
+        self.i += 1;
+        let no = self.table_no;
+        self.table_no += 1;
+        Ok((self.sizes.get(no).copied().unwrap_or(0), no))
+    }
+
+    fn leave(&mut self, no: usize, size: u32) {
+        self.depth -= 1;
+        if no < SHAPE_TABLES {
+            if self.sizes.len() <= no {
+                self.sizes.resize(no + 1, 0);
+            }
+            self.sizes[no] = size.min(MAX_HINT);
+        }
+    }
+
+    unsafe fn object(&mut self) -> Parsed {
+        let (hint, no) = self.enter()?;
+        let state = self.state;
+        ffi::lua_createtable(state, 0, hint as c_int);
+        let mut n = 0u32;
+        self.ws();
+        if self.s.get(self.i) == Some(&b'}') {
+            self.i += 1;
+        } else {
+            loop {
+                self.ws();
+                if self.s.get(self.i) != Some(&b'"') {
+                    return Err(Bad);
+                }
+                self.key()?;
+                self.ws();
+                self.eat(b":")?;
+                self.value()?;
+                // A nil value sets nothing: the key is absent, as for `null` elsewhere.
+                ffi::lua_rawset(state, -3);
+                n += 1;
+                self.ws();
+                match self.s.get(self.i) {
+                    Some(b',') => self.i += 1,
+                    Some(b'}') => {
+                        self.i += 1;
+                        break;
+                    }
+                    _ => return Err(Bad),
+                }
+            }
+        }
+        self.leave(no, n);
         Ok(())
+    }
+
+    unsafe fn array(&mut self) -> Parsed {
+        let (hint, no) = self.enter()?;
+        let state = self.state;
+        // Room for a few saves the first regrowths of small lists the first time.
+        let hint = if hint == 0 { 4 } else { hint };
+        ffi::lua_createtable(state, hint as c_int, 0);
+        let mut n = 0u32;
+        self.ws();
+        if self.s.get(self.i) == Some(&b']') {
+            self.i += 1;
+        } else {
+            loop {
+                self.value()?;
+                n += 1;
+                ffi::lua_rawseti(state, -2, ffi::lua_Integer::from(n));
+                self.ws();
+                match self.s.get(self.i) {
+                    Some(b',') => self.i += 1,
+                    Some(b']') => {
+                        self.i += 1;
+                        break;
+                    }
+                    _ => return Err(Bad),
+                }
+            }
+        }
+        ffi::lua_pushvalue(state, self.mt);
+        ffi::lua_setmetatable(state, -2);
+        self.leave(no, n);
+        Ok(())
+    }
+
+    /// Pushes a key: the string interned for the same key of the row before when the bytes are
+    /// the same, else a new one, remembered for the next row.
+    unsafe fn key(&mut self) -> Parsed {
+        let at = self.string()?;
+        let state = self.state;
+        let no = self.key_no;
+        self.key_no += 1;
+        let (p, n) = self.bytes(&at);
+        if self.cache == 0 || no >= SHAPE_KEYS {
+            ffi::lua_pushlstring(state, p.cast(), n);
+            return Ok(());
+        }
+        let bytes = std::slice::from_raw_parts(p, n);
+        if self.keys.get(no).is_some_and(|k| k.as_slice() == bytes) {
+            ffi::lua_rawgeti(state, self.cache, (no + 1) as ffi::lua_Integer);
+            return Ok(());
+        }
+        ffi::lua_pushlstring(state, p.cast(), n);
+        ffi::lua_pushvalue(state, -1);
+        ffi::lua_rawseti(state, self.cache, (no + 1) as ffi::lua_Integer);
+        if self.keys.len() <= no {
+            self.keys.resize(no + 1, Vec::new());
+        }
+        let slot = &mut self.keys[no];
+        slot.clear();
+        slot.extend_from_slice(bytes);
+        Ok(())
+    }
+
+    fn bytes(&self, at: &Str) -> (*const u8, usize) {
+        match *at {
+            Str::Text(a, b) => (self.s[a..b].as_ptr(), b - a),
+            Str::Scratch => (self.scratch.as_ptr(), self.scratch.len()),
+        }
+    }
+
+    /// Reads a string (at its opening quote): unescaped, UTF-8 checked.
+    fn string(&mut self) -> Result<Str, Bad> {
+        self.i += 1;
+        let start = self.i;
+        let s = self.s;
+        let mut high = 0u8;
+        loop {
+            let Some(&b) = s.get(self.i) else {
+                return Err(Bad);
+            };
+            match b {
+                b'"' => break,
+                b'\\' => return self.escaped(start),
+                0..=0x1f => return Err(Bad),
+                _ => {
+                    high |= b;
+                    self.i += 1;
+                }
+            }
+        }
+        let end = self.i;
+        self.i += 1;
+        if high >= 0x80 && std::str::from_utf8(&s[start..end]).is_err() {
+            return Err(Bad);
+        }
+        Ok(Str::Text(start, end))
+    }
+
+    /// The rest of a string that has escapes, from `start`, into the scratch buffer.
+    fn escaped(&mut self, start: usize) -> Result<Str, Bad> {
+        let s = self.s;
+        self.scratch.clear();
+        self.scratch.extend_from_slice(&s[start..self.i]);
+        loop {
+            let Some(&b) = s.get(self.i) else {
+                return Err(Bad);
+            };
+            self.i += 1;
+            match b {
+                b'"' => break,
+                0..=0x1f => return Err(Bad),
+                b'\\' => {
+                    let Some(&e) = s.get(self.i) else {
+                        return Err(Bad);
+                    };
+                    self.i += 1;
+                    let c = match e {
+                        b'"' => b'"',
+                        b'\\' => b'\\',
+                        b'/' => b'/',
+                        b'b' => 8,
+                        b'f' => 12,
+                        b'n' => b'\n',
+                        b'r' => b'\r',
+                        b't' => b'\t',
+                        b'u' => {
+                            let c = self.unicode()?;
+                            let mut utf8 = [0u8; 4];
+                            self.scratch
+                                .extend_from_slice(c.encode_utf8(&mut utf8).as_bytes());
+                            continue;
+                        }
+                        _ => return Err(Bad),
+                    };
+                    self.scratch.push(c);
+                }
+                _ => self.scratch.push(b),
+            }
+        }
+        // Escapes write whole characters, so checking the result checks the raw bytes too.
+        if std::str::from_utf8(&self.scratch[..]).is_err() {
+            return Err(Bad);
+        }
+        Ok(Str::Scratch)
+    }
+
+    fn hex4(&mut self) -> Result<u32, Bad> {
+        let d = self.s.get(self.i..self.i + 4).ok_or(Bad)?;
+        let mut v = 0u32;
+        for &c in d {
+            v = v * 16 + (c as char).to_digit(16).ok_or(Bad)?;
+        }
+        self.i += 4;
+        Ok(v)
+    }
+
+    /// A `\u` escape (after the `u`), with its low surrogate when it is a high one; lone
+    /// surrogates are refused, as serde_json refuses them.
+    fn unicode(&mut self) -> Result<char, Bad> {
+        let hi = self.hex4()?;
+        let code = match hi {
+            0xD800..=0xDBFF => {
+                self.eat(b"\\u")?;
+                let lo = self.hex4()?;
+                if !(0xDC00..=0xDFFF).contains(&lo) {
+                    return Err(Bad);
+                }
+                0x10000 + ((hi - 0xD800) << 10) + (lo - 0xDC00)
+            }
+            0xDC00..=0xDFFF => return Err(Bad),
+            c => c,
+        };
+        char::from_u32(code).ok_or(Bad)
+    }
+
+    /// A number as a double: exact for integers up to 2^64 and for short decimals, correctly
+    /// rounded (the standard library's parser) for the rest; out of range is refused.
+    fn number(&mut self) -> Result<f64, Bad> {
+        const POW10: [f64; 23] = [
+            1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
+            1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22,
+        ];
+        let s = self.s;
+        let start = self.i;
+        let neg = s[self.i] == b'-';
+        if neg {
+            self.i += 1;
+        }
+        let mut m: u64 = 0;
+        let mut exact = true;
+        let digit = |i: usize| s.get(i).filter(|c| c.is_ascii_digit()).map(|c| c - b'0');
+        match digit(self.i) {
+            Some(0) => self.i += 1,
+            Some(_) => {
+                while let Some(d) = digit(self.i) {
+                    match m.checked_mul(10).and_then(|m| m.checked_add(u64::from(d))) {
+                        Some(v) => m = v,
+                        None => exact = false,
+                    }
+                    self.i += 1;
+                }
+            }
+            None => return Err(Bad),
+        }
+        let mut scale: i32 = 0;
+        let mut float = false;
+        if s.get(self.i) == Some(&b'.') {
+            float = true;
+            self.i += 1;
+            if digit(self.i).is_none() {
+                return Err(Bad);
+            }
+            while let Some(d) = digit(self.i) {
+                match m.checked_mul(10).and_then(|m| m.checked_add(u64::from(d))) {
+                    Some(v) if exact => {
+                        m = v;
+                        scale -= 1;
+                    }
+                    _ => exact = false,
+                }
+                self.i += 1;
+            }
+        }
+        if let Some(b'e' | b'E') = s.get(self.i) {
+            float = true;
+            self.i += 1;
+            if let Some(b'+' | b'-') = s.get(self.i) {
+                self.i += 1;
+            }
+            if digit(self.i).is_none() {
+                return Err(Bad);
+            }
+            // The exponent only matters through the fast path, which needs it small.
+            exact = false;
+            while digit(self.i).is_some() {
+                self.i += 1;
+            }
+        }
+        let v = if exact && !float {
+            m as f64
+        } else if exact && m <= 1 << 53 && scale >= -22 {
+            m as f64 / POW10[scale.unsigned_abs() as usize]
+        } else {
+            // SAFETY: the bytes were checked above to be an ASCII JSON number, which is also
+            // the syntax the standard library's float parser reads.
+            let text =
+                unsafe { std::str::from_utf8_unchecked(&s[start + usize::from(neg)..self.i]) };
+            text.parse::<f64>().map_err(|_| Bad)?
+        };
+        if !v.is_finite() {
+            return Err(Bad);
+        }
+        Ok(if neg { -v } else { v })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! Differential tests: our parser against serde_json, on generated documents and on
+    //! mutations of them, for what is accepted and for the values that come out.
+    use super::*;
+
+    use serde_json::Value;
+
+    /// A small deterministic generator (xorshift), so that a failure can be replayed.
+    struct Rng(u64);
+
+    impl Rng {
+        fn next(&mut self) -> u64 {
+            self.0 ^= self.0 << 13;
+            self.0 ^= self.0 >> 7;
+            self.0 ^= self.0 << 17;
+            self.0
+        }
+        fn below(&mut self, n: u64) -> u64 {
+            self.next() % n
+        }
+    }
+
+    const PIECES: &[&str] = &[
+        "0",
+        "-0",
+        "1",
+        "-1",
+        "12.5",
+        "1e3",
+        "1E-3",
+        "-2.5e+2",
+        "0.1",
+        "123456789012345678",
+        "18446744073709551615",
+        "18446744073709551616",
+        "9007199254740993",
+        "1.7976931348623157e308",
+        "5e-324",
+        "1e400",
+        "-1e400",
+        "1.0000000000000002",
+        "3.14159265358979323846264338",
+        "true",
+        "false",
+        "null",
+        "\"\"",
+        "\"a\"",
+        "\"caf\u{e9}\"",
+        "\"\\u00e9\\n\\t\\\"\\\\\\/\"",
+        "\"\\ud83d\\ude00\"",
+        "\"\\ud83d\"",
+        "\"\\ude00\"",
+        "\"\\u12\"",
+        "\"a\\qb\"",
+        "01",
+        "1.",
+        ".5",
+        "+1",
+        "-",
+        "1e",
+        "tru",
+        "nul",
+        "\"\u{1F600}\"",
+        "[]",
+        "{}",
+        "[1,]",
+        "{\"a\":}",
+        "{\"a\" 1}",
+        "[1 2]",
+        "\"\t\"",
+    ];
+
+    fn gen(r: &mut Rng, depth: u32, out: &mut String) {
+        match if depth > 4 { 0 } else { r.below(4) } {
+            0 | 1 => out.push_str(PIECES[r.below(PIECES.len() as u64) as usize]),
+            2 => {
+                out.push('[');
+                for i in 0..r.below(4) {
+                    if i > 0 {
+                        out.push(',');
+                    }
+                    gen(r, depth + 1, out);
+                }
+                out.push(']');
+            }
+            _ => {
+                out.push('{');
+                for i in 0..r.below(4) {
+                    if i > 0 {
+                        out.push_str(" , ");
+                    }
+                    let keys = ["\"id\"", "\"name\"", "\"a\\u0062\"", "\"\"", "\"id\""];
+                    out.push_str(keys[r.below(keys.len() as u64) as usize]);
+                    out.push(':');
+                    gen(r, depth + 1, out);
+                }
+                out.push('}');
+            }
+        }
+    }
+
+    /// What serde_json makes of `text`, mapped as ours maps it (numbers as doubles).
+    fn theirs(text: &[u8]) -> Option<Value> {
+        let v: Value = serde_json::from_slice(text).ok()?;
+        Some(doubles(v))
+    }
+
+    fn doubles(v: Value) -> Value {
+        match v {
+            Value::Number(n) => serde_json::json!(n.as_f64().unwrap()),
+            // A null in a list is a hole in the table, which may or may not count in its
+            // length: compare lists without them.
+            Value::Array(a) => Value::Array(
+                a.into_iter()
+                    .filter(|v| !v.is_null())
+                    .map(doubles)
+                    .collect(),
+            ),
+            Value::Object(o) => Value::Object(
+                o.into_iter()
+                    .filter(|(_, v)| !v.is_null())
+                    .map(|(k, v)| (k, doubles(v)))
+                    .collect(),
+            ),
+            v => v,
+        }
+    }
+
+    fn ours(lua: &Lua, text: &[u8]) -> Option<Value> {
+        let v = parse_value(lua, text).unwrap().ok()?;
+        Some(doubles(lua.from_value(v).unwrap()))
+    }
+
+    /// Equal, but for floats that serde_json (without its exact-rounding feature) may round one
+    /// unit in the last place differently from the correctly rounded result we give.
+    fn same(a: &Value, b: &Value) -> bool {
+        match (a, b) {
+            (Value::Number(x), Value::Number(y)) => {
+                let (x, y) = (x.as_f64().unwrap(), y.as_f64().unwrap());
+                x == y || (x.to_bits().abs_diff(y.to_bits()) <= 1 && x.signum() == y.signum())
+            }
+            (Value::Array(x), Value::Array(y)) => {
+                x.len() == y.len() && x.iter().zip(y).all(|(a, b)| same(a, b))
+            }
+            (Value::Object(x), Value::Object(y)) => {
+                x.len() == y.len() && x.iter().all(|(k, v)| y.get(k).is_some_and(|w| same(v, w)))
+            }
+            (a, b) => a == b,
+        }
+    }
+
+    #[test]
+    fn agrees_with_serde_json_on_generated_and_mutated_documents() {
+        // GIVEN documents built from valid and invalid pieces, and one-byte mutations of them
+        let lua = Lua::new();
+        let mut r = Rng(0x9e37_79b9_7f4a_7c15);
+        let (mut accepted, mut refused) = (0, 0);
+        for round in 0..20_000 {
+            let mut text = String::new();
+            gen(&mut r, 0, &mut text);
+            let mut bytes = text.into_bytes();
+            if round % 2 == 1 && !bytes.is_empty() {
+                let at = r.below(bytes.len() as u64) as usize;
+                let pool = b"{}[]\",:\\ 0-.eE\x01\xff\xc3a";
+                let to = pool[r.below(pool.len() as u64) as usize];
+                bytes[at] = to;
+            }
+            // WHEN both parse it
+            let (a, b) = (theirs(&bytes), ours(&lua, &bytes));
+            // THEN both accept it with the same value, or both refuse it (a number beyond the
+            // doubles is refused by both)
+            match (&a, &b) {
+                (Some(a), Some(b)) => {
+                    assert!(
+                        same(a, b),
+                        "{:?}: serde {a} ours {b}",
+                        String::from_utf8_lossy(&bytes)
+                    );
+                    accepted += 1;
+                }
+                (None, None) => refused += 1,
+                _ => panic!(
+                    "{:?}: serde {a:?}, ours {b:?}",
+                    String::from_utf8_lossy(&bytes)
+                ),
+            }
+        }
+        assert!(
+            accepted > 5_000 && refused > 5_000,
+            "{accepted} accepted, {refused} refused"
+        );
+    }
+
+    #[test]
+    fn nesting_is_limited_where_serde_json_limits_it() {
+        let lua = Lua::new();
+        for n in [126usize, 127, 128, 129] {
+            let text = format!("{}{}", "[".repeat(n), "]".repeat(n));
+            let (a, b) = (theirs(text.as_bytes()), ours(&lua, text.as_bytes()));
+            assert_eq!(a.is_some(), b.is_some(), "{n} levels");
+        }
+        let deep = "[".repeat(100_000);
+        let e = parse_value(&lua, deep.as_bytes()).unwrap().unwrap_err();
+        assert!(e.contains("recursion limit"), "{e}");
+    }
+
+    #[test]
+    fn rows_share_interned_keys_and_keep_their_own_values() {
+        // GIVEN rows of one shape, then a row whose second key differs, then a bad row
+        let lua = Lua::new();
+        let buf = lua.create_table().unwrap();
+        let data = br#"{"id":1,"name":"a"}{"id":2,"name":"b"}{"id":3,"nome":"c"}{"id":4,"name":"d"}{"id":}"#;
+        let spans = [
+            (0, 19, 1),
+            (19, 38, 2),
+            (38, 57, 3),
+            (57, 76, 4),
+            (76, 83, 5),
+        ];
+        // WHEN they are parsed in one batch
+        let (n, bad) = parse_rows(&lua, &buf, data, &spans).unwrap();
+        // THEN each row has its own keys and values, and the bad row is named with serde's words
+        assert_eq!(n, 4);
+        let (line, why) = bad.unwrap();
+        assert_eq!(line, 5);
+        assert!(why.contains("expected value at line 1 column 7"), "{why}");
+        let rows: Vec<Value> = (1..=4)
+            .map(|i| lua.from_value(buf.get(i).unwrap()).unwrap())
+            .collect();
+        assert_eq!(rows[1], serde_json::json!({ "id": 2, "name": "b" }));
+        assert_eq!(rows[2], serde_json::json!({ "id": 3, "nome": "c" }));
+        assert_eq!(rows[3], serde_json::json!({ "id": 4, "name": "d" }));
     }
 }
