@@ -379,6 +379,49 @@ mod tests {
         assert!(e.to_string().contains("unknown field `scrpit`"), "{e}");
     }
 
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn scripts_in_flight_share_the_memory_budget() {
+        // GIVEN a runtime whose script memory fits one 64 MB script at a time, and a script
+        // that notes when another copy of it is running
+        let (dir, e, _) = setup();
+        std::fs::write(
+            dir.path().join("tenants/acme/scripts/busy.luau"),
+            "function on_queue(ctx, ev)\n\
+               if not native.db.put_if_absent('run', 'lock', true) then native.db.put('run', 'overlap', true) end\n\
+               local t = os.clock() while os.clock() - t < 0.3 do end\n\
+               native.db.delete('run', 'lock')\n\
+             end",
+        )
+        .unwrap();
+        let d = Deployment::from_json("d.json", r#"{"buckets":{"map":{"Out":"out-b"}}}"#).unwrap();
+        let rt = Arc::new(
+            Runtime::new(d, e.backends(), Arc::new(DirTenants::new(dir.path())))
+                .with_log(Arc::new(crate::host::StderrLog))
+                .with_memory_budget(crate::budget::MemoryBudget::new(100)),
+        );
+        // WHEN a batch of three runs it
+        let mut batch = SqsEvent::default();
+        batch.records = (0..3)
+            .map(|i| {
+                record(
+                    &format!("m{i}"),
+                    r#"{"tenant":"acme","script":"busy","event":{}}"#,
+                    1,
+                )
+            })
+            .collect();
+        let resp = handle_work_batch(&rt, batch).await;
+        // THEN all three ran, one after another
+        assert!(resp.batch_item_failures.is_empty());
+        let kv = e.backends().kv;
+        let pk = "d#acme#run";
+        assert!(
+            kv.get(pk, "overlap").await.unwrap().is_none(),
+            "two ran at once"
+        );
+        assert!(kv.get(pk, "lock").await.unwrap().is_none());
+    }
+
     #[test]
     fn sample_events_parse() {
         let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../events");
