@@ -431,7 +431,7 @@ end"#;
         failed.sort();
         assert_eq!(
             failed,
-            [poison_id.clone()],
+            vec![poison_id.clone()],
             "only the poisoned message is retried: the malformed one can never succeed"
         );
         // The malformed message went straight to the dead-letter queue, with its error.
