@@ -5,9 +5,10 @@
 #   tests/run.sh -p native-tests --test aws   # arguments go to `cargo test` instead of --workspace
 #                                             # (and the Lambda binaries' smoke run is skipped)
 #
-# 1. installs moto[server], cfn-lint, checkov and parliament with pip when missing;
-# 2. checks formatting, clippy, the SAM template (cfn-lint with informational checks, checkov)
-#    and its IAM policies (infra/iam, rendered from it, checked with parliament);
+# 1. installs moto[server], cfn-lint, jsonschema, checkov and parliament with pip when missing;
+# 2. checks formatting, clippy, the SAM template (cfn-lint with informational checks, checkov),
+#    its IAM policies (infra/iam, rendered from it, checked with parliament) and the
+#    partner contract's JSON Schemas (tests/schemas.py);
 # 3. starts moto on a free 127.0.0.1 port and points the AWS tests at it (stopped at exit);
 # 4. runs the four Lambda binaries against a local runtime API (tests/lambda_smoke.py);
 # 5. runs the tests: one debug build of the whole workspace with every feature.
@@ -22,6 +23,8 @@ pip_install() {
 }
 python3 -c 'import moto.server, flask_cors' 2>/dev/null || pip_install 'moto[server]'
 command -v cfn-lint >/dev/null 2>&1 || pip_install cfn-lint
+# For tests/schemas.py (cfn-lint brings it along, unless it was installed elsewhere, e.g. pipx).
+python3 -c 'import jsonschema' 2>/dev/null || pip_install jsonschema
 command -v checkov >/dev/null 2>&1 || pip_install checkov
 command -v parliament >/dev/null 2>&1 || pip_install parliament
 
@@ -40,6 +43,10 @@ checkov -f template.yaml --framework cloudformation --quiet --compact --skip-dow
 say "parliament infra/iam (the template's IAM policies)"
 python3 infra/iam/render.py --check
 parliament --directory infra/iam --include_policy_extension json </dev/null
+# The partner contract's JSON Schemas against the manifest corpus (the Rust reader is held to
+# the same corpus by a cargo test): both give each manifest the verdict of its folder.
+say "tests/schemas.py"
+python3 tests/schemas.py
 say "cargo clippy"
 cargo clippy --workspace --all-targets --all-features --quiet -- -D warnings
 
@@ -80,6 +87,9 @@ if [ "$#" -eq 0 ]; then
 fi
 say "cargo test --all-features $*"
 out="target/test-output.log"
+rm -f target/tmp/guides.txt   # written by the guide test (cli/tests/guides.rs) when it runs
 cargo test --all-features "$@" 2>&1 | tee "$out"
 # One closing line over every test binary (cargo ends with the last crate's doc-tests, often 0).
 awk '/^test result:/ { p += $4; f += $6; i += $8 } END { printf "tests: %d passed, %d failed, %d skipped\n", p, f, i }' "$out"
+# How many blocks of the guides ran, and which are marked not runnable (and why).
+if [ -f target/tmp/guides.txt ]; then cat target/tmp/guides.txt; fi

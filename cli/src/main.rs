@@ -18,13 +18,16 @@ use clap::{Parser, Subcommand};
 ///
 /// A project is a folder with deployment.json, tenants/<tenant>/config.json and
 /// tenants/<tenant>/scripts/<name>.luau. State lives in its .native/ folder.
-/// Exit codes: 0 success, 1 a script failed (stderr names script and line), 2 usage or config error.
+/// Exit codes: 0 success; 1 the verb's own work failed, its invocation or a message it caused
+/// (stderr names script and line; older messages failing again are only reported); 2 usage or
+/// config error.
 #[derive(Parser, Debug)]
 #[command(name = "native", version, about, long_about)]
 pub struct Cli {
-    /// The project folder.
-    #[arg(long, global = true, default_value = ".")]
-    project: PathBuf,
+    /// The project folder (default: the current folder). For `demo`, where to keep the example
+    /// projects instead of a temporary folder; for `init DIR`, the folder a relative DIR is in.
+    #[arg(long, global = true, value_name = "DIR")]
+    project: Option<PathBuf>,
     #[command(subcommand)]
     command: Command,
 }
@@ -32,9 +35,11 @@ pub struct Cli {
 /// The verbs.
 #[derive(Subcommand, Debug)]
 pub enum Command {
-    /// Build a temporary project from the examples and run it end to end, printing each step.
+    /// Build projects from the examples and run them end to end, printing each step: in a
+    /// temporary folder, or kept in --project DIR (as DIR/hello, DIR/barrier, DIR/batch).
     Demo,
-    /// Make a working project with an example tenant in DIR (default: the current folder).
+    /// Make a working project with an example tenant in DIR (default: --project, else the
+    /// current folder; a relative DIR is taken inside --project when both are given).
     Init {
         /// Where to make the project.
         dir: Option<PathBuf>,
@@ -136,7 +141,8 @@ pub enum Command {
     },
     /// Process every due message until idle.
     Drain {
-        /// Also wait for delayed messages and retries until the queues are empty.
+        /// Also wait for delayed messages (not for retries of failed ones, which come back after
+        /// the 360 s visibility timeout on the project clock: see `native clock advance`).
         #[arg(long)]
         wait: bool,
     },
@@ -176,6 +182,12 @@ pub enum Command {
         #[command(subcommand)]
         command: KeysCommand,
     },
+    /// The vault: secrets that requests fill in as {{vault:NAME}}, never seen by scripts.
+    Vault {
+        /// What to do with secrets.
+        #[command(subcommand)]
+        command: VaultCommand,
+    },
     /// Serve the HTTP API (POST /v1/invoke/{script}, GET /healthz) and process both queues
     /// continuously, until SIGINT or SIGTERM. The first line on stdout is exactly
     /// `listening on http://HOST:PORT`.
@@ -186,6 +198,8 @@ pub enum Command {
     },
     /// List dead letters (messages that failed five times, or that can never succeed) with
     /// their last error; with --events-queue/--work-queue, those of a deployment on AWS.
+    /// `native dlq redrive [TENANT]` moves them back to their queue.
+    #[command(args_conflicts_with_subcommands = true)]
     Dlq {
         /// Only this tenant's.
         tenant: Option<String>,
@@ -195,6 +209,24 @@ pub enum Command {
         /// The work queue's URL on AWS (the stack's WorkQueueUrl): list its dead letters.
         #[arg(long)]
         work_queue: Option<String>,
+        /// What to do with dead letters (default: list them).
+        #[command(subcommand)]
+        command: Option<DlqCommand>,
+    },
+}
+
+/// `native dlq` verbs.
+#[derive(Subcommand, Debug)]
+pub enum DlqCommand {
+    /// Move dead letters (of one tenant, or all) back to their queue, with five attempts
+    /// again, then drain: for when their cause is fixed. A barrier whose continuation was lost
+    /// after its dispatch claim is dispatched by its redriven ack once the claim has lapsed.
+    Redrive {
+        /// Only this tenant's.
+        tenant: Option<String>,
+        /// Do not process the queues afterwards.
+        #[arg(long)]
+        no_drain: bool,
     },
 }
 
@@ -246,6 +278,41 @@ pub enum KeysCommand {
         /// The DynamoDB table of a deployment on AWS.
         #[arg(long)]
         table: Option<String>,
+    },
+}
+
+/// `native vault` verbs. With `--aws PREFIX` they work on Secrets Manager (ids
+/// `<PREFIX><tenant>/<name>`, the deployment's NATIVE_VAULT_PREFIX, e.g. native/; credentials
+/// and region from the environment) instead of the project's .native/vault/.
+#[derive(Subcommand, Debug)]
+pub enum VaultCommand {
+    /// Set a secret from stdin (one trailing newline dropped); the value is never printed.
+    Set {
+        /// The tenant.
+        tenant: String,
+        /// The secret's name, as in {{vault:NAME}}.
+        name: String,
+        /// Secrets Manager, under this prefix.
+        #[arg(long, value_name = "PREFIX")]
+        aws: Option<String>,
+    },
+    /// List a tenant's secret names, one a line (never the values).
+    List {
+        /// The tenant.
+        tenant: String,
+        /// Secrets Manager, under this prefix.
+        #[arg(long, value_name = "PREFIX")]
+        aws: Option<String>,
+    },
+    /// Delete a secret (a missing one is fine).
+    Delete {
+        /// The tenant.
+        tenant: String,
+        /// The secret's name.
+        name: String,
+        /// Secrets Manager, under this prefix.
+        #[arg(long, value_name = "PREFIX")]
+        aws: Option<String>,
     },
 }
 

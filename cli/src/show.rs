@@ -96,7 +96,8 @@ impl LogSink for TerminalLog {
 
 /// A runtime over the project whose script logs go through [`TerminalLog`].
 pub fn runtime(p: &native_core::local::Project) -> native_core::runtime::Runtime {
-    p.runtime().with_log(Arc::new(TerminalLog))
+    // The CLI outlives its invocations, so it performs job:http itself (and waits for it).
+    p.runtime().with_log(Arc::new(TerminalLog)).with_http_jobs()
 }
 
 #[cfg(test)]

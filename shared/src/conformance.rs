@@ -341,6 +341,49 @@ pub async fn queue_delivery_and_dead_letters(q: &dyn Queue, queue: QueueKind) {
     );
 }
 
+/// Redrive: dead letters that the filter accepts go back to the queue, visible at once with a
+/// fresh receive count; the others stay dead letters.
+pub async fn queue_redrive(q: &dyn Queue, queue: QueueKind) {
+    let tag = scope();
+    let (ours, theirs) = (format!("ours-{tag}"), format!("theirs-{tag}"));
+    q.send(queue, ours.clone(), 0).await.unwrap();
+    q.send(queue, theirs.clone(), 0).await.unwrap();
+    // Fail both until they are dead letters.
+    for _ in 0..MAX_RECEIVES {
+        let got = q.receive(queue, 10, 30).await.unwrap();
+        assert_eq!(got.len(), 2, "both come back: {got:?}");
+        for m in got {
+            q.retry_later(queue, &m.receipt, 0, "boom").await.unwrap();
+        }
+    }
+    assert!(
+        q.receive(queue, 10, 30).await.unwrap().is_empty(),
+        "both are dead"
+    );
+    let dead = q.dead_letters(queue, 100).await.unwrap();
+    assert_eq!(dead.len(), 2, "{dead:?}");
+
+    let moved = q
+        .redrive(queue, &|body: &str| body.starts_with("ours-"), 100)
+        .await
+        .unwrap();
+    assert_eq!(moved, 1, "only the accepted dead letter moves");
+    let back = q.receive(queue, 10, 30).await.unwrap();
+    assert_eq!(back.len(), 1, "it is visible at once: {back:?}");
+    assert_eq!(back[0].body, ours);
+    assert_eq!(back[0].receive_count, 1, "with a fresh receive count");
+    q.delete(queue, &back[0].receipt).await.unwrap();
+    let dead = q.dead_letters(queue, 100).await.unwrap();
+    assert_eq!(
+        dead.iter().map(|d| d.body.as_str()).collect::<Vec<_>>(),
+        vec![theirs.as_str()],
+        "the other stays a dead letter"
+    );
+    assert_eq!(q.redrive(queue, &|_: &str| false, 100).await.unwrap(), 0);
+    assert_eq!(q.redrive(queue, &|_: &str| true, 100).await.unwrap(), 1);
+    assert!(q.dead_letters(queue, 100).await.unwrap().is_empty());
+}
+
 /// Transactions: all or nothing, the first failing condition reported, expired items absent.
 pub async fn kv_transactions(kv: &dyn KvStore) {
     let pk = scope();
@@ -438,4 +481,69 @@ pub async fn kv_transactions(kv: &dyn KvStore) {
         Err(0),
         "a stale version fails"
     );
+}
+
+/// Vault: set, get, replace, list (names only, per tenant), delete, and bad names refused.
+pub async fn vault_set_get_list_delete(vault: &dyn crate::ports::Vault) {
+    use crate::ports::Secret;
+    let s = scope();
+    let (a, b) = (format!("{s}-a"), format!("{s}-b"));
+    assert_eq!(vault.get(&a, "stripe.key").await.unwrap(), None);
+    assert!(
+        vault.list(&a).await.unwrap().is_empty(),
+        "a new tenant has no secrets"
+    );
+    vault
+        .set(&a, "stripe.key", &Secret::new("sk_1".into()))
+        .await
+        .unwrap();
+    vault
+        .set(&a, "other_key", &Secret::new("o".into()))
+        .await
+        .unwrap();
+    vault
+        .set(&b, "stripe.key", &Secret::new("sk_b".into()))
+        .await
+        .unwrap();
+    assert_eq!(
+        vault.get(&a, "stripe.key").await.unwrap().unwrap().expose(),
+        "sk_1"
+    );
+    vault
+        .set(
+            &a,
+            "stripe.key",
+            &Secret::new("sk_2 with spaces & ünïcode".into()),
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        vault.get(&a, "stripe.key").await.unwrap().unwrap().expose(),
+        "sk_2 with spaces & ünïcode",
+        "set replaces"
+    );
+    assert_eq!(
+        vault.get(&b, "stripe.key").await.unwrap().unwrap().expose(),
+        "sk_b",
+        "tenants do not share names"
+    );
+    assert_eq!(
+        vault.list(&a).await.unwrap(),
+        vec!["other_key".to_string(), "stripe.key".to_string()]
+    );
+    vault.delete(&a, "stripe.key").await.unwrap();
+    vault.delete(&a, "stripe.key").await.unwrap();
+    assert_eq!(vault.get(&a, "stripe.key").await.unwrap(), None);
+    assert_eq!(vault.list(&a).await.unwrap(), vec!["other_key".to_string()]);
+    for bad in ["../x", "a/b", "", ".hidden"] {
+        let e = vault.get(&a, bad).await.unwrap_err();
+        assert!(matches!(e, Error::InvalidInput(_)), "{bad:?}: {e}");
+    }
+    let e = vault
+        .set(&a, "k", &Secret::new(String::new()))
+        .await
+        .unwrap_err();
+    assert!(matches!(e, Error::InvalidInput(_)), "{e}");
+    vault.delete(&a, "other_key").await.unwrap();
+    vault.delete(&b, "stripe.key").await.unwrap();
 }

@@ -53,6 +53,25 @@ pub fn check_prefix(prefix: &str) -> Result<(), String> {
     check_relative_key(trimmed).map_err(|e| e.replace("key", "prefix"))
 }
 
+/// Checks a vault secret name (`stripe.key`): 1 to 64 letters, digits, `.`, `-` and `_`,
+/// starting with a letter or digit, so that it is a file name and a Secrets Manager name
+/// segment as it stands.
+pub fn check_secret_name(name: &str) -> Result<(), String> {
+    let ok = !name.is_empty()
+        && name.len() <= 64
+        && name.starts_with(|c: char| c.is_ascii_alphanumeric())
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_'));
+    if ok {
+        Ok(())
+    } else {
+        Err(format!(
+            "vault name {name:?} is not valid: use 1 to 64 letters, digits, '.', '-' or '_', starting with a letter or digit"
+        ))
+    }
+}
+
 /// Checks a name used as a script, tenant or logical bucket name: letters, digits, `-` and `_`.
 pub fn check_name(kind: &str, name: &str) -> Result<(), String> {
     let ok = !name.is_empty()

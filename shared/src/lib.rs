@@ -19,6 +19,7 @@ pub mod inbound;
 pub mod keys;
 pub mod local;
 pub mod observe;
+pub mod outbound;
 pub mod ports;
 pub mod runtime;
 pub mod tenants;

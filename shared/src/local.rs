@@ -68,6 +68,9 @@ pub struct Failure {
     pub queue: QueueKind,
     /// Its delivery attempt (1 on first).
     pub attempt: u32,
+    /// The message's id on its queue (on the embedded backend, ids grow as messages are sent:
+    /// see [`Embedded::last_message_id`]).
+    pub message_id: String,
     /// What failed.
     pub error: String,
 }
@@ -79,14 +82,18 @@ pub struct DrainReport {
     pub handled: u32,
     /// Messages that failed (each attempt counts).
     pub failures: Vec<Failure>,
+    /// Messages that failed in this drain and wait for their retry, a visibility timeout
+    /// later (a `wait` drain does not wait for those).
+    pub retrying: usize,
 }
 
 /// How a drain behaves.
 #[derive(Debug, Clone, Copy)]
 pub struct DrainOptions {
-    /// Also wait for delayed messages and retries until both queues are empty.
+    /// Also wait for delayed messages until nothing is left but retries of messages that
+    /// failed (those come back after `retry_delay_s` on the project clock).
     pub wait: bool,
-    /// Seconds before a failed message is retried.
+    /// Seconds before a failed message is retried: the queues' visibility timeout on AWS.
     pub retry_delay_s: u32,
     /// Give up waiting after this long.
     pub max_wait: Duration,
@@ -96,25 +103,30 @@ impl Default for DrainOptions {
     fn default() -> Self {
         DrainOptions {
             wait: false,
-            retry_delay_s: 1,
+            retry_delay_s: crate::ports::VISIBILITY_TIMEOUT_S,
             max_wait: Duration::from_secs(1800),
         }
     }
 }
 
-/// Processes every due message of both queues until none is due (and, with `wait`, until none
-/// is waiting either). Handled messages are deleted; failed ones are retried later and go to the
-/// dead-letter place after their fifth receive.
+/// Processes every due message of both queues until none is due and no `job:http` of this
+/// process is running (and, with `wait`, until nothing is left but messages received before:
+/// retries of failed ones, or messages in flight in another process). Handled messages are
+/// deleted; failed ones come back after `retry_delay_s`, as after SQS's visibility timeout, and
+/// go to the dead-letter place after their fifth receive.
 pub async fn drain(rt: &Runtime, opts: DrainOptions) -> Result<DrainReport> {
     let q = rt.services.backends.queue.clone();
     let visibility = 900;
     let started = std::time::Instant::now();
     let mut report = DrainReport::default();
+    // Messages that failed here and have not been received again since.
+    let mut retrying = std::collections::HashSet::new();
     loop {
         let mut any = false;
         for kind in [QueueKind::Events, QueueKind::Work] {
             for m in q.receive(kind, 10, visibility).await? {
                 any = true;
+                retrying.remove(&(kind, m.id.clone()));
                 match process(rt, kind, &m).await {
                     Ok(()) => {
                         q.delete(kind, &m.receipt).await?;
@@ -122,22 +134,40 @@ pub async fn drain(rt: &Runtime, opts: DrainOptions) -> Result<DrainReport> {
                     }
                     Err(e) => {
                         let error = e.to_string();
+                        // After the last attempt there is nothing to wait for: the next
+                        // receive moves it to the dead letters (on SQS, its redrive policy).
+                        let last = m.receive_count >= crate::ports::MAX_RECEIVES;
+                        let msg = if last {
+                            "message failed on its last attempt; it is a dead letter now"
+                        } else {
+                            "message failed; it will be retried after the visibility timeout"
+                        };
                         rt.services.log.write(&json!({
-                            "ts_ms": crate::ports::now_ms(), "level": "error", "msg": "message failed; it will be retried",
+                            "ts_ms": crate::ports::now_ms(), "level": "error", "msg": msg,
                             "queue": kind.name(), "attempt": m.receive_count, "error": error,
                         }));
-                        q.retry_later(kind, &m.receipt, opts.retry_delay_s, &error)
-                            .await?;
+                        let delay = if last { 0 } else { opts.retry_delay_s };
+                        q.retry_later(kind, &m.receipt, delay, &error).await?;
+                        if !last {
+                            retrying.insert((kind, m.id.clone()));
+                        }
                         report.failures.push(Failure {
                             queue: kind,
                             attempt: m.receive_count,
+                            message_id: m.id.clone(),
                             error,
                         });
                     }
                 }
             }
         }
+        report.retrying = retrying.len();
         if any {
+            continue;
+        }
+        // job:http requests live only in this process: their done.json is work still to come.
+        if let Some(jobs) = rt.services.http_jobs.as_ref().filter(|j| j.running() > 0) {
+            let _ = tokio::time::timeout(Duration::from_millis(100), jobs.wait_idle()).await;
             continue;
         }
         if !opts.wait || started.elapsed() > opts.max_wait {
@@ -147,7 +177,11 @@ pub async fn drain(rt: &Runtime, opts: DrainOptions) -> Result<DrainReport> {
             q.stats(QueueKind::Events).await?,
             q.stats(QueueKind::Work).await?,
         );
-        if e.visible + e.waiting + w.visible + w.waiting == 0 {
+        // Retries come a visibility timeout later: waiting for them is for the clock
+        // (`native clock advance`), not for this drain; delayed messages are waited for.
+        let delayed =
+            (e.waiting - e.received.min(e.waiting)) + (w.waiting - w.received.min(w.waiting));
+        if e.visible + w.visible + delayed == 0 {
             return Ok(report);
         }
         tokio::time::sleep(Duration::from_millis(100)).await;

@@ -34,6 +34,9 @@ pub struct Services {
     pub backends: Backends,
     /// Where script and runtime logs go.
     pub log: Arc<dyn LogSink>,
+    /// The background performer of `job:http`, on long-running runtimes only (the Fargate
+    /// server, the CLI); `None` on the Lambda functions, where nothing runs after a return.
+    pub http_jobs: Option<Arc<crate::outbound::jobs::HttpJobs>>,
 }
 
 /// A work-queue message: which script of which tenant gets which event.
@@ -103,6 +106,7 @@ impl Runtime {
                 deployment,
                 backends,
                 log: Arc::new(StderrLog),
+                http_jobs: None,
             }),
             tenants,
             engine: Arc::new(Engine::new()),
@@ -159,6 +163,7 @@ impl Runtime {
             deployment: self.services.deployment.clone(),
             backends: b,
             log: self.services.log.clone(),
+            http_jobs: self.services.http_jobs.clone(),
         });
         cache.insert(tenant.to_string(), s.clone());
         Ok(s)
@@ -171,6 +176,29 @@ impl Runtime {
             deployment: s.deployment.clone(),
             backends: s.backends.clone(),
             log,
+            http_jobs: s.http_jobs.clone(),
+        });
+        Runtime {
+            services,
+            scoped: Default::default(),
+            ..self
+        }
+    }
+
+    /// The same runtime performing `job:http` in the background: for processes that outlive
+    /// their invocations (the Fargate server, `native serve`, the CLI).
+    pub fn with_http_jobs(self) -> Self {
+        self.with_http_performer(crate::outbound::jobs::HttpJobs::new())
+    }
+
+    /// [`Self::with_http_jobs`] with a given performer (tests shorten its waits).
+    pub fn with_http_performer(self, jobs: crate::outbound::jobs::HttpJobs) -> Self {
+        let s = &self.services;
+        let services = Arc::new(Services {
+            deployment: s.deployment.clone(),
+            backends: s.backends.clone(),
+            log: s.log.clone(),
+            http_jobs: Some(Arc::new(jobs)),
         });
         Runtime {
             services,

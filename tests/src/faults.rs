@@ -230,4 +230,13 @@ impl Queue for Faulty {
     async fn dead_letters(&self, queue: QueueKind, max: usize) -> Result<Vec<DeadLetter>> {
         self.queue.dead_letters(queue, max).await
     }
+
+    async fn redrive(
+        &self,
+        queue: QueueKind,
+        keep: &native_core::ports::Keep<'_>,
+        max: usize,
+    ) -> Result<u64> {
+        self.queue.redrive(queue, keep, max).await
+    }
 }

@@ -7,6 +7,9 @@
 
 use native_tests::aws_endpoint as endpoint;
 
+#[cfg(feature = "aws")]
+mod common;
+
 #[cfg(not(feature = "aws"))]
 #[test]
 fn aws_tests_need_the_aws_feature() {
@@ -25,7 +28,7 @@ mod with_aws {
     use native_core::aws::sdk::{s3, sqs};
     use native_core::aws::{AwsConfig, Clients, DynamoKv, S3Objects, SqsQueues};
     use native_core::conformance;
-    use native_core::ports::{ObjectStore, Queue, QueueKind};
+    use native_core::ports::{ObjectStore, Queue, QueueKind, Vault};
     use native_tests::aws_env::{clients, make_bucket, make_queue, make_table, notify, unique};
     use native_tests::MemLog;
     use serde_json::{json, Value};
@@ -78,6 +81,183 @@ mod with_aws {
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn conformance_vault_on_secrets_manager() {
+        let Some(ep) = endpoint() else { return };
+        let c = clients(&ep).await;
+        let prefix = format!("{}/", unique("vault"));
+        let vault = native_core::aws::SecretsVault::new(c.secrets.clone(), &prefix);
+        conformance::vault_set_get_list_delete(&vault).await;
+        // The secret id is <prefix><tenant>/<name>, as IAM policies scope it.
+        use native_core::ports::Secret;
+        vault
+            .set("acme", "stripe.key", &Secret::new("sk_9".into()))
+            .await
+            .unwrap();
+        let got = c
+            .secrets
+            .get_secret_value()
+            .secret_id(format!("{prefix}acme/stripe.key"))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(got.secret_string(), Some("sk_9"));
+        // A value changed behind this process's back is seen within the cache time, not at once.
+        c.secrets
+            .put_secret_value()
+            .secret_id(format!("{prefix}acme/stripe.key"))
+            .secret_string("sk_10")
+            .send()
+            .await
+            .unwrap();
+        let cached = vault.get("acme", "stripe.key").await.unwrap().unwrap();
+        assert_eq!(cached.expose(), "sk_9", "read again before the cache time");
+        let fresh = native_core::aws::SecretsVault::new(c.secrets.clone(), &prefix);
+        assert_eq!(
+            fresh
+                .get("acme", "stripe.key")
+                .await
+                .unwrap()
+                .unwrap()
+                .expose(),
+            "sk_10"
+        );
+        vault.delete("acme", "stripe.key").await.unwrap();
+    }
+
+    const CHARGE: &str = r#"
+function on_invoke(ctx, ev)
+  local job = native.batch.new()
+  job:http("charge", {
+    method = "POST",
+    url = native.config.api_base .. "charges",
+    headers = { authorization = "Bearer {{vault:stripe.key}}" },
+    body = native.json.encode(ev.order),
+    vault = { "header" },
+  })
+  job:state({ order = ev.order.id })
+  job:continue_with("charged")
+  return job:submit()
+end"#;
+    const CHARGED: &str = r#"
+function on_queue(ctx, ev)
+  local job = native.batch.hydrate(ev, { allow_failure = true })
+  if not job then return end
+  if not job.ok then error(job.error) end
+  local r = job.results.charge
+  local body = native.json.decode(job:body("charge"))
+  native.bucket.Acks.put("charged/" .. job.state.order .. ".json", native.json.encode({ status = r.status, body = body }))
+  return { delete = job:keys() }
+end"#;
+    const JOB_ROUTER: &str = r#"
+function on_route(_ctx, event)
+  local routed = native.batch.route(event)
+  if routed then return routed.script and { script = routed.script, event = routed.event } or nil end
+  return nil
+end"#;
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+    async fn the_fargate_server_performs_job_http_and_the_route_function_continues() {
+        use axum::body::Body;
+        use axum::http::Request;
+        use tower::ServiceExt;
+        let Some(ep) = endpoint() else { return };
+        // GIVEN a deployment in the emulator whose server may reach a partner API on
+        // 127.0.0.1, the seed's scripts uploaded, and the key in Secrets Manager
+        let api = super::common::server().await;
+        let prefix = format!("{}/", unique("vault"));
+        let d = deploy_with(
+            &ep,
+            &[
+                ("NATIVE_HTTP_ALLOW_PRIVATE_NETWORKS", "true".into()),
+                ("NATIVE_VAULT_PREFIX", prefix.clone()),
+            ],
+        )
+        .await;
+        let config = json!({
+            "batch": true,
+            "http": { "allow": [format!("127.0.0.1:{}", api.port)] },
+            "vault": ["stripe.key"],
+            "config": { "api_base": format!("http://127.0.0.1:{}/", api.port) },
+        });
+        upload_tenant(
+            &d,
+            "shop",
+            &config.to_string(),
+            &[
+                ("router", JOB_ROUTER),
+                ("charge", CHARGE),
+                ("charged", CHARGED),
+            ],
+        )
+        .await;
+        use native_core::ports::Secret;
+        let secret = "sk_moto_42/x+y";
+        d.rt.services
+            .backends
+            .vault
+            .set("shop", "stripe.key", &Secret::new(secret.into()))
+            .await
+            .unwrap();
+        // AND the Fargate server's runtime (the route function's plus the background
+        // performer) behind the HTTP API, with an API key
+        let server = Arc::new(
+            lambda::runtime_for(&d.config, &d.clients)
+                .with_log(d.log.clone())
+                .with_http_jobs(),
+        );
+        let key = native_core::api_keys::create(&*d.rt.services.backends.kv, "shop", "")
+            .await
+            .unwrap()
+            .key;
+        // WHEN charge is invoked over the server's HTTP API
+        let resp = native_core::inbound::router(server.clone())
+            .oneshot(
+                Request::post("/v1/invoke/charge")
+                    .header("authorization", format!("Bearer {key}"))
+                    .body(Body::from(r#"{"order":{"id":"o1","amount":3}}"#))
+                    .unwrap(),
+            )
+            .await
+            .unwrap();
+        assert_eq!(resp.status(), 200);
+        server
+            .services
+            .http_jobs
+            .as_ref()
+            .unwrap()
+            .wait_idle()
+            .await;
+        // THEN the partner got the secret from Secrets Manager, done.json notified the events
+        // queue, and the route function runs the continuation with the redacted answer
+        assert_eq!(
+            api.last_auth.lock().unwrap().as_deref(),
+            Some(format!("Bearer {secret}").as_str())
+        );
+        // (Any other record of the batch is dropped by the router.)
+        let events = receive_batch(&d, &d.events_url, 3).await;
+        assert!(
+            events
+                .records
+                .iter()
+                .any(|r| r.body.as_deref().unwrap_or("").contains("done.json")),
+            "no done.json event"
+        );
+        let out = lambda::handle_event_batch(&d.rt, events.clone()).await;
+        assert!(failures(&out).is_empty(), "{:?}", d.log.messages());
+        let acks = d.config.deployment.real_bucket("Acks").unwrap().to_string();
+        let seen: Value =
+            serde_json::from_str(&read(&d, &acks, "shop/charged/o1.json").await.unwrap()).unwrap();
+        assert_eq!(seen["status"], 201);
+        assert_eq!(seen["body"]["auth"], "Bearer [redacted:stripe.key]");
+        d.rt.services
+            .backends
+            .vault
+            .delete("shop", "stripe.key")
+            .await
+            .unwrap();
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn conformance_kv_on_dynamodb() {
         let Some(ep) = endpoint() else { return };
         let c = clients(&ep).await;
@@ -85,6 +265,24 @@ mod with_aws {
         make_table(&c, &table).await;
         conformance::kv_conditional_writes_expiry_query(&DynamoKv::new(c.dynamodb.clone(), &table))
             .await;
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn conformance_redrive_on_sqs() {
+        let Some(ep) = endpoint() else { return };
+        let c = clients(&ep).await;
+        let (events, _, _) = make_queue(&c, &unique("events")).await;
+        let (work, _, _) = make_queue(&c, &unique("work")).await;
+        let q = SqsQueues::new(
+            c.sqs.clone(),
+            native_core::aws::QueueUrls {
+                events,
+                work,
+                events_dlq: None,
+                work_dlq: None,
+            },
+        );
+        conformance::queue_redrive(&q, QueueKind::Work).await;
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -124,6 +322,11 @@ mod with_aws {
     }
 
     async fn deploy(ep: &str) -> Deployed {
+        deploy_with(ep, &[]).await
+    }
+
+    /// [`deploy`] with more variables for the functions.
+    async fn deploy_with(ep: &str, extra: &[(&'static str, String)]) -> Deployed {
         let c = clients(ep).await;
         let s = unique("e2e");
         let (data_in, acks, batch, scripts, table) = (
@@ -142,7 +345,7 @@ mod with_aws {
         notify(&c, &data_in, &events_arn, None).await;
         notify(&c, &batch, &events_arn, Some("/done.json")).await;
 
-        let vars: HashMap<&str, String> = HashMap::from([
+        let mut vars: HashMap<&str, String> = HashMap::from([
             ("NATIVE_TABLE", table),
             ("NATIVE_EVENTS_QUEUE_URL", events_url.clone()),
             ("NATIVE_WORK_QUEUE_URL", work_url.clone()),
@@ -154,6 +357,7 @@ mod with_aws {
             ("NATIVE_BATCH_BUCKET", batch),
             ("NATIVE_BATCH_PREFIX", "tenants/".into()),
         ]);
+        vars.extend(extra.iter().cloned());
         let config = AwsConfig::from_vars(|n| vars.get(n).cloned()).unwrap();
         let log = Arc::new(MemLog::default());
         let rt = Arc::new(lambda::runtime_for(&config, &c).with_log(log.clone()));

@@ -305,7 +305,9 @@ async fn deletes_happen_only_after_the_handler_succeeded() {
         "kept after a failed handler"
     );
     assert!(p.get("acme", "Acks", "other.txt").await.is_some());
-    // WHEN the retry succeeds THEN both objects are deleted
+    // WHEN the retry, due a second later, succeeds THEN both objects are deleted (a draining
+    // wait does not wait for retries: they come a visibility timeout later)
+    tokio::time::sleep(std::time::Duration::from_millis(1500)).await;
     let r = p.drain().await;
     assert!(r.failures.is_empty(), "{:?}", r.failures);
     assert!(p.get("acme", "In", "doc.txt").await.is_none());

@@ -40,7 +40,7 @@ pub fn tenant(p: &Project, name: &str) -> Result<usize, Vec<String>> {
     let t = DirTenants::new(&p.root)
         .read(name)
         .map_err(|e| vec![crate::show::text(&e.to_string()).into_owned()])?;
-    let errors: Vec<String> = t
+    let mut errors: Vec<String> = t
         .scripts
         .values()
         .filter_map(|s| {
@@ -49,6 +49,14 @@ pub fn tenant(p: &Project, name: &str) -> Result<usize, Vec<String>> {
                 .map(|e| format!("tenants/{name}/scripts/{}", crate::show::text(&e)))
         })
         .collect();
+    // A tenant switched on for native.batch in a deployment that has no batch bucket would
+    // fail at its first batch call: say so now.
+    if t.config.batch && p.deployment.batch.is_none() {
+        errors.push(format!(
+            "tenants/{name}/config.json: batch: true needs a batch bucket, and deployment.json has \
+             none; add \"batch\": {{ \"bucket\": \"...\" }} to deployment.json, or set \"batch\": false"
+        ));
+    }
     if !t.scripts.contains_key(&t.config.router) && !p.deployment.buckets.map.is_empty() {
         errln!(
             "warning: tenants/{name}: no router script {:?}; object events for this tenant will fail until scripts/{}.luau exists",

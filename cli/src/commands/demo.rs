@@ -1,4 +1,6 @@
-//! `native demo`: the examples, end to end, in a temporary project.
+//! `native demo`: the examples, end to end, in temporary projects or kept in `--project`.
+
+use std::path::{Path, PathBuf};
 
 use native_core::local::{drain, DrainOptions, Project};
 use serde_json::json;
@@ -11,14 +13,54 @@ fn step(n: u32, what: &str) {
     outln!("\n== {n}. {what}");
 }
 
-pub async fn run() -> Outcome {
-    let dir = tempfile::tempdir()
-        .map_err(|e| Failed::usage(format!("cannot make a temporary folder: {e}")))?;
-    examples::write(dir.path(), examples::HELLO).map_err(|e| Failed::usage(e.to_string()))?;
-    outln!(
-        "native demo: a temporary project in {}",
-        dir.path().display()
-    );
+/// Where one example of the demo lives: a temporary folder removed at the end, or a folder
+/// inside `--project` that is kept for the user to explore.
+enum Place {
+    Temp(tempfile::TempDir),
+    Kept(PathBuf),
+}
+
+impl Place {
+    /// A new, empty place for the example `name`.
+    fn new(keep_in: Option<&Path>, name: &str, files: &[examples::File]) -> Result<Self, Failed> {
+        let place = match keep_in {
+            None => Place::Temp(
+                tempfile::tempdir()
+                    .map_err(|e| Failed::usage(format!("cannot make a temporary folder: {e}")))?,
+            ),
+            Some(dir) => {
+                let d = dir.join(name);
+                if d.exists() {
+                    return Err(Failed::usage(format!(
+                        "{} already exists; give `native demo --project` a new folder",
+                        d.display()
+                    )));
+                }
+                Place::Kept(d)
+            }
+        };
+        examples::write(place.path(), files).map_err(|e| Failed::usage(e.to_string()))?;
+        Ok(place)
+    }
+
+    fn path(&self) -> &Path {
+        match self {
+            Place::Temp(t) => t.path(),
+            Place::Kept(p) => p,
+        }
+    }
+
+    fn kind(&self) -> &'static str {
+        match self {
+            Place::Temp(_) => "a temporary project",
+            Place::Kept(_) => "a project",
+        }
+    }
+}
+
+pub async fn run(keep_in: Option<&Path>) -> Outcome {
+    let dir = Place::new(keep_in, "hello", examples::HELLO)?;
+    outln!("native demo: {} in {}", dir.kind(), dir.path().display());
     outln!("(script logs go to stderr, one JSON object a line)");
 
     let p = Project::open(dir.path())?;
@@ -69,17 +111,22 @@ pub async fn run() -> Outcome {
         .await?
         .is_none();
     outln!("In/greetings/Ada.json deleted after the continuation succeeded: {gone}");
-    barrier().await?;
-    batch().await?;
+    barrier(keep_in).await?;
+    batch(keep_in).await?;
+    if let Some(d) = keep_in {
+        outln!(
+            "\nthe three projects are kept in {0}/hello, {0}/barrier and {0}/batch; go on with e.g. \
+             `cd {0}/hello && native invoke hello start '{{\"name\":\"Bob\"}}'`",
+            d.display()
+        );
+    }
     outln!("\ndone. Make your own project with `native init DIR`.");
     Ok(())
 }
 
 /// examples/barrier: a barrier over three documents, acked by a partner played here.
-async fn barrier() -> Outcome {
-    let dir = tempfile::tempdir()
-        .map_err(|e| Failed::usage(format!("cannot make a temporary folder: {e}")))?;
-    examples::write(dir.path(), examples::BARRIER).map_err(|e| Failed::usage(e.to_string()))?;
+async fn barrier(keep_in: Option<&Path>) -> Outcome {
+    let dir = Place::new(keep_in, "barrier", examples::BARRIER)?;
     outln!(
         "\nnative demo, part 2: a barrier (examples/barrier) in {}",
         dir.path().display()
@@ -128,11 +175,9 @@ async fn barrier() -> Outcome {
 }
 
 /// examples/batch: a job for a partner, answered by the CLI partner from fixture files.
-async fn batch() -> Outcome {
+async fn batch(keep_in: Option<&Path>) -> Outcome {
     use native_core::batch::partner::{answer, pending, Options, Source};
-    let dir = tempfile::tempdir()
-        .map_err(|e| Failed::usage(format!("cannot make a temporary folder: {e}")))?;
-    examples::write(dir.path(), examples::BATCH).map_err(|e| Failed::usage(e.to_string()))?;
+    let dir = Place::new(keep_in, "batch", examples::BATCH)?;
     outln!(
         "\nnative demo, part 3: a partner job (examples/batch) in {}",
         dir.path().display()

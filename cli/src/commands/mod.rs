@@ -11,11 +11,12 @@ mod objects;
 mod partner;
 mod queues;
 mod serve;
+mod vault;
 
 use std::path::Path;
 use std::process::ExitCode;
 
-use native_core::local::{drain, DrainOptions, DrainReport, Project};
+use native_core::local::{drain, DrainOptions, Failure, Project};
 use native_core::Error;
 use serde_json::Value;
 
@@ -62,10 +63,11 @@ type Outcome = Result<(), Failed>;
 
 /// Runs a command line.
 pub async fn run(cli: Cli) -> ExitCode {
-    let project = cli.project.clone();
+    let given = cli.project.clone();
+    let project = given.clone().unwrap_or_else(|| ".".into());
     let result = match cli.command {
-        Command::Demo => demo::run().await,
-        Command::Init { dir } => init(dir.as_deref().unwrap_or(&project)),
+        Command::Demo => demo::run(given.as_deref()).await,
+        Command::Init { dir } => init(&init_dir(given.as_deref(), dir.as_deref())),
         Command::Check => check::run(&project),
         Command::Invoke {
             tenant,
@@ -155,6 +157,7 @@ pub async fn run(cli: Cli) -> ExitCode {
             tenant,
             events_queue,
             work_queue,
+            command: None,
         } => {
             let on_aws = queues::OnAws {
                 events: events_queue,
@@ -162,8 +165,13 @@ pub async fn run(cli: Cli) -> ExitCode {
             };
             queues::dlq(&project, tenant.as_deref(), on_aws).await
         }
+        Command::Dlq {
+            command: Some(crate::DlqCommand::Redrive { tenant, no_drain }),
+            ..
+        } => queues::redrive(&project, tenant.as_deref(), no_drain).await,
         Command::Clock { command } => clock::run(&project, command),
         Command::Keys { command } => keys::run(&project, command).await,
+        Command::Vault { command } => vault::run(&project, command).await,
         Command::Serve { listen } => serve::run(&project, &listen).await,
     };
     // A closed pipe is not an error (see `out`); another write error fails a verb that
@@ -201,35 +209,66 @@ fn event_arg(arg: Option<&str>) -> Result<Value, Failed> {
     serde_json::from_str(&text).map_err(|e| Failed::usage(format!("{from} is not valid JSON: {e}")))
 }
 
-/// Drains after a verb, unless told not to; failures make the command fail.
-async fn drain_after(rt: &native_core::runtime::Runtime, no_drain: bool) -> Outcome {
+/// Where a verb starts on the queues: messages sent after this mark were caused by the verb.
+pub(crate) fn mark(p: &Project) -> Result<i64, Failed> {
+    Ok(p.backend.last_message_id()?)
+}
+
+/// Drains after a verb, unless told not to. The verb fails only if a message it caused (sent
+/// after `mark`) failed; older messages that fail again on the way are reported on stderr and
+/// leave the exit code alone: they are not this verb's work.
+async fn drain_after(rt: &native_core::runtime::Runtime, mark: i64, no_drain: bool) -> Outcome {
     if no_drain {
+        // job:http requests live only in this process: perform them before it exits; their
+        // done.json waits in the queue for the next drain.
+        if let Some(jobs) = &rt.services.http_jobs {
+            jobs.wait_idle().await;
+        }
         return Ok(());
     }
-    report(drain(rt, DrainOptions::default()).await?)
-}
-
-fn report(r: DrainReport) -> Outcome {
-    if r.failures.is_empty() {
+    let r = drain(rt, DrainOptions::default()).await?;
+    let (ours, older): (Vec<&Failure>, Vec<&Failure>) = r
+        .failures
+        .iter()
+        .partition(|f| f.message_id.parse::<i64>().map_or(true, |id| id > mark));
+    if !older.is_empty() {
+        errln!(
+            "note: {} older message(s) failed again while draining (not caused by this command; see `native dlq`):{}",
+            older.len(),
+            failure_lines(&older)
+        );
+    }
+    if ours.is_empty() {
         return Ok(());
     }
-    let mut msg = format!(
-        "{} message(s) handled, {} failed:",
-        r.handled,
-        r.failures.len()
-    );
-    for f in &r.failures {
-        msg.push_str(&format!(
-            "\n  {} queue, attempt {}: {}",
-            f.queue.name(),
-            f.attempt,
-            crate::show::text(&f.error)
-        ));
-    }
-    msg.push_str("\nfailed messages are retried by `native drain --wait` and listed by `native dlq` after 5 attempts");
-    Err(Failed::script(msg))
+    Err(Failed::script(format!(
+        "{} message(s) this command caused failed:{}\n{RETRY_HINT}",
+        ours.len(),
+        failure_lines(&ours)
+    )))
 }
 
+/// What to do about failed messages.
+const RETRY_HINT: &str =
+    "failed messages come back after the queues' visibility timeout of 360 s: \
+    `native clock advance 6m` then `native drain` retries them now; after 5 attempts they are dead \
+    letters (`native dlq`, `native dlq redrive`)";
+
+fn failure_lines(failures: &[&Failure]) -> String {
+    failures
+        .iter()
+        .map(|f| {
+            format!(
+                "\n  {} queue, attempt {}: {}",
+                f.queue.name(),
+                f.attempt,
+                crate::show::text(&f.error)
+            )
+        })
+        .collect()
+}
+
+/// `native drain`: every message it handles is its own work; one line of summary.
 async fn drain_cmd(project: &Path, wait: bool) -> Outcome {
     let p = open(project)?;
     let rt = crate::show::runtime(&p);
@@ -241,12 +280,25 @@ async fn drain_cmd(project: &Path, wait: bool) -> Outcome {
         },
     )
     .await?;
-    errln!(
+    let summary = format!(
         "drained: {} handled, {} failed",
         r.handled,
         r.failures.len()
     );
-    report(r)
+    let waiting = if r.retrying > 0 {
+        format!(", {} waiting for a retry", r.retrying)
+    } else {
+        String::new()
+    };
+    if r.failures.is_empty() {
+        errln!("{summary}{waiting}");
+        return Ok(());
+    }
+    let all: Vec<&Failure> = r.failures.iter().collect();
+    Err(Failed::script(format!(
+        "{summary}{waiting}:{}\n{RETRY_HINT}",
+        failure_lines(&all)
+    )))
 }
 
 async fn invoke(
@@ -259,10 +311,21 @@ async fn invoke(
     let event = event_arg(event)?;
     let p = open(project)?;
     let rt = crate::show::runtime(&p);
+    let mark = mark(&p)?;
     let out = rt.invoke(tenant, script, event).await?;
     let text = serde_json::to_string_pretty(&out).unwrap_or_default();
     outln!("{}", crate::show::json(&text));
-    drain_after(&rt, no_drain).await
+    drain_after(&rt, mark, no_drain).await
+}
+
+/// Where `native init [DIR]` makes the project: DIR, inside --project when DIR is relative.
+fn init_dir(project: Option<&Path>, dir: Option<&Path>) -> std::path::PathBuf {
+    match (project, dir) {
+        (Some(p), Some(d)) if d.is_relative() => p.join(d),
+        (_, Some(d)) => d.to_path_buf(),
+        (Some(p), None) => p.to_path_buf(),
+        (None, None) => ".".into(),
+    }
 }
 
 fn init(dir: &Path) -> Outcome {

@@ -46,9 +46,10 @@ pub async fn put(
     };
     let p = open(project)?;
     let rt = crate::show::runtime(&p);
+    let mark = super::mark(&p)?;
     rt.put_object(tenant, bucket, key, Bytes::from(body))
         .await?;
-    drain_after(&rt, no_drain).await
+    drain_after(&rt, mark, no_drain).await
 }
 
 pub async fn get(project: &Path, tenant: &str, bucket: &str, key: &str) -> Outcome {

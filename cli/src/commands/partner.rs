@@ -42,6 +42,7 @@ pub async fn run(
     };
     let p = open(project)?;
     let rt = crate::show::runtime(&p);
+    let mark = super::mark(&p)?;
     let objects = rt.services.backends.objects.clone();
     let deployment = &rt.services.deployment;
     let requests = pending(&*objects, deployment, tenant).await?;
@@ -63,5 +64,5 @@ pub async fn run(
             a.rows()
         );
     }
-    drain_after(&rt, no_drain).await
+    drain_after(&rt, mark, no_drain).await
 }

@@ -25,6 +25,7 @@ pub async fn send(
     let event = event_arg(event)?;
     let p = open(project)?;
     let rt = crate::show::runtime(&p);
+    let mark = super::mark(&p)?;
     // Refuse what could never run, instead of queueing it for the dead-letter place.
     rt.tenants.load(tenant).await?.script(script)?;
     let body = serde_json::to_string(&WorkMessage {
@@ -39,7 +40,7 @@ pub async fn send(
         .queue
         .send(QueueKind::Work, body, delay)
         .await?;
-    drain_after(&rt, no_drain).await
+    drain_after(&rt, mark, no_drain).await
 }
 
 /// The queues of a deployment on AWS whose dead letters `native dlq` lists (none given: the
@@ -101,6 +102,27 @@ pub async fn dlq(project: &Path, tenant: Option<&str>, on_aws: OnAws) -> Outcome
     }
     errln!("{n} dead letter(s)");
     Ok(())
+}
+
+/// The most dead letters one `native dlq redrive` moves per queue.
+const REDRIVE_MAX: usize = 10_000;
+
+pub async fn redrive(project: &Path, tenant: Option<&str>, no_drain: bool) -> Outcome {
+    let p = open(project)?;
+    let rt = crate::show::runtime(&p);
+    let mut moved = 0;
+    for kind in [QueueKind::Events, QueueKind::Work] {
+        let keep = |body: &str| tenant.is_none_or(|t| owner(&rt, kind, body).as_deref() == Some(t));
+        moved += rt
+            .services
+            .backends
+            .queue
+            .redrive(kind, &keep, REDRIVE_MAX)
+            .await?;
+    }
+    errln!("{moved} dead letter(s) moved back to their queue");
+    // The redriven messages are this verb's work, however old: mark 0 counts every failure.
+    drain_after(&rt, 0, no_drain).await
 }
 
 /// The tenant a message belongs to, where it can be told.

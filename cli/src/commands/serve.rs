@@ -36,6 +36,7 @@ pub async fn run(project: &Path, listen: &str) -> Outcome {
     errln!("serving project {} (POST /v1/invoke/{{script}}, GET /healthz) and processing its queues; Ctrl-C stops", p.root.display());
     let (stop_tx, stop_rx) = watch::channel(false);
     let worker = tokio::spawn(process_queues(rt.clone(), p.root.join(".native"), stop_rx));
+    let jobs = rt.services.http_jobs.clone();
     let served = axum::serve(listener, router(rt))
         .with_graceful_shutdown(async move {
             let which = shutdown_signal().await;
@@ -43,6 +44,11 @@ pub async fn run(project: &Path, listen: &str) -> Outcome {
                 "{which}: no new requests; finishing those in flight and the current queue pass"
             );
             let _ = stop_tx.send(true);
+            if let Some(jobs) = &jobs {
+                if !jobs.stop(Duration::from_secs(20)).await {
+                    errln!("some job:http jobs could not write their done.json in 20 s");
+                }
+            }
         })
         .await;
     let _ = worker.await;

@@ -7,14 +7,14 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use native_core::aws::lambda::cold_start;
+use native_core::aws::lambda::server_start;
 use native_core::inbound::{serve, shutdown_signal};
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let listen = std::env::var("NATIVE_LISTEN").unwrap_or_else(|_| "0.0.0.0:8080".into());
     let grace = std::env::var("NATIVE_STOP_GRACE_S").map_or(Ok(25), |s| s.parse::<u64>())?;
-    let rt = Arc::new(cold_start().await?);
+    let rt = Arc::new(server_start().await?);
     let listener = tokio::net::TcpListener::bind(&listen).await?;
     println!("listening on http://{}", listener.local_addr()?);
     let stop = async { eprintln!("{}: stopping", shutdown_signal().await) };

@@ -10,6 +10,8 @@
 //! | `NATIVE_BUCKETS` | `buckets.map` as JSON, e.g. `{"In":"acme-in"}` (default `{}`) |
 //! | `NATIVE_BATCH_BUCKET` | the batch bucket (optional) |
 //! | `NATIVE_BATCH_PREFIX` | prefix before tenant folders in the batch bucket (optional) |
+//! | `NATIVE_VAULT_PREFIX` | prefix of the vault's Secrets Manager ids, `<prefix><tenant>/<name>` (default `native/`) |
+//! | `NATIVE_HTTP_ALLOW_PRIVATE_NETWORKS` | `true` lets scripts reach private addresses (tests only; default `false`) |
 //! | `NATIVE_EVENTS_DLQ_URL`, `NATIVE_WORK_DLQ_URL` | the dead-letter queues (optional; read from each queue's `RedrivePolicy` when unset) |
 //! | `NATIVE_TENANT_ROLE_ARN` | the role scripts' data calls run under, one session per tenant (optional; unset, they use the function's own credentials) |
 //!
@@ -42,6 +44,8 @@ pub struct AwsConfig {
     pub deployment: Deployment,
     /// The tenant role (`NATIVE_TENANT_ROLE_ARN`), when given.
     pub tenant_role_arn: Option<String>,
+    /// Prefix of the vault's secret ids: empty or ending in `/`.
+    pub vault_prefix: String,
 }
 
 impl AwsConfig {
@@ -129,6 +133,30 @@ impl AwsConfig {
             "db": { "table": table },
             "queue": { "url": work_queue_url, "events_url": events_queue_url },
         });
+        let vault_prefix = get("NATIVE_VAULT_PREFIX").unwrap_or_else(|| "native/".into());
+        let prefix_ok = vault_prefix.len() <= 200
+            && vault_prefix
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || "/_+=.@-".contains(c))
+            && vault_prefix.ends_with('/');
+        if !prefix_ok {
+            return Err(Error::config(
+                ENV_FILE,
+                "NATIVE_VAULT_PREFIX",
+                format!("{vault_prefix:?} must end in \"/\" and use letters, digits and /_+=.@- (e.g. native/)"),
+            ));
+        }
+        match get("NATIVE_HTTP_ALLOW_PRIVATE_NETWORKS").as_deref() {
+            None | Some("false") => {}
+            Some("true") => d["http"] = serde_json::json!({ "allow_private_networks": true }),
+            Some(other) => {
+                return Err(Error::config(
+                    ENV_FILE,
+                    "NATIVE_HTTP_ALLOW_PRIVATE_NETWORKS",
+                    format!("{other:?} must be true or false"),
+                ))
+            }
+        }
         if let Some(b) = &batch {
             d["batch"] = serde_json::json!({ "bucket": b.bucket, "prefix": b.prefix });
         }
@@ -157,6 +185,7 @@ impl AwsConfig {
             scripts_bucket,
             deployment,
             tenant_role_arn,
+            vault_prefix,
         })
     }
 }

@@ -46,6 +46,12 @@ pub async fn cold_start() -> Result<Runtime> {
     Ok(scoped_runtime_for(&config, &sdk))
 }
 
+/// The runtime of the long-running server (Fargate): a function's, performing `job:http` in the
+/// background.
+pub async fn server_start() -> Result<Runtime> {
+    Ok(cold_start().await?.with_http_jobs())
+}
+
 /// The runtime of a function over given clients (tests point them at an emulator); scripts'
 /// calls use these clients' credentials.
 pub fn runtime_for(config: &AwsConfig, clients: &Clients) -> Runtime {

@@ -1,5 +1,5 @@
-//! The AWS backend: the three ports over S3 ([`S3Objects`]), DynamoDB ([`DynamoKv`]) and SQS
-//! ([`SqsQueues`]), tenants from the scripts bucket ([`S3Tenants`]), the typed configuration of
+//! The AWS backend: the ports over S3 ([`S3Objects`]), DynamoDB ([`DynamoKv`]), SQS
+//! ([`SqsQueues`]) and Secrets Manager ([`SecretsVault`]), tenants from the scripts bucket ([`S3Tenants`]), the typed configuration of
 //! a function ([`AwsConfig`]) and the Lambda handlers ([`lambda`]).
 //!
 //! Built behind the `aws` cargo feature. The SDK is used with lean features: one HTTP client
@@ -13,6 +13,7 @@ mod s3;
 mod scripts;
 mod sqs;
 mod tenant_scope;
+mod vault;
 
 use std::sync::Arc;
 
@@ -22,6 +23,7 @@ pub use s3::S3Objects;
 pub use scripts::{upload_tenant, S3Tenants, RECHECK_EVERY};
 pub use sqs::{QueueUrls, SqsQueues};
 pub use tenant_scope::{StsTenantScope, REFRESH_MARGIN, SESSION_SECONDS};
+pub use vault::{SecretsVault, CACHE_FOR};
 
 pub use aws_config::SdkConfig;
 
@@ -72,6 +74,8 @@ pub struct Clients {
     pub dynamodb: aws_sdk_dynamodb::Client,
     /// SQS.
     pub sqs: aws_sdk_sqs::Client,
+    /// Secrets Manager (the vault).
+    pub secrets: aws_sdk_secretsmanager::Client,
 }
 
 impl Clients {
@@ -85,6 +89,7 @@ impl Clients {
             s3: aws_sdk_s3::Client::from_conf(s3),
             dynamodb: aws_sdk_dynamodb::Client::new(sdk),
             sqs: aws_sdk_sqs::Client::new(sdk),
+            secrets: aws_sdk_secretsmanager::Client::new(sdk),
         }
     }
 
@@ -101,6 +106,10 @@ impl Clients {
                     events_dlq: config.events_dlq_url.clone(),
                     work_dlq: config.work_dlq_url.clone(),
                 },
+            )),
+            vault: Arc::new(SecretsVault::new(
+                self.secrets.clone(),
+                &config.vault_prefix,
             )),
         }
     }
@@ -126,6 +135,7 @@ pub(crate) fn token() -> String {
 pub mod sdk {
     pub use aws_sdk_dynamodb as dynamodb;
     pub use aws_sdk_s3 as s3;
+    pub use aws_sdk_secretsmanager as secretsmanager;
     pub use aws_sdk_sqs as sqs;
     pub use aws_sdk_sts as sts;
 }

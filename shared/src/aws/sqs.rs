@@ -13,7 +13,7 @@ use aws_sdk_sqs::types::{MessageSystemAttributeName, QueueAttributeName};
 use tokio::sync::OnceCell;
 
 use super::sdk_err;
-use crate::ports::{DeadLetter, Message, Queue, QueueKind, QueueStats, MAX_DELAY_S};
+use crate::ports::{DeadLetter, Keep, Message, Queue, QueueKind, QueueStats, MAX_DELAY_S};
 use crate::{Error, Result};
 
 /// The queue URLs.
@@ -45,6 +45,8 @@ const MAX_ERROR_ATTRIBUTE_BYTES: usize = 8 * 1024;
 
 /// Rounds of receives that [`Queue::dead_letters`] makes at most.
 const PEEK_ROUNDS: usize = 10;
+/// How long [`Queue::redrive`] hides a dead letter it is moving.
+const MOVING_S: u32 = 30;
 
 fn receipt_error<E: ProvideErrorMetadata>(e: &aws_sdk_sqs::error::SdkError<E>) -> bool {
     e.as_service_error()
@@ -167,7 +169,8 @@ impl SqsQueues {
         out.queue_url().map(str::to_string).ok_or_else(no_policy)
     }
 
-    async fn counts(&self, url: &str) -> Result<(u64, u64)> {
+    /// Visible, waiting (delayed or not visible) and not visible (received) messages.
+    async fn counts(&self, url: &str) -> Result<(u64, u64, u64)> {
         let out = self
             .client
             .get_queue_attributes()
@@ -184,10 +187,11 @@ impl SqsQueues {
                 .and_then(|v| v.parse().ok())
                 .unwrap_or(0)
         };
+        let received = get(QueueAttributeName::ApproximateNumberOfMessagesNotVisible);
         Ok((
             get(QueueAttributeName::ApproximateNumberOfMessages),
-            get(QueueAttributeName::ApproximateNumberOfMessagesNotVisible)
-                + get(QueueAttributeName::ApproximateNumberOfMessagesDelayed),
+            received + get(QueueAttributeName::ApproximateNumberOfMessagesDelayed),
+            received,
         ))
     }
 }
@@ -296,12 +300,13 @@ impl Queue for SqsQueues {
     }
 
     async fn stats(&self, queue: QueueKind) -> Result<QueueStats> {
-        let (visible, waiting) = self.counts(self.url(queue)).await?;
+        let (visible, waiting, received) = self.counts(self.url(queue)).await?;
         let dlq = self.dlq_url(queue).await?.to_string();
-        let (dead_visible, dead_waiting) = self.counts(&dlq).await?;
+        let (dead_visible, dead_waiting, _) = self.counts(&dlq).await?;
         Ok(QueueStats {
             visible,
             waiting,
+            received,
             dead: dead_visible + dead_waiting,
         })
     }
@@ -384,5 +389,74 @@ impl Queue for SqsQueues {
                 )
             })?;
         Ok(())
+    }
+
+    /// Receives from the dead-letter queue, sends each message `keep` accepts to the queue and
+    /// then deletes it from the dead letters (a crash in between leaves a duplicate, never a
+    /// loss); others are made visible again at once. Not SQS's StartMessageMoveTask: that
+    /// moves every message of the queue (no tenant filter) and runs in the background, and the
+    /// emulator the tests use (moto) does not have it. Like every SQS receive this samples the
+    /// queue: when dead letters remain after a run, run it again.
+    async fn redrive(&self, queue: QueueKind, keep: &Keep<'_>, max: usize) -> Result<u64> {
+        let dlq = self.dlq_url(queue).await?.to_string();
+        let mut seen = HashSet::new();
+        let mut moved = 0u64;
+        // Each round receives up to 10; a round that brings nothing new ends it.
+        for _ in 0..max.div_ceil(10).max(1) * 2 + PEEK_ROUNDS {
+            if moved as usize >= max {
+                break;
+            }
+            let what = format!("cannot read the {} dead-letter queue {dlq}", queue.name());
+            let got = self.receive_from(&dlq, 10, MOVING_S, what).await?;
+            let mut new = 0;
+            for m in &got {
+                let receipt = m.receipt_handle().unwrap_or_default();
+                let body = m.body().unwrap_or_default();
+                let fresh = seen.insert(m.message_id().unwrap_or_default().to_string());
+                new += usize::from(fresh);
+                if fresh && (moved as usize) < max && keep(body) {
+                    self.send(queue, body.to_string(), 0).await?;
+                    self.client
+                        .delete_message()
+                        .queue_url(&dlq)
+                        .receipt_handle(receipt)
+                        .send()
+                        .await
+                        .map_err(|e| {
+                            sdk_err(
+                                "sqs",
+                                format!(
+                                    "cannot delete from the {} dead-letter queue",
+                                    queue.name()
+                                ),
+                                e,
+                            )
+                        })?;
+                    moved += 1;
+                } else {
+                    self.client
+                        .change_message_visibility()
+                        .queue_url(&dlq)
+                        .receipt_handle(receipt)
+                        .visibility_timeout(0)
+                        .send()
+                        .await
+                        .map_err(|e| {
+                            sdk_err(
+                                "sqs",
+                                format!(
+                                    "cannot release a message of the {} dead-letter queue",
+                                    queue.name()
+                                ),
+                                e,
+                            )
+                        })?;
+                }
+            }
+            if new == 0 {
+                break;
+            }
+        }
+        Ok(moved)
     }
 }

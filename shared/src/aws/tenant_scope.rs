@@ -5,7 +5,7 @@
 //!
 //! Credentials are cached per warm process and tenant until [`REFRESH_MARGIN`] before they
 //! expire; the queue port stays on the function's own credentials (a message names its tenant
-//! in its body, which IAM cannot see).
+//! in its body, which IAM cannot see), and so does the vault.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -217,6 +217,8 @@ impl TenantScope for StsTenantScope {
             objects: c.objects.clone(),
             kv: c.kv.clone(),
             queue: shared.queue.clone(),
+            // The vault reads with the runtime's credentials (see the template's Vault).
+            vault: shared.vault.clone(),
         };
         let mut cache = self.cache.lock().await;
         let fresh = |c: &Cached| c.expires > SystemTime::now() + self.margin;

@@ -24,11 +24,16 @@ pub const REQUEST_VERSION: u32 = 1;
 
 /// One part of an input or a result: a key relative to the job folder, with what it promises.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Part {
     /// Relative to `jobs/<job>/`.
     pub key: String,
     /// Size of the stored object in bytes, when promised.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "super::contract::whole::opt"
+    )]
     pub bytes: Option<u64>,
     /// Hex sha256 of the stored object, when promised.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -39,7 +44,11 @@ pub struct Part {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Dataset {
     /// Rows in all parts, when promised.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "super::contract::whole::opt"
+    )]
     pub rows: Option<u64>,
     /// The parts, read in this order.
     #[serde(default)]
@@ -51,6 +60,7 @@ pub struct Dataset {
 
 /// One query of a request.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Query {
     /// The result's name; `done.json` has an entry for it in `results`.
     pub name: String,
@@ -63,12 +73,14 @@ pub struct Query {
 
 /// `jobs/<job>/request.json`, version 1.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Request {
     /// Always 1.
     pub v: u32,
     /// The job id.
     pub job: String,
     /// When it was submitted, in ms since the epoch.
+    #[serde(deserialize_with = "super::contract::whole::ms")]
     pub created_ms: i64,
     /// Inputs by name.
     pub inputs: BTreeMap<String, Dataset>,
@@ -78,6 +90,7 @@ pub struct Request {
 
 /// `jobs/<job>/done.json`: `{ ok: true, results }` or `{ ok: false, error }`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Done {
     /// Whether every query was answered.
     pub ok: bool,
@@ -188,6 +201,13 @@ pub fn check_job_id(id: &str) -> Result<(), String> {
 /// Refuses empty, `.` and `..` segments, absolute keys, backslashes, control characters and
 /// percent-encoded dots, slashes or backslashes (which a decoding step could turn into one).
 pub fn check_part_key(key: &str) -> Result<(), String> {
+    // Printable ASCII only: then a key's length in characters (what the schema's maxLength
+    // counts) is its length in bytes (what S3 limits).
+    if let Some(c) = key.chars().find(|c| !(' '..='~').contains(c) || *c == '\\') {
+        return Err(format!(
+            "part {key:?} has {c:?}; part keys are printable ASCII without backslashes"
+        ));
+    }
     let lower = key.to_ascii_lowercase();
     if ["%2e", "%2f", "%5c"].iter().any(|p| lower.contains(p)) {
         return Err(format!(

@@ -2,6 +2,7 @@
 //! into `jobs/<job>/`, the partner answers with result parts and `done.json` last, and the
 //! `done.json` notification runs the continuation, which reads the results verified.
 
+pub mod contract;
 pub mod manifest;
 pub mod partner;
 pub mod reader;

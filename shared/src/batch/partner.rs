@@ -149,7 +149,7 @@ pub async fn pending(
         let Some((_, body)) = objects.get(&bucket, &key).await? else {
             continue; // cleaned up since the listing
         };
-        let request: Request = serde_json::from_slice(&body).map_err(|e| {
+        let request: Request = super::contract::read_request(&body).map_err(|e| {
             Error::InvalidInput(format!("{bucket}/{key} is not a request.json: {e}"))
         })?;
         if request.job != *job {

@@ -94,7 +94,8 @@ type Raw = BufReader<Hashing<Box<dyn Read + Send>>>;
 
 enum Body {
     Plain(Raw),
-    Gzip(BufReader<flate2::bufread::MultiGzDecoder<Raw>>),
+    // Boxed: zlib-rs keeps its inflate state inline, which would size every `Body` by it.
+    Gzip(Box<BufReader<flate2::bufread::MultiGzDecoder<Raw>>>),
 }
 
 impl Body {
@@ -179,10 +180,10 @@ impl Rows {
         );
         let head = raw.fill_buf().map_err(|e| bad(&self.what, &part, e))?;
         let body = if head.starts_with(&[0x1f, 0x8b]) {
-            Body::Gzip(BufReader::with_capacity(
+            Body::Gzip(Box::new(BufReader::with_capacity(
                 256 * 1024,
                 flate2::bufread::MultiGzDecoder::new(raw),
-            ))
+            )))
         } else {
             Body::Plain(raw)
         };

@@ -26,6 +26,19 @@ pub struct Deployment {
     /// The batch bucket, for `native.batch`.
     #[serde(default)]
     pub batch: Option<BatchConfig>,
+    /// Outbound HTTP (`native.http`, `job:http`), deployment-wide switches.
+    #[serde(default)]
+    pub http: HttpDeployment,
+}
+
+/// The `http` section of the deployment.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HttpDeployment {
+    /// Lets scripts reach private, loopback and link-local addresses (off by default; for
+    /// tests against servers on 127.0.0.1, never for a shared deployment).
+    #[serde(default)]
+    pub allow_private_networks: bool,
 }
 
 /// The `buckets` section.
@@ -82,7 +95,8 @@ pub struct BucketRef {
 impl Deployment {
     /// Parses and validates a deployment config; `file` names it in errors.
     pub fn from_json(file: &str, text: &str) -> Result<Self, Error> {
-        let d: Deployment = super::parse(file, text, &["", "buckets", "db", "queue", "batch"])?;
+        let d: Deployment =
+            super::parse(file, text, &["", "buckets", "db", "queue", "batch", "http"])?;
         d.validate(file)?;
         Ok(d)
     }

@@ -3,10 +3,12 @@
 //! file, the field and why, and then passed around typed.
 
 mod deployment;
+pub mod http;
 mod limits;
 mod tenant;
 
-pub use deployment::{BatchConfig, BucketRef, Deployment, DEPLOYMENT_FILE};
+pub use deployment::{BatchConfig, BucketRef, Deployment, HttpDeployment, DEPLOYMENT_FILE};
+pub use http::TenantHttp;
 pub use limits::{Limits, CEILINGS};
 pub(crate) use tenant::nul_at;
 pub use tenant::{Script, Tenant, TenantConfig};

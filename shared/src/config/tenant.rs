@@ -29,6 +29,12 @@ pub struct TenantConfig {
     /// The tenant's own settings, exposed read-only as `native.config`.
     #[serde(default = "empty_object")]
     pub config: serde_json::Value,
+    /// Outbound HTTP: the hosts the tenant may call, background concurrency.
+    #[serde(default)]
+    pub http: super::TenantHttp,
+    /// Vault names the tenant's requests may fill in (`{{vault:NAME}}`).
+    #[serde(default)]
+    pub vault: Vec<String>,
 }
 
 fn default_router() -> String {
@@ -47,6 +53,8 @@ impl Default for TenantConfig {
             router: default_router(),
             limits: Limits::default(),
             config: empty_object(),
+            http: super::TenantHttp::default(),
+            vault: Vec::new(),
         }
     }
 }
@@ -54,8 +62,10 @@ impl Default for TenantConfig {
 impl TenantConfig {
     /// Parses and validates a tenant config; `file` names it in errors.
     pub fn from_json(file: &str, text: &str) -> Result<Self, Error> {
-        let c: TenantConfig = super::parse(file, text, &["", "limits"])?;
+        let c: TenantConfig = super::parse(file, text, &["", "limits", "http"])?;
         c.limits.validate(file)?;
+        super::http::validate(&c.http, &c.vault)
+            .map_err(|(field, why)| Error::config(file, field, why))?;
         check_name("script", &c.router).map_err(|why| Error::config(file, "router", why))?;
         if !c.config.is_object() {
             return Err(Error::config(file, "config", "must be a JSON object"));
@@ -130,8 +140,8 @@ impl Tenant {
         let mut h = Sha256::new();
         h.update(serde_json::to_vec(&config.config).unwrap_or_default());
         h.update(format!(
-            "{:?}{}{}{}",
-            config.limits, config.queue, config.batch, config.router
+            "{:?}{}{}{}{:?}{:?}",
+            config.limits, config.queue, config.batch, config.router, config.http, config.vault
         ));
         let mut map = BTreeMap::new();
         for s in scripts {

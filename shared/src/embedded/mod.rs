@@ -9,6 +9,7 @@
 mod kv;
 mod objects;
 mod queue;
+mod vault;
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -88,12 +89,13 @@ impl Embedded {
         })
     }
 
-    /// The three ports, all served by this backend.
+    /// The ports, all served by this backend.
     pub fn backends(&self) -> Backends {
         Backends {
             objects: Arc::new(self.clone()),
             kv: Arc::new(self.clone()),
             queue: Arc::new(self.clone()),
+            vault: Arc::new(self.clone()),
         }
     }
 
@@ -169,6 +171,12 @@ mod tests {
     async fn conformance_queue() {
         let (_d, e) = open();
         conformance::queue_delivery_and_dead_letters(&e, QueueKind::Work).await;
+    }
+
+    #[tokio::test]
+    async fn conformance_queue_redrive() {
+        let (_d, e) = open();
+        conformance::queue_redrive(&e, QueueKind::Events).await;
     }
 
     #[tokio::test]

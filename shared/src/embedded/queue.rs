@@ -6,11 +6,24 @@ use rusqlite::params;
 
 use super::{db_err, token, Embedded};
 use crate::ports::{
-    now_ms, DeadLetter, Message, Queue, QueueKind, QueueStats, MAX_DELAY_S, MAX_RECEIVES,
+    now_ms, DeadLetter, Keep, Message, Queue, QueueKind, QueueStats, MAX_DELAY_S, MAX_RECEIVES,
 };
 use crate::{Error, Result};
 
 impl Embedded {
+    /// The id of the last message sent to either queue, 0 before the first. Ids only grow
+    /// (SQLite's AUTOINCREMENT never reuses one), so a message with a larger id was sent after
+    /// this call: the CLI tells the messages a verb caused from older ones by it.
+    pub fn last_message_id(&self) -> Result<i64> {
+        self.conn()
+            .query_row(
+                "SELECT coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'messages'), 0)",
+                [],
+                |r| r.get(0),
+            )
+            .map_err(db_err)
+    }
+
     pub(super) fn enqueue(
         tx: &rusqlite::Connection,
         queue: QueueKind,
@@ -132,6 +145,7 @@ impl Queue for Embedded {
             "SELECT
                coalesce(sum(dead = 0 AND visible_at <= ?2), 0),
                coalesce(sum(dead = 0 AND visible_at > ?2), 0),
+               coalesce(sum(dead = 0 AND visible_at > ?2 AND receive_count > 0), 0),
                coalesce(sum(dead = 1), 0)
              FROM messages WHERE queue = ?1",
             params![queue.name(), now_ms()],
@@ -139,7 +153,8 @@ impl Queue for Embedded {
                 Ok(QueueStats {
                     visible: r.get::<_, i64>(0)? as u64,
                     waiting: r.get::<_, i64>(1)? as u64,
-                    dead: r.get::<_, i64>(2)? as u64,
+                    received: r.get::<_, i64>(2)? as u64,
+                    dead: r.get::<_, i64>(3)? as u64,
                 })
             },
         )
@@ -169,5 +184,42 @@ impl Queue for Embedded {
             )
             .map_err(db_err)?;
         rows.collect::<Result<Vec<_>, _>>().map_err(db_err)
+    }
+
+    async fn redrive(&self, queue: QueueKind, keep: &Keep<'_>, max: usize) -> Result<u64> {
+        self.write(|tx| {
+            let now = now_ms();
+            let dead = {
+                let mut stmt = tx
+                    .prepare_cached(
+                        "SELECT id, body FROM messages WHERE queue = ?1
+                         AND (dead = 1 OR (receive_count >= ?2 AND visible_at <= ?3)) ORDER BY id",
+                    )
+                    .map_err(db_err)?;
+                let rows = stmt
+                    .query_map(params![queue.name(), MAX_RECEIVES, now], |r| {
+                        Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?))
+                    })
+                    .map_err(db_err)?;
+                rows.collect::<Result<Vec<_>, _>>().map_err(db_err)?
+            };
+            let mut moved = 0;
+            for (id, body) in dead {
+                if moved as usize >= max {
+                    break;
+                }
+                if !keep(&body) {
+                    continue;
+                }
+                // In one transaction: out of the dead letters and back, nothing in between.
+                tx.execute(
+                    "UPDATE messages SET dead = 0, receive_count = 0, receipt = NULL, visible_at = ?2, last_error = NULL WHERE id = ?1",
+                    params![id, now],
+                )
+                .map_err(db_err)?;
+                moved += 1;
+            }
+            Ok(moved)
+        })
     }
 }

@@ -202,6 +202,7 @@ impl Engine {
             depth: call.depth,
             sends: Cell::new(0),
             log_bytes: Cell::new(0),
+            http_requests: Cell::new(0),
         });
         let timeout_message = if timeout < full {
             format!(

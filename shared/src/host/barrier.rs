@@ -17,13 +17,20 @@ fn barriers(inv: &Invocation) -> Barriers<'_> {
     }
 }
 
-/// Runs a barrier operation, turning a breached limit into a recorded breach.
+/// Runs a barrier operation, turning a breached limit into a recorded breach: a pre-check
+/// (create's `max_data_ops`) fails the invocation even under `pcall`, like any breach.
 fn run<T>(
     lua: &Lua,
     inv: &Invocation,
     fut: impl std::future::Future<Output = crate::Result<T>>,
 ) -> mlua::Result<T> {
-    inv.block_on(lua, fut)
+    inv.block_on(lua, async {
+        let r = fut.await;
+        if let Err(e @ Error::LimitExceeded { .. }) = &r {
+            inv.record_breach(&e.to_string());
+        }
+        r
+    })
 }
 
 fn create(lua: &Lua, opts: Table) -> mlua::Result<String> {
@@ -156,17 +163,18 @@ fn iterator(lua: &Lua, id: String, failed_only: bool) -> mlua::Result<mlua::Func
     })
 }
 
+/// The continuation's barrier, or nil for any other event (an object event, a message of
+/// `native.queue.send`, a batch job's): a script shared by several triggers can ask. An event
+/// with a `barrier` field that is no id is an error naming the field.
 fn hydrate(lua: &Lua, ev: Value) -> mlua::Result<Value> {
-    let id = match &ev {
-        Value::Table(t) => t.get::<Option<String>>("barrier")?,
-        _ => None,
-    }
-    .ok_or_else(|| {
-        raise(
-            lua,
-            "barrier.hydrate expects the continuation's event { barrier = id }",
-        )
-    })?;
+    let Value::Table(t) = &ev else {
+        return Ok(Value::Nil);
+    };
+    let Some(id) =
+        super::function::field::<Option<String>>(lua, t, "native.barrier.hydrate", "barrier")?
+    else {
+        return Ok(Value::Nil);
+    };
     let inv = invocation(lua)?;
     let Some((meta, failed)) = run(lua, &inv, barriers(&inv).hydrate(&id))? else {
         return Ok(Value::Nil);

@@ -17,6 +17,7 @@ use crate::batch::manifest::{
     Dataset, Done, IdRecord, Part, Query, Request, State, REQUEST_VERSION,
 };
 use crate::batch::reader::{Blocking, PartSource, Rows};
+use crate::outbound::jobs::{HttpJob, JobRequest, REQUEST_TIMEOUT};
 use crate::ports::PutMode;
 
 const MB: u64 = 1024 * 1024;
@@ -102,6 +103,8 @@ struct Draft {
     continue_with: Option<String>,
     submitted: bool,
     prior: Prior,
+    /// `job:http` requests, performed in the background after submit.
+    http: Vec<JobRequest>,
 }
 
 impl Draft {
@@ -172,8 +175,19 @@ impl Draft {
         Ok(())
     }
 
+    fn no_http(&self, lua: &Lua, func: &str) -> mlua::Result<()> {
+        if self.http.is_empty() {
+            return Ok(());
+        }
+        Err(raise(
+            lua,
+            format!("{func}: the job has job:http requests; a job cannot also have partner queries or inputs: use a job of its own for each"),
+        ))
+    }
+
     fn input_rows(&mut self, lua: &Lua, name: String, rows: Table) -> mlua::Result<String> {
         self.not_submitted(lua)?;
+        self.no_http(lua, "job:input_rows")?;
         crate::keys::check_name("input", &name).map_err(|e| raise(lua, e))?;
         if self.inputs.contains_key(&name) {
             return Err(raise(
@@ -231,11 +245,51 @@ impl Draft {
         Ok(name)
     }
 
+    fn http(&mut self, lua: &Lua, name: String, opts: Table) -> mlua::Result<()> {
+        self.not_submitted(lua)?;
+        crate::keys::check_name("request", &name)
+            .map_err(|e| raise(lua, format!("job:http: {e}")))?;
+        if !self.queries.is_empty() || !self.inputs.is_empty() {
+            return Err(raise(lua, "job:http: the job has partner queries or inputs; a job cannot also have job:http requests: use a job of its own for each"));
+        }
+        if self.http.iter().any(|r| r.name == name) {
+            return Err(raise(
+                lua,
+                format!("job:http: a request named {name:?} is already in the job"),
+            ));
+        }
+        let inv = invocation(lua)?;
+        batch_place(lua, &inv)?;
+        if inv.services.http_jobs.is_none() {
+            return Err(raise(
+                lua,
+                "job:http needs the server runtime (native-server on Fargate, native serve, the native CLI), which performs the request in the background; \
+                 the Lambda functions cannot, since their sandbox freezes when the invocation returns: call this script through the server, or use native.http.request",
+            ));
+        }
+        // Checked now, exactly as native.http.request would be: a request that could never be
+        // sent fails here, in the submitting script.
+        let spec = super::http::spec_from_lua(lua, &inv, "job:http", &opts)?;
+        super::http::charge_request(lua, &inv, "job:http")?;
+        let timeout = spec.timeout_s.map_or(REQUEST_TIMEOUT, |s| {
+            std::time::Duration::from_secs(u64::from(s))
+        });
+        self.http.push(JobRequest {
+            name,
+            spec,
+            timeout,
+        });
+        Ok(())
+    }
+
     fn submit(&mut self, lua: &Lua) -> mlua::Result<String> {
         self.not_submitted(lua)?;
         let Some(script) = self.continue_with.clone() else {
             return Err(raise(lua, "job:submit: call job:continue_with(script) first; it names the script that runs when the partner is done"));
         };
+        if !self.http.is_empty() {
+            return self.submit_http(lua, script);
+        }
         if self.queries.is_empty() {
             return Err(raise(
                 lua,
@@ -308,6 +362,86 @@ impl Draft {
     }
 }
 
+impl Draft {
+    /// Submits a job of `job:http` requests: the state (and the id record), then the requests
+    /// to this process's background performer. Nothing of the requests is written.
+    fn submit_http(&mut self, lua: &Lua, script: String) -> mlua::Result<String> {
+        let inv = invocation(lua)?;
+        let Some(jobs) = inv.services.http_jobs.clone() else {
+            return Err(raise(lua, "job:submit: job:http needs the server runtime"));
+        };
+        if jobs.stopping() {
+            return Err(raise(
+                lua,
+                "job:submit: the server is stopping and takes no new job:http requests; submit again on a running server",
+            ));
+        }
+        // The fingerprint of an id's first submit: names, methods and URLs as written.
+        let as_queries: Vec<Query> = self
+            .http
+            .iter()
+            .map(|r| Query {
+                name: r.name.clone(),
+                query: format!("http {} {}", r.spec.method, r.spec.url),
+                params: json!({}),
+            })
+            .collect();
+        let fingerprint = request_fingerprint(&BTreeMap::new(), &as_queries);
+        if let Prior::Submitted {
+            fingerprint: before,
+            ..
+        } = self.prior(lua, &inv)?
+        {
+            if before != fingerprint {
+                return Err(raise(
+                    lua,
+                    format!("job:submit: job {:?} was already submitted with other requests; nothing was sent. Submit the same requests under this id, or use another id", self.id),
+                ));
+            }
+            // Already submitted: a retry sends nothing again.
+            self.submitted = true;
+            return Ok(self.id.clone());
+        }
+        let now = crate::ports::now_ms();
+        let state = State {
+            v: 1,
+            job: self.id.clone(),
+            continue_with: Some(script),
+            state: self.state.clone(),
+            queries: self.http.iter().map(|r| r.name.clone()).collect(),
+            inputs: Vec::new(),
+            created_ms: now,
+        };
+        put(
+            lua,
+            &inv,
+            &state_key(&self.id),
+            serde_json::to_vec(&state).map_err(|e| raise(lua, e))?,
+        )?;
+        if self.id_given {
+            self.write_id_record(lua, &inv, fingerprint, now)?;
+        }
+        let (bucket, folder) = batch_place(lua, &inv)?;
+        jobs.start(
+            &inv.handle,
+            inv.services.backends.clone(),
+            inv.services.log.clone(),
+            HttpJob {
+                tenant: inv.tenant.name.clone(),
+                concurrency: inv.tenant.config.http.concurrency,
+                job: self.id.clone(),
+                bucket,
+                dir: format!("{folder}{}", job_dir(&self.id)),
+                depth: inv.depth + 1,
+                requests: std::mem::take(&mut self.http),
+                policy: super::http::policy(&inv),
+            },
+        );
+        self.submitted = true;
+        Ok(self.id.clone())
+    }
+}
+
 impl UserData for Draft {
     fn add_fields<F: UserDataFields<Self>>(f: &mut F) {
         f.add_field_method_get("id", |_, d| Ok(d.id.clone()));
@@ -328,6 +462,7 @@ impl UserData for Draft {
             QUERY,
             |lua, d, (name, query, params): (String, String, Value)| {
                 d.not_submitted(lua)?;
+                d.no_http(lua, "job:query")?;
                 crate::keys::check_name("query", &name).map_err(|e| raise(lua, e))?;
                 if d.queries.iter().any(|q| q.name == name) {
                     return Err(raise(
@@ -367,31 +502,7 @@ impl UserData for Draft {
         super::add_method_mut(
             m,
             HTTP,
-            |lua, d, (name, opts): (String, Table)| -> mlua::Result<()> {
-                d.not_submitted(lua)?;
-                crate::keys::check_name("request", &name).map_err(|e| raise(lua, e))?;
-                let url: Option<String> = opts.get("url")?;
-                let method: Option<String> = opts.get("method")?;
-                if url
-                    .as_deref()
-                    .is_none_or(|u| !(u.starts_with("https://") || u.starts_with("http://")))
-                {
-                    return Err(raise(
-                        lua,
-                        "job:http: url must be an http:// or https:// URL",
-                    ));
-                }
-                if let Some(m) = &method {
-                    if !["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD"].contains(&m.as_str()) {
-                        return Err(raise(lua, format!("job:http: method {m:?} is not one of GET, POST, PUT, PATCH, DELETE, HEAD")));
-                    }
-                }
-                Err(raise(
-                lua,
-                "job:http needs the long-running server runtime (Fargate), which performs the request in the background; \
-                 the Lambda functions and the native CLI cannot, since nothing runs after the invocation returns",
-            ))
-            },
+            |lua, d, (name, opts): (String, Table)| -> mlua::Result<()> { d.http(lua, name, opts) },
         );
         super::add_method_mut(m, SUBMIT, |lua, d, ()| d.submit(lua));
     }
@@ -709,12 +820,8 @@ fn hydrate(lua: &Lua, (ev, opts): (Value, Option<Table>)) -> mlua::Result<Value>
     let Some(done) = get(lua, &inv, &format!("{}done.json", job_dir(&job)))? else {
         return Ok(Value::Nil);
     };
-    let done: Done = serde_json::from_slice(&done).map_err(|e| {
-        raise(
-            lua,
-            format!("jobs/{job}/done.json is not a valid manifest: {e}"),
-        )
-    })?;
+    let done: Done = crate::batch::contract::read_done(&done)
+        .map_err(|e| raise(lua, format!("jobs/{job}/done.json: {e}")))?;
     drop(inv);
     // Part keys first, whatever `ok` says: a failed job's keys() still names its parts, and a
     // key that climbs out would make the continuation's `{ delete = job:keys() }` fail on every

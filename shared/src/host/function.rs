@@ -183,6 +183,15 @@ fn lua_type(rust: &str) -> String {
     }
 }
 
+/// A value's type as errors say it: `a table`, `a boolean`, `nil`.
+pub(crate) fn a_type(v: &Value) -> String {
+    match v.type_name() {
+        "nil" => "nil".into(),
+        "integer" => "a number".into(),
+        t => format!("{} {t}", article(t)),
+    }
+}
+
 fn article(word: &str) -> &'static str {
     // "a userdata": the u is said as "you".
     if word.starts_with(['a', 'e', 'i', 'o']) {

@@ -42,6 +42,8 @@ pub struct Invocation {
     pub sends: Cell<u32>,
     /// Bytes of log output written so far.
     pub log_bytes: Cell<usize>,
+    /// HTTP requests made so far (`native.http`, `job:http`).
+    pub http_requests: Cell<u32>,
 }
 
 impl Invocation {

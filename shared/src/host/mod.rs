@@ -8,6 +8,7 @@ mod bucket;
 mod db;
 pub mod encode;
 mod function;
+mod http;
 mod invocation;
 mod json;
 mod json_seed;
@@ -48,6 +49,7 @@ pub fn native_table(
     native.set("ndjson", ndjson::module(lua)?)?;
     native.set("barrier", barrier::module(lua)?)?;
     native.set("batch", batch::module(lua)?)?;
+    native.set("http", http::module(lua)?)?;
     deep_readonly(&native)?;
     Ok(native)
 }

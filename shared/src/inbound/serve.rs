@@ -1,5 +1,6 @@
 //! Serving the router over hyper with a graceful stop, for long-running processes (the Fargate
-//! server): on SIGTERM or SIGINT stop accepting, give requests in flight a grace period to
+//! server): on SIGTERM or SIGINT fail the running `job:http` requests (their jobs get
+//! `done.json` with ok = false), stop accepting, give requests in flight a grace period to
 //! finish, then fail what is left by ending the process's serving, and return.
 
 use std::future::{Future, IntoFuture};
@@ -19,8 +20,15 @@ pub async fn serve(
     grace: Duration,
 ) -> std::io::Result<bool> {
     let (stopped_tx, stopped_rx) = tokio::sync::oneshot::channel::<()>();
+    let jobs = rt.services.http_jobs.clone();
     let server = axum::serve(listener, super::router(rt)).with_graceful_shutdown(async move {
         stop.await;
+        // Background job:http requests are answered ok = false ("server stopping") before the
+        // process goes, so their continuations run instead of waiting for ever.
+        // Bounded apart from the grace: failing them is a few writes.
+        if let Some(jobs) = jobs {
+            jobs.stop(grace.min(Duration::from_secs(10))).await;
+        }
         let _ = stopped_tx.send(());
     });
     let mut server = std::pin::pin!(server.into_future());

@@ -6,12 +6,18 @@
 mod kv;
 mod objects;
 mod queue;
+mod vault;
 
 pub use kv::{
     check_batch_len, Item, ItemPage, KvStore, NewItem, TxOp, MAX_BATCH_ITEMS, MAX_TX_OPS,
 };
 pub use objects::{InMemory, ListPage, ObjectMeta, ObjectReader, ObjectStore};
-pub use queue::{DeadLetter, Message, Queue, QueueKind, QueueStats, MAX_DELAY_S, MAX_RECEIVES};
+pub use queue::{
+    DeadLetter, Keep, Message, Queue, QueueKind, QueueStats, MAX_DELAY_S, MAX_RECEIVES,
+    VISIBILITY_TIMEOUT_S,
+};
+pub(crate) use vault::check as check_secret;
+pub use vault::{Secret, Vault, MAX_SECRET_BYTES};
 
 use std::sync::Arc;
 
@@ -27,7 +33,7 @@ pub enum PutMode {
     Update(String),
 }
 
-/// The three backends a runtime uses, as shared trait objects.
+/// The backends a runtime uses, as shared trait objects.
 #[derive(Clone, Debug)]
 pub struct Backends {
     /// Buckets.
@@ -36,6 +42,8 @@ pub struct Backends {
     pub kv: Arc<dyn KvStore>,
     /// The events and work queues.
     pub queue: Arc<dyn Queue>,
+    /// Tenants' secrets.
+    pub vault: Arc<dyn Vault>,
 }
 
 /// How far this process's clock is moved ahead of the system clock, in ms: the embedded

@@ -8,6 +8,11 @@ use crate::Result;
 /// The longest delay a message can have, in seconds (SQS's limit).
 pub const MAX_DELAY_S: u32 = 900;
 
+/// Seconds before a message that failed is received again: the visibility timeout of the
+/// deployment's queues (`VisibilityTimeout` in `template.yaml`), which the embedded backend
+/// follows on the project clock so that local retries come as they would on AWS.
+pub const VISIBILITY_TIMEOUT_S: u32 = 360;
+
 /// Receives after which a message that is still not deleted moves to the dead-letter place.
 pub const MAX_RECEIVES: u32 = 5;
 
@@ -63,6 +68,9 @@ pub struct QueueStats {
     pub visible: u64,
     /// Messages delayed or in flight (received, not yet deleted or visible again).
     pub waiting: u64,
+    /// Of `waiting`, those received before: in flight, or failed and waiting for their retry a
+    /// visibility timeout later. The rest were sent with a delay.
+    pub received: u64,
     /// Messages in the dead-letter place.
     pub dead: u64,
 }
@@ -110,5 +118,36 @@ pub trait Queue: std::fmt::Debug + Send + Sync {
             "this backend cannot dead-letter a message of the {} queue directly",
             queue.name()
         )))
+    }
+
+    /// Moves up to `max` dead letters whose body `keep` accepts back to the queue, visible now
+    /// and with a fresh receive count (their cause is fixed: they get five attempts again).
+    /// At least once: a message is sent back before it leaves the dead letters. Returns how many
+    /// moved; the rest stay where they are.
+    async fn redrive(&self, queue: QueueKind, keep: &Keep<'_>, max: usize) -> Result<u64>;
+}
+
+/// Which dead letters [`Queue::redrive`] moves, by body.
+pub type Keep<'a> = dyn Fn(&str) -> bool + Send + Sync + 'a;
+
+#[cfg(test)]
+mod tests {
+    /// The local retry delay is the deployment's: every queue of the template has this
+    /// visibility timeout.
+    #[test]
+    fn the_visibility_timeout_is_the_templates() {
+        let template = include_str!("../../../template.yaml");
+        let timeouts: Vec<&str> = template
+            .lines()
+            .filter_map(|l| l.trim().strip_prefix("VisibilityTimeout:"))
+            .map(str::trim)
+            .collect();
+        assert!(
+            !timeouts.is_empty(),
+            "template.yaml sets no VisibilityTimeout"
+        );
+        for t in timeouts {
+            assert_eq!(t, super::VISIBILITY_TIMEOUT_S.to_string());
+        }
     }
 }
