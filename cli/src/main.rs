@@ -169,6 +169,13 @@ pub enum Command {
         #[command(subcommand)]
         command: BarrierCommand,
     },
+    /// Rendezvous barriers (seed 003): `native rendezvous status TENANT NAMESPACE NAME`,
+    /// `native rendezvous list TENANT NAMESPACE`, as JSON.
+    Rendezvous {
+        /// What to do with rendezvous barriers.
+        #[command(subcommand)]
+        command: RendezvousCommand,
+    },
     /// The project clock of the embedded backend: every native process on the project sees
     /// time moved ahead by the offset (expiry, delays, deadlines, os.time), kept in .native/.
     Clock {
@@ -332,6 +339,31 @@ pub enum BarrierCommand {
         /// Continue the pending names after this member.
         #[arg(long)]
         cursor: Option<String>,
+    },
+}
+
+/// `native rendezvous` verbs.
+#[derive(Subcommand, Debug)]
+pub enum RendezvousCommand {
+    /// Print a barrier as JSON (counts, generation, version, times, metadata) with the
+    /// participants of its current generation (up to 250).
+    Status {
+        /// The tenant.
+        tenant: String,
+        /// The namespace (`default` for barriers made without one).
+        namespace: String,
+        /// The barrier.
+        name: String,
+    },
+    /// Print a namespace's barriers as a JSON array, in name order.
+    List {
+        /// The tenant.
+        tenant: String,
+        /// The namespace.
+        namespace: String,
+        /// At most this many.
+        #[arg(long, default_value_t = 1000)]
+        limit: usize,
     },
 }
 

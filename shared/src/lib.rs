@@ -21,6 +21,7 @@ pub mod local;
 pub mod observe;
 pub mod outbound;
 pub mod ports;
+pub mod rendezvous;
 pub mod runtime;
 pub mod tenants;
 

@@ -32,6 +32,8 @@ pub struct Plan {
     jitter: std::sync::atomic::AtomicU64,
     /// A call to hold, see [`Plan::hold`].
     hold: std::sync::Mutex<Option<Arc<Hold>>>,
+    /// Which call the fault hit, once it did (e.g. `kv.put`).
+    hit: std::sync::Mutex<Option<&'static str>>,
 }
 
 /// A call held back until the test releases it: see [`Plan::hold`].
@@ -111,6 +113,11 @@ impl Plan {
         }
     }
 
+    /// Which call the armed fault hit (`kv.transact`, `queue.send`, ...), once it did.
+    pub fn hit(&self) -> Option<&'static str> {
+        *self.hit.lock().unwrap()
+    }
+
     /// Disarms; calls go through.
     pub fn disarm(&self) {
         *self.fault.lock().unwrap() = None;
@@ -145,6 +152,9 @@ macro_rules! faulty {
         $self.plan.shuffle().await;
         let (n, fault) = $self.plan.next();
         $self.plan.pause(n).await;
+        if fault.is_some() {
+            *$self.plan.hit.lock().unwrap() = Some($what);
+        }
         match fault {
             Some(Fault::Fail) => Err(injected($what)),
             Some(Fault::LoseReply) => {

@@ -10,6 +10,7 @@ mod keys;
 mod objects;
 mod partner;
 mod queues;
+mod rendezvous;
 mod serve;
 mod vault;
 
@@ -153,6 +154,7 @@ pub async fn run(cli: Cli) -> ExitCode {
             deploy::run(&project, &tenant, &bucket, function).await
         }
         Command::Barrier { command } => barrier::run(&project, command).await,
+        Command::Rendezvous { command } => rendezvous::run(&project, command).await,
         Command::Dlq {
             tenant,
             events_queue,

@@ -40,6 +40,8 @@ pub async fn run(project: &Path, listen: &str) -> Outcome {
     let served = axum::serve(listener, router(rt))
         .with_graceful_shutdown(async move {
             let which = shutdown_signal().await;
+            // Rendezvous long-polls answer TIMED_OUT now instead of holding the stop.
+            native_core::rendezvous::notify::stop_waits();
             errln!(
                 "{which}: no new requests; finishing those in flight and the current queue pass"
             );

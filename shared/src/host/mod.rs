@@ -15,6 +15,7 @@ mod json_seed;
 mod log;
 mod ndjson;
 mod queue;
+mod rendezvous;
 mod rows;
 #[cfg(test)]
 mod types_test;
@@ -49,6 +50,7 @@ pub fn native_table(
     native.set("ndjson", ndjson::module(lua)?)?;
     native.set("barrier", barrier::module(lua)?)?;
     native.set("batch", batch::module(lua)?)?;
+    native.set("rendezvous", rendezvous::module(lua)?)?;
     native.set("http", http::module(lua)?)?;
     deep_readonly(&native)?;
     Ok(native)

@@ -11,6 +11,9 @@ use crate::Error;
 pub enum Code {
     /// 400: the request can never succeed as it is.
     InvalidArgument,
+    /// 400 with code `failed_precondition`: the state is not the one the request expects
+    /// (a generation or version mismatch).
+    FailedPrecondition,
     /// 401: no key, a malformed key, or a key that is not valid.
     Unauthenticated,
     /// 403: the key is valid but may not do this.
@@ -39,6 +42,7 @@ impl Code {
     pub fn name(self) -> &'static str {
         match self {
             Code::InvalidArgument => "invalid_argument",
+            Code::FailedPrecondition => "failed_precondition",
             Code::Unauthenticated => "unauthenticated",
             Code::PermissionDenied => "permission_denied",
             Code::NotFound => "not_found",
@@ -54,7 +58,7 @@ impl Code {
     /// Its HTTP status.
     pub fn status(self) -> StatusCode {
         match self {
-            Code::InvalidArgument => StatusCode::BAD_REQUEST,
+            Code::InvalidArgument | Code::FailedPrecondition => StatusCode::BAD_REQUEST,
             Code::Unauthenticated => StatusCode::UNAUTHORIZED,
             Code::PermissionDenied => StatusCode::FORBIDDEN,
             Code::NotFound => StatusCode::NOT_FOUND,

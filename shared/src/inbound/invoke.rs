@@ -47,7 +47,7 @@ fn too_large() -> ApiError {
 }
 
 /// The body as a JSON event: `{}` when empty, an error when over the cap or not JSON.
-async fn read_event(headers: &HeaderMap, body: Body) -> Result<Value, ApiError> {
+pub(super) async fn read_event(headers: &HeaderMap, body: Body) -> Result<Value, ApiError> {
     // Refuse a declared oversize body before reading a byte of it.
     let declared = headers
         .get(header::CONTENT_LENGTH)

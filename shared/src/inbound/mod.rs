@@ -3,6 +3,8 @@
 //! [`Runtime`]; whether hyper or `lambda_http` carries the request, they never know.
 //!
 //! - `POST /v1/invoke/{script}` ([`invoke`]): the caller's tenant's `on_invoke`, body as event.
+//! - `POST /com.evrblk.grackle.v1beta.GrackleApi/{method}` ([`rendezvous`]): the rendezvous
+//!   barriers' API (seed 003), in the Connect protocol's JSON form.
 //! - `GET /healthz`: 200 when the key-value store and the queue answer.
 //!
 //! Every error is JSON, `{ "code": ..., "message": ... }`, with the Connect protocol's codes and
@@ -11,6 +13,7 @@
 
 mod error;
 mod invoke;
+pub mod rendezvous;
 mod serve;
 
 use std::sync::Arc;
@@ -35,6 +38,10 @@ pub const MAX_BODY_BYTES: usize = 6 * 1024 * 1024;
 pub fn router(rt: Arc<Runtime>) -> Router {
     Router::new()
         .route("/v1/invoke/{script}", post(invoke::invoke))
+        .route(
+            &format!("{}/{{method}}", rendezvous::SERVICE),
+            post(rendezvous::call),
+        )
         .route("/healthz", get(healthz))
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
@@ -79,8 +86,9 @@ async fn not_found(uri: axum::http::Uri) -> ApiError {
     ApiError::new(
         Code::NotFound,
         format!(
-            "no endpoint {}: the endpoints are POST /v1/invoke/{{script}} and GET /healthz",
-            uri.path()
+            "no endpoint {}: the endpoints are POST /v1/invoke/{{script}}, POST {}/{{method}} and GET /healthz",
+            uri.path(),
+            rendezvous::SERVICE
         ),
     )
 }

@@ -23,6 +23,8 @@ pub async fn serve(
     let jobs = rt.services.http_jobs.clone();
     let server = axum::serve(listener, super::router(rt)).with_graceful_shutdown(async move {
         stop.await;
+        // Rendezvous long-polls answer TIMED_OUT now instead of holding the stop for minutes.
+        crate::rendezvous::notify::stop_waits();
         // Background job:http requests are answered ok = false ("server stopping") before the
         // process goes, so their continuations run instead of waiting for ever.
         // Bounded apart from the grace: failing them is a few writes.

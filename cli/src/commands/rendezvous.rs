@@ -1,0 +1,71 @@
+//! `native rendezvous status TENANT NAMESPACE NAME` and `native rendezvous list TENANT
+//! NAMESPACE`: rendezvous barriers as the project's store has them, on the project clock.
+
+use std::path::Path;
+
+use native_core::rendezvous::{Rendezvous, Unlimited};
+use native_core::Error;
+use serde_json::json;
+
+use super::{open, Failed, Outcome};
+use crate::out::outln;
+use crate::RendezvousCommand;
+
+fn missing(e: Error) -> Failed {
+    match e {
+        // Like `native barrier status`: a barrier that is not there is a failed look-up (1).
+        e @ Error::NotFound { .. } => Failed::script(e.to_string()),
+        e => e.into(),
+    }
+}
+
+fn print(v: &serde_json::Value) {
+    let text = serde_json::to_string_pretty(v).unwrap_or_default();
+    outln!("{}", crate::show::json(&text));
+}
+
+pub async fn run(project: &Path, command: RendezvousCommand) -> Outcome {
+    let p = open(project)?;
+    let backends = p.backend.backends();
+    match command {
+        RendezvousCommand::Status {
+            tenant,
+            namespace,
+            name,
+        } => {
+            let t = p.runtime().tenants.load(&tenant).await?;
+            let r = Rendezvous::new(&*backends.kv, &*backends.queue, &t.name, &Unlimited);
+            let b = r.get(&namespace, &name).await.map_err(missing)?;
+            let (participants, next) = r
+                .participants(&namespace, &name, 0, "", 250)
+                .await
+                .map_err(missing)?;
+            let mut v = serde_json::to_value(&b).unwrap_or_default();
+            v["participants"] = json!(participants);
+            v["more_participants"] = json!(next.is_some());
+            print(&v);
+            Ok(())
+        }
+        RendezvousCommand::List {
+            tenant,
+            namespace,
+            limit,
+        } => {
+            let t = p.runtime().tenants.load(&tenant).await?;
+            let r = Rendezvous::new(&*backends.kv, &*backends.queue, &t.name, &Unlimited);
+            let mut all = Vec::new();
+            let mut token = String::new();
+            loop {
+                let (page, next) = r.list(&namespace, &token, 250).await.map_err(missing)?;
+                all.extend(page);
+                match next {
+                    Some(n) if all.len() < limit => token = n,
+                    _ => break,
+                }
+            }
+            all.truncate(limit);
+            print(&json!(all));
+            Ok(())
+        }
+    }
+}

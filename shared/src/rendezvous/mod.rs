@@ -1,0 +1,987 @@
+//! Rendezvous barriers (seed 003): N processes arrive at a named barrier, which trips when the
+//! last one arrives and starts its next generation. Tenant-private, on the key-value port, so
+//! both backends share this code. The contract is `docs/rendezvous.md`.
+//!
+//! Rows, in partitions no `native.db` call (`d#...`) or work-list barrier (`b#...`) can address:
+//!
+//! | partition | sort key | what |
+//! | --- | --- | --- |
+//! | `R#<tenant>` | `n#<namespace>` | a namespace: its fields, incarnation and barrier count |
+//! | `r#<tenant>#<namespace>#<ns incarnation>` | `b#<barrier>` | a barrier and its incarnation |
+//! | `r#<tenant>#<namespace>#<ns incarnation>#<barrier>#<incarnation>` | `p#<generation>#<process>` | an arrival |
+//! | the same | `c#<generation>` | the claim on a trip's continuation |
+//!
+//! Incarnations are random per create, so a barrier (or namespace) deleted and created again
+//! starts from nothing: the old rows are out of reach and only wait for their expiry.
+//!
+//! An arrival is one read of the barrier row and one transaction: the participant row
+//! created if absent, and the barrier row written on the condition that it is still the
+//! version that was read (so generation and count are what were read). When another arrival
+//! got in between, the arrival reads again and retries. The barrier row expires at
+//! `last_activity_at + delete_inactive_after_seconds` (DynamoDB TTL moves with each arrival),
+//! and reads compare that time with the clock themselves, so a barrier is gone the moment its
+//! window ends, swept or not.
+
+mod model;
+pub mod notify;
+
+pub use model::{
+    check_name, check_timeout, Barrier, CreateBarrier, Metadata, Namespace, Participant,
+    UpdateBarrier, WaitOutcome, DEFAULT_NAMESPACE, MAX_INACTIVE_S, MAX_METADATA_ENTRIES,
+    MAX_WAIT_S,
+};
+
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+
+use crate::barrier::Budget;
+use crate::ports::{now_ms, Item, KvStore, NewItem, PutMode, Queue, QueueKind, TxOp};
+use crate::runtime::WorkMessage;
+use crate::{Error, Result};
+use model::{BarrierRow, NamespaceRow};
+
+/// Namespaces never expire by themselves (31 Dec 9999); they are deleted.
+const NEVER_S: i64 = 253_402_300_799;
+/// Participant rows and continuation claims outlive the barrier's window at their write by
+/// this much: a barrier row that lives on (through later arrivals) still finds them, for
+/// repeated arrivals and for listing, unless one generation stays open this long past it.
+pub const PARTICIPANT_RETAIN_S: i64 = 30 * 86_400;
+/// How long the call that trips a barrier holds the claim on its continuation.
+pub const LEASE_MS: i64 = 60_000;
+/// The most barriers per namespace.
+pub const MAX_BARRIERS_PER_NAMESPACE: u64 = 1_000_000;
+/// How often one call retries after losing a race for the barrier row.
+const MAX_ATTEMPTS: u32 = 1000;
+/// The first and the longest pause of a waiter that polls the store.
+pub const POLL_FIRST: Duration = Duration::from_millis(100);
+/// See [`POLL_FIRST`].
+pub const POLL_MAX: Duration = Duration::from_secs(1);
+
+/// What an arrival answers.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Arrival {
+    /// The barrier after the arrival (the next generation when it tripped).
+    pub barrier: Barrier,
+    /// The generation arrived at has tripped (by this call, or before a repeated one).
+    pub all_arrived: bool,
+}
+
+/// A budget without a limit, for callers outside scripts (HTTP, the CLI).
+#[derive(Debug, Default, Clone, Copy)]
+pub struct Unlimited;
+
+impl Budget for Unlimited {
+    fn spend(&self, _calls: u32) -> Result<()> {
+        Ok(())
+    }
+    fn left(&self) -> u32 {
+        u32::MAX
+    }
+}
+
+/// The clock, in ms since the epoch: [`now_ms`] unless a test moves it.
+pub type Clock = dyn Fn() -> i64 + Send + Sync;
+
+/// The rendezvous barriers of one tenant.
+pub struct Rendezvous<'a, B: Budget + ?Sized> {
+    /// The key-value table.
+    pub kv: &'a dyn KvStore,
+    /// The queues (for continuations).
+    pub queue: &'a dyn Queue,
+    /// The tenant.
+    pub tenant: &'a str,
+    /// Whether the tenant has a queue; continuations need one.
+    pub queue_enabled: bool,
+    /// Counts backend calls.
+    pub budget: &'a B,
+    /// Now, in ms.
+    pub clock: &'a Clock,
+    /// The most barriers per namespace ([`MAX_BARRIERS_PER_NAMESPACE`]).
+    pub max_barriers: u64,
+}
+
+static SYSTEM_CLOCK: fn() -> i64 = now_ms;
+
+/// The process clock ([`now_ms`]), as a [`Clock`].
+pub fn system_clock() -> &'static Clock {
+    &SYSTEM_CLOCK
+}
+
+fn ns_pk(tenant: &str) -> String {
+    format!("R#{tenant}")
+}
+
+fn barriers_pk(tenant: &str, ns: &str, ns_inc: &str) -> String {
+    format!("r#{tenant}#{ns}#{ns_inc}")
+}
+
+/// Every tenant has `default`; its row is written when first needed (a barrier's count, an
+/// update), always with the same incarnation.
+fn default_namespace() -> NamespaceRow {
+    NamespaceRow {
+        namespace: Namespace {
+            name: DEFAULT_NAMESPACE.into(),
+            description: String::new(),
+            metadata: Metadata::new(),
+            created_at: 0,
+            updated_at: 0,
+        },
+        incarnation: "0".into(),
+        barriers: 0,
+    }
+}
+
+fn gen_key(generation: u64) -> String {
+    format!("{generation:020}")
+}
+
+fn token() -> String {
+    format!("{:016x}", rand::random::<u64>())
+}
+
+fn damaged(what: &str, e: serde_json::Error) -> Error {
+    Error::Backend {
+        backend: "rendezvous",
+        message: format!("stored {what} row is damaged: {e}"),
+        source: None,
+    }
+}
+
+fn busy(generation: u64) -> Error {
+    Error::Backend {
+        backend: "rendezvous",
+        message: format!(
+            "the continuation of generation {generation} is being sent by another call; retry within {} s",
+            LEASE_MS / 1000
+        ),
+        source: None,
+    }
+}
+
+fn contended() -> Error {
+    Error::Backend {
+        backend: "rendezvous",
+        message: format!("the barrier changed under {MAX_ATTEMPTS} attempts in a row; retry"),
+        source: None,
+    }
+}
+
+fn barrier_not_found() -> Error {
+    Error::not_found("barrier")
+}
+
+/// A barrier row read with its item version and where its participants live.
+struct Found {
+    row: BarrierRow,
+    version: String,
+    pk: String,
+    parts_pk: String,
+}
+
+/// The claim on a trip's continuation.
+#[derive(Debug, Serialize, Deserialize)]
+struct Claim {
+    lease_until_ms: i64,
+    sent: bool,
+}
+
+impl<'a, B: Budget + ?Sized> Rendezvous<'a, B> {
+    /// The barriers of `tenant`, on the system clock, with the contract's limits.
+    pub fn new(kv: &'a dyn KvStore, queue: &'a dyn Queue, tenant: &'a str, budget: &'a B) -> Self {
+        Rendezvous {
+            kv,
+            queue,
+            tenant,
+            queue_enabled: false,
+            budget,
+            clock: system_clock(),
+            max_barriers: MAX_BARRIERS_PER_NAMESPACE,
+        }
+    }
+
+    fn now_ms(&self) -> i64 {
+        (self.clock)()
+    }
+
+    fn now_ns(&self) -> i64 {
+        self.now_ms().saturating_mul(1_000_000)
+    }
+
+    // ---- namespaces ----
+
+    async fn ns_row(&self, name: &str) -> Result<Option<(NamespaceRow, Option<String>)>> {
+        self.budget.spend(1)?;
+        match self
+            .kv
+            .get(&ns_pk(self.tenant), &format!("n#{name}"))
+            .await?
+        {
+            Some(item) => {
+                let row: NamespaceRow =
+                    serde_json::from_str(&item.value).map_err(|e| damaged("namespace", e))?;
+                Ok(Some((row, Some(item.version))))
+            }
+            None if name == DEFAULT_NAMESPACE => Ok(Some((default_namespace(), None))),
+            None => Ok(None),
+        }
+    }
+
+    async fn need_ns(&self, name: &str) -> Result<(NamespaceRow, Option<String>)> {
+        check_name("namespace_name", name)?;
+        self.ns_row(name)
+            .await?
+            .ok_or_else(|| Error::not_found("namespace"))
+    }
+
+    fn ns_item(&self, row: &NamespaceRow) -> NewItem {
+        NewItem {
+            pk: ns_pk(self.tenant),
+            sk: format!("n#{}", row.namespace.name),
+            value: serde_json::to_string(row).unwrap_or_default(),
+            expires_at_s: NEVER_S,
+        }
+    }
+
+    fn ns_mode(version: &Option<String>) -> PutMode {
+        match version {
+            Some(v) => PutMode::Update(v.clone()),
+            None => PutMode::Create,
+        }
+    }
+
+    /// Creates a namespace.
+    pub async fn create_namespace(
+        &self,
+        name: &str,
+        description: &str,
+        metadata: Metadata,
+    ) -> Result<Namespace> {
+        check_name("name", name)?;
+        model::check_description(description)?;
+        model::check_metadata(&metadata)?;
+        if name == DEFAULT_NAMESPACE {
+            return Err(Error::AlreadyExists {
+                what: "namespace \"default\" (every tenant has it)".into(),
+            });
+        }
+        let now = self.now_ns();
+        let row = NamespaceRow {
+            namespace: Namespace {
+                name: name.into(),
+                description: description.into(),
+                metadata,
+                created_at: now,
+                updated_at: now,
+            },
+            incarnation: token(),
+            barriers: 0,
+        };
+        self.budget.spend(1)?;
+        match self.kv.put(self.ns_item(&row), PutMode::Create).await {
+            Ok(_) => Ok(row.namespace),
+            Err(Error::AlreadyExists { .. }) => Err(Error::AlreadyExists {
+                what: "namespace".into(),
+            }),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// A namespace.
+    pub async fn get_namespace(&self, name: &str) -> Result<Namespace> {
+        Ok(self.need_ns(name).await?.0.namespace)
+    }
+
+    /// A page of namespaces in name order, and the token of the next page.
+    pub async fn list_namespaces(
+        &self,
+        token: &str,
+        limit: u64,
+    ) -> Result<(Vec<Namespace>, Option<String>)> {
+        let after = model::page_token(token)?.map(|t| format!("n#{t}"));
+        let limit = model::page_limit(limit)?;
+        self.budget.spend(1)?;
+        let page = self
+            .kv
+            .query(&ns_pk(self.tenant), "n#", after.as_deref(), limit)
+            .await?;
+        let mut out = Vec::with_capacity(page.items.len() + 1);
+        for item in &page.items {
+            let row: NamespaceRow =
+                serde_json::from_str(&item.value).map_err(|e| damaged("namespace", e))?;
+            out.push(row.namespace);
+        }
+        let mut next = page.next.map(|sk| sk["n#".len()..].to_string());
+        // `default` is listed whether or not its row was written yet, where it falls.
+        let d = DEFAULT_NAMESPACE;
+        let after_token = after.as_deref().is_none_or(|a| a < "n#default");
+        let before_end = next.as_deref().is_none_or(|n| d <= n);
+        if after_token && before_end && !out.iter().any(|n| n.name == d) {
+            // Not in the page although in its range: its row is not written.
+            let at = out.partition_point(|n| n.name.as_str() < d);
+            out.insert(at, default_namespace().namespace);
+            if out.len() > limit {
+                out.truncate(limit);
+                next = out.last().map(|n| n.name.clone());
+            }
+        }
+        Ok((out, next))
+    }
+
+    /// Replaces a namespace's description and metadata.
+    pub async fn update_namespace(
+        &self,
+        name: &str,
+        description: &str,
+        metadata: Metadata,
+    ) -> Result<Namespace> {
+        model::check_description(description)?;
+        model::check_metadata(&metadata)?;
+        for _ in 0..MAX_ATTEMPTS {
+            let (mut row, version) = self.need_ns(name).await?;
+            row.namespace.description = description.into();
+            row.namespace.metadata = metadata.clone();
+            row.namespace.updated_at = self.now_ns();
+            self.budget.spend(1)?;
+            match self
+                .kv
+                .put(self.ns_item(&row), Self::ns_mode(&version))
+                .await
+            {
+                Ok(_) => return Ok(row.namespace),
+                // A barrier create or delete moved its count meanwhile: read again.
+                Err(Error::Precondition { .. } | Error::AlreadyExists { .. }) => continue,
+                Err(e) => return Err(e),
+            }
+        }
+        Err(contended())
+    }
+
+    /// Deletes a namespace with all its barriers (they are out of reach at once, their rows
+    /// expire). The `default` namespace cannot be deleted.
+    pub async fn delete_namespace(&self, name: &str) -> Result<()> {
+        check_name("name", name)?;
+        if name == DEFAULT_NAMESPACE {
+            return Err(Error::InvalidInput(
+                "the default namespace cannot be deleted; delete its barriers one by one".into(),
+            ));
+        }
+        if self.ns_row(name).await?.is_none() {
+            return Err(Error::not_found("namespace"));
+        }
+        self.budget.spend(1)?;
+        self.kv
+            .delete(&ns_pk(self.tenant), &format!("n#{name}"), None)
+            .await?;
+        Ok(())
+    }
+
+    // ---- barriers ----
+
+    /// Reads a live barrier: `None` when there is none, or it is past its inactivity window.
+    async fn find(&self, ns: &str, name: &str) -> Result<Option<Found>> {
+        let (ns_row, _) = self.need_ns(ns).await?;
+        check_name("barrier_name", name)?;
+        let pk = barriers_pk(self.tenant, ns, &ns_row.incarnation);
+        self.budget.spend(1)?;
+        let Some(item) = self.kv.get(&pk, &format!("b#{name}")).await? else {
+            return Ok(None);
+        };
+        let row: BarrierRow =
+            serde_json::from_str(&item.value).map_err(|e| damaged("barrier", e))?;
+        if row.barrier.inactive_at_ms() <= self.now_ms() {
+            return Ok(None);
+        }
+        let parts_pk = format!("{pk}#{name}#{}", row.incarnation);
+        Ok(Some(Found {
+            row,
+            version: item.version,
+            pk,
+            parts_pk,
+        }))
+    }
+
+    /// Reads a barrier found a moment ago again, by its partition: `not_found` if it is gone
+    /// or is another incarnation now.
+    async fn reread(&self, found: &Found) -> Result<Found> {
+        let name = &found.row.barrier.name;
+        self.budget.spend(1)?;
+        let item = self
+            .kv
+            .get(&found.pk, &format!("b#{name}"))
+            .await?
+            .ok_or_else(barrier_not_found)?;
+        let row: BarrierRow =
+            serde_json::from_str(&item.value).map_err(|e| damaged("barrier", e))?;
+        if row.incarnation != found.row.incarnation || row.barrier.inactive_at_ms() <= self.now_ms()
+        {
+            return Err(barrier_not_found());
+        }
+        Ok(Found {
+            row,
+            version: item.version,
+            pk: found.pk.clone(),
+            parts_pk: found.parts_pk.clone(),
+        })
+    }
+
+    async fn need(&self, ns: &str, name: &str) -> Result<Found> {
+        self.find(ns, name).await?.ok_or_else(barrier_not_found)
+    }
+
+    fn barrier_item(pk: &str, row: &BarrierRow) -> NewItem {
+        NewItem {
+            pk: pk.into(),
+            sk: format!("b#{}", row.barrier.name),
+            value: serde_json::to_string(row).unwrap_or_default(),
+            // Rounded up: the backend's expiry never hides a barrier that reads call live.
+            expires_at_s: (row.barrier.inactive_at_ms() + 999).div_euclid(1000),
+        }
+    }
+
+    fn side_item(&self, b: &Barrier, parts_pk: &str, sk: String, value: String) -> NewItem {
+        NewItem {
+            pk: parts_pk.into(),
+            sk,
+            value,
+            expires_at_s: (self.now_ms() / 1000)
+                .saturating_add(b.delete_inactive_after_seconds as i64)
+                .saturating_add(PARTICIPANT_RETAIN_S),
+        }
+    }
+
+    fn claim_item(&self, b: &Barrier, parts_pk: &str, generation: u64, sent: bool) -> NewItem {
+        let claim = Claim {
+            lease_until_ms: self.now_ms() + LEASE_MS,
+            sent,
+        };
+        self.side_item(
+            b,
+            parts_pk,
+            format!("c#{}", gen_key(generation)),
+            serde_json::to_string(&claim).unwrap_or_default(),
+        )
+    }
+
+    /// Creates a barrier at generation 1.
+    pub async fn create(&self, spec: CreateBarrier) -> Result<Barrier> {
+        spec.validate()?;
+        if spec.continue_with.is_some() && !self.queue_enabled {
+            return Err(Error::InvalidInput(format!(
+                "continue_with needs a queue: set \"queue\": true in tenants/{}/config.json",
+                self.tenant
+            )));
+        }
+        if let Some(s) = &spec.continue_with {
+            crate::keys::check_name("script", s).map_err(Error::InvalidInput)?;
+        }
+        for _ in 0..MAX_ATTEMPTS {
+            let (mut ns, ns_version) = self.need_ns(&spec.namespace).await?;
+            let pk = barriers_pk(self.tenant, &spec.namespace, &ns.incarnation);
+            if ns.barriers >= self.max_barriers {
+                // Barriers gone for inactivity still count: count the live ones.
+                ns.barriers = self.count_barriers(&pk).await?;
+                if ns.barriers >= self.max_barriers {
+                    return Err(Error::LimitExceeded {
+                        limit: "barriers_per_namespace",
+                        detail: format!(
+                            "namespace {:?} holds {} barriers, the most it may; delete some first",
+                            spec.namespace, ns.barriers
+                        ),
+                    });
+                }
+            }
+            ns.barriers += 1;
+            // A row past its window may still be in the store (sweeps lag): replace it.
+            self.budget.spend(1)?;
+            let mode = match self.kv.get(&pk, &format!("b#{}", spec.name)).await? {
+                None => PutMode::Create,
+                Some(item) => {
+                    let old: BarrierRow =
+                        serde_json::from_str(&item.value).map_err(|e| damaged("barrier", e))?;
+                    if old.barrier.inactive_at_ms() > self.now_ms() {
+                        return Err(Error::AlreadyExists {
+                            what: "barrier".into(),
+                        });
+                    }
+                    PutMode::Update(item.version)
+                }
+            };
+            let now = self.now_ns();
+            let row = BarrierRow {
+                barrier: Barrier {
+                    name: spec.name.clone(),
+                    description: spec.description.clone(),
+                    expected_processes: spec.expected_processes,
+                    arrived_processes: 0,
+                    generation: 1,
+                    version: 1,
+                    created_at: now,
+                    updated_at: now,
+                    last_activity_at: now,
+                    delete_inactive_after_seconds: spec.delete_inactive_after_seconds,
+                    metadata: spec.metadata.clone(),
+                    continue_with: spec.continue_with.clone(),
+                },
+                incarnation: token(),
+            };
+            let ops = vec![
+                TxOp::Put {
+                    item: Self::barrier_item(&pk, &row),
+                    mode: mode.clone(),
+                },
+                TxOp::Put {
+                    item: self.ns_item(&ns),
+                    mode: Self::ns_mode(&ns_version),
+                },
+            ];
+            self.budget.spend(1)?;
+            match self.kv.transact(ops).await? {
+                Ok(()) => return Ok(row.barrier),
+                Err(0) if mode == PutMode::Create => {
+                    return Err(Error::AlreadyExists {
+                        what: "barrier".into(),
+                    })
+                }
+                // The namespace's count, or the old row, changed meanwhile: read again.
+                Err(_) => continue,
+            }
+        }
+        Err(contended())
+    }
+
+    async fn count_barriers(&self, pk: &str) -> Result<u64> {
+        let mut n = 0;
+        let mut after: Option<String> = None;
+        loop {
+            self.budget.spend(1)?;
+            let page = self.kv.query(pk, "b#", after.as_deref(), 1000).await?;
+            let now = self.now_ms();
+            for item in &page.items {
+                let row: BarrierRow =
+                    serde_json::from_str(&item.value).map_err(|e| damaged("barrier", e))?;
+                n += u64::from(row.barrier.inactive_at_ms() > now);
+            }
+            match page.next {
+                Some(next) => after = Some(next),
+                None => return Ok(n),
+            }
+        }
+    }
+
+    /// A barrier.
+    pub async fn get(&self, ns: &str, name: &str) -> Result<Barrier> {
+        Ok(self.need(ns, name).await?.row.barrier)
+    }
+
+    /// A page of a namespace's barriers in name order, and the token of the next page.
+    pub async fn list(
+        &self,
+        ns: &str,
+        token: &str,
+        limit: u64,
+    ) -> Result<(Vec<Barrier>, Option<String>)> {
+        let mut after = model::page_token(token)?.map(|t| format!("b#{t}"));
+        let limit = model::page_limit(limit)?;
+        let (ns_row, _) = self.need_ns(ns).await?;
+        let pk = barriers_pk(self.tenant, ns, &ns_row.incarnation);
+        let mut out = Vec::with_capacity(limit);
+        // Barriers past their window are skipped, so a page may need more than one query.
+        loop {
+            self.budget.spend(1)?;
+            let page = self
+                .kv
+                .query(&pk, "b#", after.as_deref(), limit - out.len())
+                .await?;
+            let now = self.now_ms();
+            for item in &page.items {
+                let row: BarrierRow =
+                    serde_json::from_str(&item.value).map_err(|e| damaged("barrier", e))?;
+                if row.barrier.inactive_at_ms() > now {
+                    out.push(row.barrier);
+                }
+            }
+            match page.next {
+                Some(next) if out.len() < limit => after = Some(next),
+                Some(_) => {
+                    let last = out.last().map(|b| b.name.clone());
+                    return Ok((out, last));
+                }
+                None => return Ok((out, None)),
+            }
+        }
+    }
+
+    /// Deletes a barrier with its participants; a missing one is fine.
+    pub async fn delete(&self, ns: &str, name: &str) -> Result<()> {
+        for _ in 0..MAX_ATTEMPTS {
+            let (mut ns_row, ns_version) = self.need_ns(ns).await?;
+            let Some(found) = self.find(ns, name).await? else {
+                return Ok(());
+            };
+            ns_row.barriers = ns_row.barriers.saturating_sub(1);
+            let ops = vec![
+                TxOp::Delete {
+                    pk: found.pk.clone(),
+                    sk: format!("b#{name}"),
+                },
+                TxOp::Put {
+                    item: self.ns_item(&ns_row),
+                    mode: Self::ns_mode(&ns_version),
+                },
+            ];
+            self.budget.spend(1)?;
+            match self.kv.transact(ops).await? {
+                Ok(()) | Err(0) => {
+                    notify::wake(self.tenant, ns, name, None);
+                    return Ok(());
+                }
+                Err(_) => continue,
+            }
+        }
+        Err(contended())
+    }
+
+    /// Records a process's arrival; see the module docs for the steps.
+    pub async fn arrive(
+        &self,
+        ns: &str,
+        name: &str,
+        process_id: &str,
+        expected_generation: u64,
+        metadata: Metadata,
+    ) -> Result<Arrival> {
+        check_name("namespace_name", ns)?;
+        check_name("barrier_name", name)?;
+        check_name("process_id", process_id)?;
+        model::check_positive("expected_generation", expected_generation)?;
+        model::check_metadata(&metadata)?;
+        for attempt in 0..MAX_ATTEMPTS {
+            let found = self.need(ns, name).await?;
+            let b = &found.row.barrier;
+            let part_sk = format!("p#{}#{process_id}", gen_key(expected_generation));
+            if expected_generation != b.generation {
+                if expected_generation < b.generation {
+                    self.budget.spend(1)?;
+                    if self.kv.get(&found.parts_pk, &part_sk).await?.is_some() {
+                        // A repeat after the trip: the promise of idempotency holds. Finish
+                        // the trip's continuation, in case the call that tripped died.
+                        self.continue_after(&found, expected_generation).await?;
+                        return Ok(Arrival {
+                            barrier: found.row.barrier,
+                            all_arrived: true,
+                        });
+                    }
+                }
+                return Err(Error::Precondition {
+                    what: format!(
+                        "expected_generation {expected_generation} does not match the barrier's current generation {}",
+                        b.generation
+                    ),
+                });
+            }
+            let now = self.now_ns();
+            let participant = Participant {
+                process_id: process_id.into(),
+                generation: b.generation,
+                arrived_at: now,
+                metadata: metadata.clone(),
+            };
+            let mut next = found.row.clone();
+            next.barrier.arrived_processes += 1;
+            next.barrier.last_activity_at = now;
+            let tripped = next.barrier.arrived_processes >= next.barrier.expected_processes;
+            if tripped {
+                next.barrier.generation += 1;
+                next.barrier.arrived_processes = 0;
+            }
+            let mut ops = vec![
+                TxOp::Put {
+                    item: self.side_item(
+                        b,
+                        &found.parts_pk,
+                        part_sk,
+                        serde_json::to_string(&participant).unwrap_or_default(),
+                    ),
+                    mode: PutMode::Create,
+                },
+                TxOp::Put {
+                    item: Self::barrier_item(&found.pk, &next),
+                    mode: PutMode::Update(found.version.clone()),
+                },
+            ];
+            let continues = tripped && self.continues(b);
+            if continues {
+                ops.push(TxOp::Put {
+                    item: self.claim_item(b, &found.parts_pk, b.generation, false),
+                    mode: PutMode::Create,
+                });
+            }
+            self.budget.spend(1)?;
+            match self.kv.transact(ops).await? {
+                Ok(()) => {
+                    if tripped {
+                        notify::wake(
+                            self.tenant,
+                            ns,
+                            name,
+                            Some((&next.incarnation, &next.barrier)),
+                        );
+                        if continues {
+                            self.send_continuation(&found, b.generation).await?;
+                        }
+                    }
+                    return Ok(Arrival {
+                        barrier: next.barrier,
+                        all_arrived: tripped,
+                    });
+                }
+                Err(0) => {
+                    // Already arrived: a no-op that answers the barrier as it is now (one
+                    // read: the namespace was read a moment ago).
+                    let now = self.reread(&found).await?;
+                    let all_arrived = now.row.barrier.generation > expected_generation;
+                    if all_arrived {
+                        self.continue_after(&now, expected_generation).await?;
+                    }
+                    return Ok(Arrival {
+                        barrier: now.row.barrier,
+                        all_arrived,
+                    });
+                }
+                Err(_) => {
+                    // Another arrival (or an update) got in first: read again, after a
+                    // short random pause that spreads out the peers that lost together.
+                    if attempt > 2 {
+                        let us = rand::random::<u64>() % (200 * u64::from(attempt.min(50)));
+                        tokio::time::sleep(Duration::from_micros(us)).await;
+                    }
+                }
+            }
+        }
+        Err(contended())
+    }
+
+    fn continues(&self, b: &Barrier) -> bool {
+        b.continue_with.is_some() && self.queue_enabled
+    }
+
+    /// Sends the continuation of `generation` under the claim this call holds, and marks it
+    /// sent.
+    async fn send_continuation(&self, found: &Found, generation: u64) -> Result<()> {
+        let b = &found.row.barrier;
+        let Some(script) = b.continue_with.clone() else {
+            return Ok(());
+        };
+        // The namespace is the second part of the partition key (`r#<tenant>#<ns>#...`).
+        let ns = found.pk.split('#').nth(2).unwrap_or_default().to_string();
+        let body = serde_json::to_string(&WorkMessage {
+            tenant: self.tenant.to_string(),
+            script,
+            event: json!({ "rendezvous": { "namespace": ns, "name": b.name, "generation": generation } }),
+            depth: self.budget.depth() + 1,
+        })
+        .map_err(|e| Error::InvalidInput(e.to_string()))?;
+        self.budget.spend(1)?;
+        self.queue.send(QueueKind::Work, body, 0).await?;
+        self.budget.spend(1)?;
+        self.kv
+            .put(
+                self.claim_item(b, &found.parts_pk, generation, true),
+                PutMode::Overwrite,
+            )
+            .await?;
+        Ok(())
+    }
+
+    /// After a repeated arrival at a tripped generation: sends its continuation if the call
+    /// that tripped it died before marking it sent and its lease has lapsed.
+    async fn continue_after(&self, found: &Found, generation: u64) -> Result<()> {
+        if !self.continues(&found.row.barrier) {
+            return Ok(());
+        }
+        let sk = format!("c#{}", gen_key(generation));
+        self.budget.spend(1)?;
+        let Some(item) = self.kv.get(&found.parts_pk, &sk).await? else {
+            return Ok(());
+        };
+        let claim: Claim = serde_json::from_str(&item.value).map_err(|e| damaged("claim", e))?;
+        if claim.sent {
+            return Ok(());
+        }
+        if claim.lease_until_ms > self.now_ms() {
+            return Err(busy(generation));
+        }
+        self.take_over(found, generation, &item).await
+    }
+
+    async fn take_over(&self, found: &Found, generation: u64, item: &Item) -> Result<()> {
+        self.budget.spend(1)?;
+        match self
+            .kv
+            .put(
+                self.claim_item(&found.row.barrier, &found.parts_pk, generation, false),
+                PutMode::Update(item.version.clone()),
+            )
+            .await
+        {
+            Ok(_) => self.send_continuation(found, generation).await,
+            Err(Error::Precondition { .. }) => Err(busy(generation)),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Replaces a barrier's description, count, metadata and window if it has
+    /// `expected_version`. A count equal to the arrived count trips it.
+    pub async fn update(&self, spec: UpdateBarrier) -> Result<Barrier> {
+        spec.validate()?;
+        for _ in 0..MAX_ATTEMPTS {
+            let found = self.need(&spec.namespace, &spec.name).await?;
+            let b = &found.row.barrier;
+            if b.version != spec.expected_version {
+                return Err(Error::Precondition {
+                    what: format!(
+                        "expected_version {} does not match the barrier's version {}",
+                        spec.expected_version, b.version
+                    ),
+                });
+            }
+            if spec.expected_processes < b.arrived_processes {
+                return Err(Error::InvalidInput(format!(
+                    "expected_processes {} is below arrived_processes {}; it may be lowered to {} at least, which trips the barrier",
+                    spec.expected_processes, b.arrived_processes, b.arrived_processes
+                )));
+            }
+            let mut next = found.row.clone();
+            next.barrier.description = spec.description.clone();
+            next.barrier.expected_processes = spec.expected_processes;
+            next.barrier.metadata = spec.metadata.clone();
+            next.barrier.delete_inactive_after_seconds = spec.delete_inactive_after_seconds;
+            next.barrier.version += 1;
+            next.barrier.updated_at = self.now_ns();
+            let tripped = b.arrived_processes > 0 && spec.expected_processes == b.arrived_processes;
+            if tripped {
+                next.barrier.generation += 1;
+                next.barrier.arrived_processes = 0;
+            }
+            let mut ops = vec![TxOp::Put {
+                item: Self::barrier_item(&found.pk, &next),
+                mode: PutMode::Update(found.version.clone()),
+            }];
+            let continues = tripped && self.continues(b);
+            if continues {
+                ops.push(TxOp::Put {
+                    item: self.claim_item(b, &found.parts_pk, b.generation, false),
+                    mode: PutMode::Create,
+                });
+            }
+            self.budget.spend(1)?;
+            match self.kv.transact(ops).await? {
+                Ok(()) => {
+                    if tripped {
+                        notify::wake(
+                            self.tenant,
+                            &spec.namespace,
+                            &spec.name,
+                            Some((&next.incarnation, &next.barrier)),
+                        );
+                        if continues {
+                            self.send_continuation(&found, b.generation).await?;
+                        }
+                    }
+                    return Ok(next.barrier);
+                }
+                // An arrival got in first: check the version and the count again.
+                Err(_) => continue,
+            }
+        }
+        Err(contended())
+    }
+
+    /// Waits until the barrier's generation passes `expected_generation` (TRIPPED) or
+    /// `timeout` passes (TIMED_OUT). Woken at once by a trip in this process; polls the store
+    /// otherwise, every 100 ms doubling to 1 s.
+    pub async fn wait(
+        &self,
+        ns: &str,
+        name: &str,
+        expected_generation: u64,
+        timeout: Duration,
+    ) -> Result<(Barrier, WaitOutcome)> {
+        check_name("namespace_name", ns)?;
+        check_name("barrier_name", name)?;
+        model::check_positive("expected_generation", expected_generation)?;
+        model::check_timeout(timeout.as_secs())?;
+        let until = tokio::time::Instant::now() + timeout;
+        // Registered before the first read, so a trip between the read and the wait is seen.
+        let mut sub = notify::subscribe(self.tenant, ns, name);
+        let mut pause = POLL_FIRST;
+        // The barrier a trip in this process handed over: no read needed, if it is of the
+        // incarnation this wait read (not a barrier of the name deleted and made again).
+        let mut handed: Option<(String, Barrier)> = None;
+        let mut incarnation = String::new();
+        loop {
+            let b = match handed.take() {
+                Some((i, b)) if i == incarnation => b,
+                _ => {
+                    let found = self.need(ns, name).await?;
+                    incarnation = found.row.incarnation;
+                    found.row.barrier
+                }
+            };
+            if b.generation > expected_generation {
+                return Ok((b, WaitOutcome::Tripped));
+            }
+            let now = tokio::time::Instant::now();
+            if now >= until {
+                return Ok((b, WaitOutcome::TimedOut));
+            }
+            let nap = pause.min(until - now);
+            let woken = async {
+                match sub.as_mut() {
+                    Some(s) => s.woken().await,
+                    None => std::future::pending().await,
+                }
+            };
+            tokio::select! {
+                h = woken => handed = h,
+                () = tokio::time::sleep(nap) => pause = (pause * 2).min(POLL_MAX),
+                // The process is stopping: answer now rather than hold its shutdown.
+                () = notify::stopping() => return Ok((b, WaitOutcome::TimedOut)),
+            }
+        }
+    }
+
+    /// A page of one generation's participants (0: the current one) in process_id order,
+    /// and the token of the next page.
+    pub async fn participants(
+        &self,
+        ns: &str,
+        name: &str,
+        generation: u64,
+        token: &str,
+        limit: u64,
+    ) -> Result<(Vec<Participant>, Option<String>)> {
+        let token = model::page_token(token)?;
+        let limit = model::page_limit(limit)?;
+        let found = self.need(ns, name).await?;
+        let generation = if generation == 0 {
+            found.row.barrier.generation
+        } else {
+            generation
+        };
+        let prefix = format!("p#{}#", gen_key(generation));
+        let after = token.map(|t| format!("{prefix}{t}"));
+        self.budget.spend(1)?;
+        let page = self
+            .kv
+            .query(&found.parts_pk, &prefix, after.as_deref(), limit)
+            .await?;
+        let mut out = Vec::with_capacity(page.items.len());
+        for item in &page.items {
+            out.push(serde_json::from_str(&item.value).map_err(|e| damaged("participant", e))?);
+        }
+        Ok((out, page.next.map(|sk| sk[prefix.len()..].to_string())))
+    }
+}
