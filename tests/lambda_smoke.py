@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
-"""Runs the four function binaries as Lambda would, against moto, and times their cold start.
+"""Runs the function binaries as Lambda would, against moto, and times their cold start.
 
     python3 tests/lambda_smoke.py [--release]
 
 Needs moto at AWS_ENDPOINT_URL (tests/moto.sh starts it and runs this) and the binaries built
-(`cargo build -p native-invoke -p native-route -p native-queue -p native-http -p native-server
+(`cargo build -p native-invoke -p native-route -p native-queue -p native-tick -p native-http -p native-server
 -p native-cli [--release]`; it also starts the Fargate server binary on a free port; the `native` command makes the http function's API key, as an operator would).
 
 It provisions what template.yaml makes (named as the stack `native` in moto's account
@@ -228,9 +228,9 @@ def main():
     endpoint = os.environ.get("AWS_ENDPOINT_URL")
     if not endpoint:
         sys.exit("AWS_ENDPOINT_URL is not set: run tests/moto.sh, which starts moto and runs this")
-    for b in ("native-invoke", "native-route", "native-queue", "native-http", "native-server"):
+    for b in ("native-invoke", "native-route", "native-queue", "native-tick", "native-http", "native-server"):
         if not binary_path(b).exists():
-            sys.exit(f"{binary_path(b)} is missing: cargo build -p native-invoke -p native-route -p native-queue -p native-http -p native-server -p native-cli" + (" --release" if PROFILE == "release" else ""))
+            sys.exit(f"{binary_path(b)} is missing: cargo build -p native-invoke -p native-route -p native-queue -p native-tick -p native-http -p native-server -p native-cli" + (" --release" if PROFILE == "release" else ""))
     s3, sqs, urls, env = provision(endpoint)
 
     rows = []
@@ -252,6 +252,12 @@ def main():
     assert text.endswith("Ada!"), text
     check_metrics("native-queue", err)
     rows.append(("native-queue", ms))
+
+    # The timer tick on its schedule's event: nothing is set yet, so it looks at no tenant and
+    # makes one store call (the index).
+    ms, out, err = run("native-tick", "tick.json", env)
+    assert out["fired"] == 0 and out["calls"] == 1 and out["errors"] == [], (out, err)
+    rows.append(("native-tick", ms))
 
     # The http function behind a function URL, with a key made by `native keys create` in
     # the table, as an operator makes one for a deployment.

@@ -10,7 +10,7 @@
 #    its IAM policies (infra/iam, rendered from it, checked with parliament) and the
 #    partner contract's JSON Schemas (tests/schemas.py);
 # 3. starts moto on a free 127.0.0.1 port and points the AWS tests at it (stopped at exit);
-# 4. runs the four Lambda binaries against a local runtime API (tests/lambda_smoke.py);
+# 4. runs the Lambda binaries against a local runtime API (tests/lambda_smoke.py);
 # 5. runs the tests: one debug build of the whole workspace with every feature.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
@@ -77,11 +77,11 @@ export AWS_REGION=us-east-1 AWS_DEFAULT_REGION=us-east-1 AWS_EC2_METADATA_DISABL
 unset NATIVE_SKIP_AWS
 
 if [ "$#" -eq 0 ]; then
-    # The four Lambda binaries, run as Lambda runs them: against a local runtime API, with
+    # The Lambda binaries, run as Lambda runs them: against a local runtime API, with
     # their sample events (events/), on moto. Before the tests, so that the test runner's
     # summary is the last thing printed.
     say "the Lambda binaries against a local runtime API and moto"
-    cargo build --all-features --quiet -p native-invoke -p native-route -p native-queue -p native-http -p native-server -p native-cli
+    cargo build --all-features --quiet -p native-invoke -p native-route -p native-queue -p native-tick -p native-http -p native-server -p native-cli
     python3 tests/lambda_smoke.py
     set -- --workspace
 fi

@@ -139,7 +139,39 @@ pub enum Command {
         #[arg(long)]
         no_drain: bool,
     },
-    /// Process every due message until idle.
+    /// List a tenant's pending timers in due order, one JSON line each: id, at_ms, script,
+    /// firing (a tick holds it now), barrier (for a barrier's overdue timer).
+    Timers {
+        /// The tenant.
+        tenant: String,
+        /// How many to print.
+        #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u32).range(1..=1000))]
+        limit: u32,
+        /// Start after this timer id (the last one a previous page printed).
+        #[arg(long)]
+        after: Option<String>,
+    },
+    /// Batch jobs: `native batch list TENANT` prints every job, one JSON line each, with its
+    /// age and state (waiting, stale, done, failed).
+    Batch {
+        /// What to do with jobs.
+        #[command(subcommand)]
+        command: BatchCommand,
+    },
+    /// Re-send the object notifications of every key under PREFIX of a tenant's folder to its
+    /// router (lost notifications; duplicates are harmless), then drain. Prints { replayed }.
+    Replay {
+        /// The tenant.
+        tenant: String,
+        /// The logical bucket name, or $batch.
+        bucket: String,
+        /// Keys starting with this, relative to the tenant's folder ("" for all).
+        prefix: String,
+        /// Do not process the queues afterwards.
+        #[arg(long)]
+        no_drain: bool,
+    },
+    /// Fire the timers that are due and process every due message until idle.
     Drain {
         /// Also wait for delayed messages (not for retries of failed ones, which come back after
         /// the 360 s visibility timeout on the project clock: see `native clock advance`).
@@ -234,6 +266,16 @@ pub enum DlqCommand {
         /// Do not process the queues afterwards.
         #[arg(long)]
         no_drain: bool,
+    },
+}
+
+/// `native batch` verbs.
+#[derive(Subcommand, Debug)]
+pub enum BatchCommand {
+    /// Every job of a tenant in id order: job, state, age_s, stale_after_s, error.
+    List {
+        /// The tenant.
+        tenant: String,
     },
 }
 
@@ -339,6 +381,36 @@ pub enum BarrierCommand {
         /// Continue the pending names after this member.
         #[arg(long)]
         cursor: Option<String>,
+    },
+    /// Acknowledge a member as a partner would (ok, or failed with --error), then drain so a
+    /// continuation runs. Prints { duplicate, complete, dispatched }.
+    Ack {
+        /// The tenant.
+        tenant: String,
+        /// The barrier id.
+        id: String,
+        /// The member.
+        member: String,
+        /// Resolve the member as failed, with this error.
+        #[arg(long, value_name = "TEXT")]
+        error: Option<String>,
+        /// Do not process the queues afterwards.
+        #[arg(long)]
+        no_drain: bool,
+    },
+    /// Cancel a barrier: pending members are resolved as failed with the reason and the
+    /// continuation runs once, seeing `cancelled`; then drain. Prints how many were resolved.
+    Cancel {
+        /// The tenant.
+        tenant: String,
+        /// The barrier id.
+        id: String,
+        /// Why.
+        #[arg(long, default_value = "cancelled")]
+        reason: String,
+        /// Do not process the queues afterwards.
+        #[arg(long)]
+        no_drain: bool,
     },
 }
 

@@ -54,6 +54,8 @@ def main():
             return f"{params['NamePrefix']}-{role}-{ACCOUNT}-{REGION}"
         if kind == "AWS::SQS::Queue":
             return f"https://sqs.{REGION}.amazonaws.com/{ACCOUNT}/{STACK}-{name}"
+        if kind == "AWS::SecretsManager::Secret":  # Ref gives a secret's ARN
+            return f"arn:{PARTITION}:secretsmanager:{REGION}:{ACCOUNT}:secret:{STACK}-{name}-AbCdEf"
         if kind == "AWS::IAM::ManagedPolicy":
             return f"arn:{PARTITION}:iam::{ACCOUNT}:policy/{STACK}-{name}"
         return f"{STACK}-{name}"

@@ -481,6 +481,46 @@ pub async fn kv_transactions(kv: &dyn KvStore) {
         Err(0),
         "a stale version fails"
     );
+    let absent = |sk: &str| {
+        vec![
+            TxOp::Absent {
+                pk: pk.clone(),
+                sk: sk.into(),
+            },
+            TxOp::Put {
+                item: item("after-absent", "1", far),
+                mode: PutMode::Overwrite,
+            },
+        ]
+    };
+    assert_eq!(
+        kv.transact(absent("meta")).await.unwrap(),
+        Err(0),
+        "a live item fails an absence check"
+    );
+    assert!(kv.get(&pk, "after-absent").await.unwrap().is_none());
+    assert_eq!(
+        kv.transact(absent("old")).await.unwrap(),
+        Ok(()),
+        "an expired item is absent"
+    );
+    assert_eq!(kv.transact(absent("never")).await.unwrap(), Ok(()));
+    assert!(kv.get(&pk, "after-absent").await.unwrap().is_some());
+    let twice = vec![
+        TxOp::Absent {
+            pk: pk.clone(),
+            sk: "twice".into(),
+        },
+        TxOp::Put {
+            item: item("twice", "1", far),
+            mode: PutMode::Create,
+        },
+    ];
+    assert!(
+        kv.transact(twice).await.is_err(),
+        "two operations on one item are refused, as DynamoDB refuses them"
+    );
+    assert!(kv.get(&pk, "twice").await.unwrap().is_none());
 }
 
 /// Vault: set, get, replace, list (names only, per tenant), delete, and bad names refused.

@@ -7,6 +7,7 @@ pub mod aws;
 pub mod barrier;
 pub mod batch;
 pub mod budget;
+pub mod callback;
 pub mod clock;
 pub mod config;
 pub mod conformance;
@@ -22,7 +23,9 @@ pub mod observe;
 pub mod outbound;
 pub mod ports;
 pub mod rendezvous;
+pub mod replay;
 pub mod runtime;
 pub mod tenants;
+pub mod timer;
 
 pub use error::{Error, Result};

@@ -51,13 +51,21 @@ impl Project {
         })
     }
 
-    /// A runtime over this project.
+    /// A runtime over this project, signing callback URLs with the project's secret for
+    /// `native serve` (at [`crate::callback::BASE_URL_VAR`], else its default address).
     pub fn runtime(&self) -> Runtime {
-        Runtime::new(
+        let rt = Runtime::new(
             self.deployment.clone(),
             self.backend.backends(),
             self.tenants.clone(),
-        )
+        );
+        match crate::callback::local_key(&self.root.join(".native")).and_then(|key| {
+            crate::callback::Signer::new(key, &crate::callback::base_url("http://127.0.0.1:8787"))
+        }) {
+            Ok(signer) => rt.with_callback(Arc::new(signer)),
+            // Without a secret (an unwritable folder) callback URLs are refused with why.
+            Err(_) => rt,
+        }
     }
 }
 
@@ -109,7 +117,8 @@ impl Default for DrainOptions {
     }
 }
 
-/// Processes every due message of both queues until none is due and no `job:http` of this
+/// Fires the timers that are due (the part of the `tick` Lambda), then processes every due
+/// message of both queues until none is due and no `job:http` of this
 /// process is running (and, with `wait`, until nothing is left but messages received before:
 /// retries of failed ones, or messages in flight in another process). Handled messages are
 /// deleted; failed ones come back after `retry_delay_s`, as after SQS's visibility timeout, and
@@ -122,6 +131,20 @@ pub async fn drain(rt: &Runtime, opts: DrainOptions) -> Result<DrainReport> {
     // Messages that failed here and have not been received again since.
     let mut retrying = std::collections::HashSet::new();
     loop {
+        // Timers that are due go onto the work queue first (the part of the `tick` Lambda).
+        let ticked = crate::timer::tick(
+            rt.services.backends.kv.as_ref(),
+            q.as_ref(),
+            rt.services.backends.objects.as_ref(),
+            crate::timer::TickOptions::local(),
+        )
+        .await?;
+        for error in &ticked.errors {
+            rt.services.log.write(&json!({
+                "ts_ms": crate::ports::now_ms(), "level": "error",
+                "msg": "firing timers failed; a later tick fires them", "error": error,
+            }));
+        }
         let mut any = false;
         for kind in [QueueKind::Events, QueueKind::Work] {
             for m in q.receive(kind, 10, visibility).await? {

@@ -37,6 +37,8 @@ pub struct Services {
     /// The background performer of `job:http`, on long-running runtimes only (the Fargate
     /// server, the CLI); `None` on the Lambda functions, where nothing runs after a return.
     pub http_jobs: Option<Arc<crate::outbound::jobs::HttpJobs>>,
+    /// Signs callback URLs (`native.barrier.callback_url`); `None` where no secret is set.
+    pub callback: Option<Arc<crate::callback::Signer>>,
 }
 
 /// A work-queue message: which script of which tenant gets which event.
@@ -107,6 +109,7 @@ impl Runtime {
                 backends,
                 log: Arc::new(StderrLog),
                 http_jobs: None,
+                callback: None,
             }),
             tenants,
             engine: Arc::new(Engine::new()),
@@ -164,6 +167,7 @@ impl Runtime {
             backends: b,
             log: self.services.log.clone(),
             http_jobs: self.services.http_jobs.clone(),
+            callback: self.services.callback.clone(),
         });
         cache.insert(tenant.to_string(), s.clone());
         Ok(s)
@@ -177,6 +181,7 @@ impl Runtime {
             backends: s.backends.clone(),
             log,
             http_jobs: s.http_jobs.clone(),
+            callback: s.callback.clone(),
         });
         Runtime {
             services,
@@ -199,6 +204,20 @@ impl Runtime {
             backends: s.backends.clone(),
             log: s.log.clone(),
             http_jobs: Some(Arc::new(jobs)),
+            callback: s.callback.clone(),
+        });
+        Runtime { services, ..self }
+    }
+
+    /// The same runtime signing callback URLs with `signer`.
+    pub fn with_callback(self, signer: Arc<crate::callback::Signer>) -> Self {
+        let s = &self.services;
+        let services = Arc::new(Services {
+            deployment: s.deployment.clone(),
+            backends: s.backends.clone(),
+            log: s.log.clone(),
+            http_jobs: s.http_jobs.clone(),
+            callback: Some(signer),
         });
         Runtime {
             services,

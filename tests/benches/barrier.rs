@@ -31,6 +31,7 @@ fn spec(id: &str, n: usize) -> CreateSpec {
         continue_with: Some("finalize".into()),
         state: json!({}),
         deadline_s: None,
+        on_overdue: None,
     }
 }
 

@@ -263,8 +263,9 @@ end"#;
         let c = clients(&ep).await;
         let table = unique("kv");
         make_table(&c, &table).await;
-        conformance::kv_conditional_writes_expiry_query(&DynamoKv::new(c.dynamodb.clone(), &table))
-            .await;
+        let kv = DynamoKv::new(c.dynamodb.clone(), &table);
+        conformance::kv_conditional_writes_expiry_query(&kv).await;
+        conformance::kv_transactions(&kv).await;
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -84,6 +84,7 @@ fn spec(id: &str, n: usize) -> CreateSpec {
         continue_with: Some("finalize".into()),
         state: json!({ "ref": id }),
         deadline_s: None,
+        on_overdue: None,
     }
 }
 

@@ -12,6 +12,7 @@ mod partner;
 mod queues;
 mod rendezvous;
 mod serve;
+mod timers;
 mod vault;
 
 use std::path::Path;
@@ -141,6 +142,20 @@ pub async fn run(cli: Cli) -> ExitCode {
             .await
         }
         Command::Drain { wait } => drain_cmd(&project, wait).await,
+        Command::Batch {
+            command: crate::BatchCommand::List { tenant },
+        } => timers::batch_list(&project, &tenant).await,
+        Command::Replay {
+            tenant,
+            bucket,
+            prefix,
+            no_drain,
+        } => timers::replay(&project, &tenant, &bucket, &prefix, no_drain).await,
+        Command::Timers {
+            tenant,
+            limit,
+            after,
+        } => timers::run(&project, &tenant, limit, after.as_deref()).await,
         Command::Deploy {
             tenant,
             bucket,

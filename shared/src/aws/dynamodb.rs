@@ -369,6 +369,16 @@ impl KvStore for DynamoKv {
                         .build()
                         .map_err(build)?,
                 ),
+                TxOp::Absent { pk, sk } => TransactWriteItem::builder().condition_check(
+                    ConditionCheck::builder()
+                        .table_name(&self.table)
+                        .set_key(Some(key(pk, sk)))
+                        .condition_expression("attribute_not_exists(pk) OR #ttl <= :now")
+                        .expression_attribute_names("#ttl", "ttl")
+                        .expression_attribute_values(":now", n(now))
+                        .build()
+                        .map_err(build)?,
+                ),
                 TxOp::Put { item, mode } => {
                     let mut p = Put::builder()
                         .table_name(&self.table)

@@ -43,7 +43,17 @@ pub struct InvokeRequest {
 pub async fn cold_start() -> Result<Runtime> {
     let config = AwsConfig::from_env()?;
     let sdk = load_sdk_config().await;
-    Ok(scoped_runtime_for(&config, &sdk))
+    let rt = scoped_runtime_for(&config, &sdk);
+    // Callback URLs: the secret comes from Secrets Manager through the environment (the
+    // template resolves it at deploy time; it is never in the template).
+    match std::env::var(crate::callback::SECRET_VAR) {
+        Ok(secret) if !secret.is_empty() => {
+            let base = crate::callback::base_url("");
+            let signer = crate::callback::Signer::new(secret.into_bytes(), &base)?;
+            Ok(rt.with_callback(std::sync::Arc::new(signer)))
+        }
+        _ => Ok(rt),
+    }
 }
 
 /// The runtime of the long-running server (Fargate): a function's, performing `job:http` in the

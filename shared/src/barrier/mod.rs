@@ -28,6 +28,7 @@
 //! pending?). There is no counter: a process that dies half way is repaired by the redelivered
 //! ack, which repeats the steps.
 
+mod change;
 mod model;
 
 pub use model::{AckResult, CreateSpec, Meta, Outcome, Status};
@@ -124,6 +125,15 @@ impl Barriers<'_> {
         (3 + members.div_ceil(MAX_BATCH_ITEMS)) as u32
     }
 
+    fn create_calls_of(spec: &CreateSpec) -> u32 {
+        let timer = if spec.on_overdue.is_some() {
+            crate::timer::Timers::SET_CALLS
+        } else {
+            0
+        };
+        Self::create_calls(spec.members.len()) + timer
+    }
+
     /// Creates a barrier; creating it again with the same id does nothing. Returns the id.
     pub async fn create(&self, spec: CreateSpec) -> Result<String> {
         let id = spec
@@ -138,7 +148,15 @@ impl Barriers<'_> {
                 self.tenant
             )));
         }
-        let needed = Self::create_calls(spec.members.len());
+        if let Some(script) = &spec.on_overdue {
+            if spec.deadline_s.is_none() || !self.queue_enabled {
+                return Err(Error::InvalidInput(format!(
+                    "on_overdue = {script:?} needs deadline_s and a queue (\"queue\": true in tenants/{}/config.json)",
+                    self.tenant
+                )));
+            }
+        }
+        let needed = Self::create_calls_of(&spec);
         if needed > self.budget.left() {
             return Err(Error::LimitExceeded {
                 limit: "max_data_ops",
@@ -184,6 +202,12 @@ impl Barriers<'_> {
                 .collect();
             self.kv.put_batch(rows).await?;
         }
+        if let (Some(script), Some(deadline_s)) = (&spec.on_overdue, spec.deadline_s) {
+            // Set before meta, under this call's generation: if another create of the id
+            // writes meta, this timer finds the generation changed and sends nothing.
+            self.overdue_timer(&id, script, now, deadline_s, &generation)
+                .await?;
+        }
         let meta = Meta {
             members: spec.members.len() as u64,
             continue_with: spec.continue_with.clone(),
@@ -192,6 +216,7 @@ impl Barriers<'_> {
             created_ms: now,
             expires_at_s: expires,
             generation: Some(generation),
+            on_overdue: spec.on_overdue.clone(),
         };
         self.budget.spend(1)?;
         match self
@@ -205,6 +230,35 @@ impl Barriers<'_> {
             Ok(_) | Err(Error::AlreadyExists { .. }) => Ok(id),
             Err(e) => Err(e),
         }
+    }
+
+    async fn overdue_timer(
+        &self,
+        id: &str,
+        script: &str,
+        now: i64,
+        deadline_s: u64,
+        generation: &str,
+    ) -> Result<()> {
+        let body = serde_json::to_string(&WorkMessage {
+            tenant: self.tenant.to_string(),
+            script: script.to_string(),
+            event: json!({ "barrier": id, "overdue": true }),
+            depth: self.budget.depth() + 1,
+        })
+        .map_err(|e| Error::InvalidInput(e.to_string()))?;
+        let at = now.saturating_add((deadline_s.min(TTL_S as u64) as i64) * 1000);
+        let timers = crate::timer::Timers {
+            kv: self.kv,
+            tenant: self.tenant,
+            budget: self.budget,
+        };
+        let guard = crate::timer::Guard {
+            id: id.to_string(),
+            generation: generation.to_string(),
+        };
+        timers.set(at, script, body, Some(guard)).await?;
+        Ok(())
     }
 
     /// Records the outcome of one member. See the module docs for the steps.
@@ -359,17 +413,37 @@ impl Barriers<'_> {
         }
     }
 
-    /// The barrier's meta if it is complete; `None` if it is not (yet), or is gone.
+    /// The barrier's meta (`members` counting those added since) and its failed count if it is
+    /// complete; `None` if it is not (yet), or is gone.
     pub async fn hydrate(&self, id: &str) -> Result<Option<(Meta, u64)>> {
+        Ok(self
+            .hydrate_with(id, false)
+            .await?
+            .map(|(meta, failed, _)| (meta, failed)))
+    }
+
+    /// As [`Barriers::hydrate`]; with `allow_pending` (an overdue script's view) also while
+    /// members are pending. The third value is how many are pending.
+    pub async fn hydrate_with(
+        &self,
+        id: &str,
+        allow_pending: bool,
+    ) -> Result<Option<(Meta, u64, u64)>> {
         check_id(id)?;
-        let Some(meta) = self.meta(id).await? else {
+        let Some(mut meta) = self.meta(id).await? else {
             return Ok(None);
         };
-        if self.any_pending(id, &meta).await? {
-            return Ok(None);
-        }
+        let pending = if self.any_pending(id, &meta).await? {
+            if !allow_pending {
+                return Ok(None);
+            }
+            self.count(id, &meta.pending_prefix()).await?
+        } else {
+            0
+        };
         let failed = self.count(id, "f#").await?;
-        Ok(Some((meta, failed)))
+        meta.members += self.added(id).await?;
+        Ok(Some((meta, failed, pending)))
     }
 
     /// Counts the rows with a prefix, a page of 1000 per call.
@@ -451,6 +525,7 @@ impl Barriers<'_> {
             }
         }
         let failed = self.count(id, "f#").await?;
+        let total = meta.members + self.added(id).await?;
         let dispatched = match self.get(id, "d").await? {
             Some(d) => serde_json::from_str::<Value>(&d.value)
                 .map(|v| v["sent"] == json!(true))
@@ -465,9 +540,9 @@ impl Barriers<'_> {
         });
         Ok(Some(Status {
             id: id.to_string(),
-            total: meta.members,
+            total,
             pending,
-            resolved: meta.members.saturating_sub(pending),
+            resolved: total.saturating_sub(pending),
             failed,
             complete: pending == 0,
             dispatched,
@@ -480,6 +555,28 @@ impl Barriers<'_> {
             cursor: next_cursor,
         }))
     }
+}
+
+/// Whether the barrier `id` of `tenant` was created by the create call of `generation` and still
+/// has pending members: whether its overdue timer should send. Two calls.
+pub async fn overdue_pending(
+    kv: &dyn KvStore,
+    tenant: &str,
+    id: &str,
+    generation: &str,
+) -> Result<bool> {
+    let Some(item) = kv.get(&pk(tenant, id), "meta").await? else {
+        return Ok(false);
+    };
+    let meta = Meta::from_item(&item)?;
+    if meta.generation.as_deref() != Some(generation) {
+        return Ok(false);
+    }
+    Ok(!kv
+        .query(&pk(tenant, id), &meta.pending_prefix(), None, 1)
+        .await?
+        .items
+        .is_empty())
 }
 
 fn expired() -> Error {

@@ -21,8 +21,11 @@ pub struct CreateSpec {
     pub continue_with: Option<String>,
     /// Handed to the continuation.
     pub state: Value,
-    /// Only feeds `status().overdue`.
+    /// Seconds after creation when the barrier is overdue (`status().overdue`).
     pub deadline_s: Option<u64>,
+    /// The script whose `on_queue` gets `{ barrier = id, overdue = true }` once, when the
+    /// deadline passes with members pending.
+    pub on_overdue: Option<String>,
 }
 
 impl CreateSpec {
@@ -82,6 +85,9 @@ pub struct Meta {
     /// nothing. Absent in barriers created before generations: their rows are `p#<member>`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub generation: Option<String>,
+    /// The overdue script, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub on_overdue: Option<String>,
 }
 
 impl Meta {

@@ -121,6 +121,12 @@ pub struct State {
     pub inputs: Vec<String>,
     /// When it was submitted.
     pub created_ms: i64,
+    /// Seconds after submit when a job without `done.json` is stale.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stale_after_s: Option<u64>,
+    /// The script that gets `{ job, stale = true }` once the job is stale.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub on_stale: Option<String>,
 }
 
 /// `state/ids/<job>.json`: the record that a job was submitted under an id the script chose.

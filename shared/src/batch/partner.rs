@@ -100,7 +100,7 @@ pub fn part_key(name: &str, index: usize, gzip: bool) -> String {
 }
 
 /// The real batch bucket and the tenant's folder in it (`<prefix><tenant>/`).
-fn batch_folder(deployment: &Deployment, tenant: &str) -> Result<(String, String)> {
+pub(crate) fn batch_folder(deployment: &Deployment, tenant: &str) -> Result<(String, String)> {
     crate::keys::check_name("tenant", tenant).map_err(Error::InvalidInput)?;
     let bucket = deployment
         .real_bucket("$batch")

@@ -139,6 +139,22 @@ impl KvStore for Embedded {
                 ops.len()
             )));
         }
+        // As DynamoDB: one operation per item, so code that works here works there.
+        let mut items = std::collections::HashSet::new();
+        for op in &ops {
+            let key = match op {
+                TxOp::Check { pk, sk, .. } | TxOp::Absent { pk, sk } | TxOp::Delete { pk, sk } => {
+                    (pk, sk)
+                }
+                TxOp::Put { item, .. } => (&item.pk, &item.sk),
+            };
+            if !items.insert(key) {
+                return Err(Error::InvalidInput(format!(
+                    "a transaction may not have two operations on one item ({}/{})",
+                    key.0, key.1
+                )));
+            }
+        }
         let mut conn = self.conn();
         let tx = conn
             .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
@@ -152,6 +168,7 @@ impl KvStore for Embedded {
                     sk,
                     live_until_s,
                 } => get_row(&tx, pk, sk)?.is_some_and(|it| it.expires_at_s > *live_until_s),
+                TxOp::Absent { pk, sk } => get_row(&tx, pk, sk)?.is_none(),
                 TxOp::Put { item, mode } => {
                     let old = get_row(&tx, &item.pk, &item.sk)?;
                     match mode {
@@ -168,7 +185,7 @@ impl KvStore for Embedded {
         }
         for op in &ops {
             match op {
-                TxOp::Check { .. } => {}
+                TxOp::Check { .. } | TxOp::Absent { .. } => {}
                 TxOp::Put { item, .. } => {
                     tx.execute(
                         "INSERT OR REPLACE INTO kv (pk, sk, value, expires_at, version) VALUES (?1, ?2, ?3, ?4, ?5)",

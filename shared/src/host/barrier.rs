@@ -47,6 +47,7 @@ fn create(lua: &Lua, opts: Table) -> mlua::Result<String> {
         }
     };
     let continue_with: Option<String> = opts.get("continue_with")?;
+    let on_overdue: Option<String> = opts.get("on_overdue")?;
     // A deadline past the barrier's own life (a week) could never be met or missed.
     let deadline_s = super::opt_whole(
         lua,
@@ -66,12 +67,18 @@ fn create(lua: &Lua, opts: Table) -> mlua::Result<String> {
         continue_with: continue_with.clone(),
         state,
         deadline_s: deadline_s.map(|d| d as u64),
+        on_overdue: on_overdue.clone(),
     };
     let inv = invocation(lua)?;
-    if let Some(script) = &continue_with {
-        inv.tenant
-            .script(script)
-            .map_err(|e| raise(lua, format!("barrier.create: continue_with: {e}")))?;
+    for (field, script) in [
+        ("continue_with", &continue_with),
+        ("on_overdue", &on_overdue),
+    ] {
+        if let Some(script) = script {
+            inv.tenant
+                .script(script)
+                .map_err(|e| raise(lua, format!("barrier.create: {field}: {e}")))?;
+        }
     }
     run(lua, &inv, barriers(&inv).create(spec))
 }
@@ -175,12 +182,122 @@ fn hydrate(lua: &Lua, ev: Value) -> mlua::Result<Value> {
     else {
         return Ok(Value::Nil);
     };
+    // The overdue script's event: the barrier is handed over with members pending.
+    let overdue = matches!(t.get::<Value>("overdue")?, Value::Boolean(true));
     let inv = invocation(lua)?;
-    let Some((meta, failed)) = run(lua, &inv, barriers(&inv).hydrate(&id))? else {
+    let b = barriers(&inv);
+    let Some((meta, failed, pending)) = run(lua, &inv, b.hydrate_with(&id, overdue))? else {
         return Ok(Value::Nil);
     };
+    let cancelled = run(lua, &inv, b.cancelled(&id))?;
     drop(inv);
-    result_table(lua, &id, &meta, failed).map(Value::Table)
+    let complete = pending == 0;
+    let t = result_table(lua, &id, &meta, failed)?;
+    t.set("ok", meta.members.saturating_sub(failed + pending))?;
+    t.set("pending", pending)?;
+    t.set("complete", complete)?;
+    t.set("cancelled", cancelled)?;
+    const PENDING: Signature = ("barrier:pending_members", &[]);
+    t.set(
+        "pending_members",
+        super::function(lua, PENDING, move |lua, _: Value| {
+            pending_iterator(lua, id.clone(), meta.clone())
+        })?,
+    )?;
+    Ok(Value::Table(t))
+}
+
+/// An iterator over a barrier's pending member names, a page at a time.
+fn pending_iterator(lua: &Lua, id: String, meta: Meta) -> mlua::Result<mlua::Function> {
+    let mut page: std::vec::IntoIter<String> = Vec::new().into_iter();
+    let mut next: Option<String> = None;
+    let mut started = false;
+    lua.create_function_mut(move |lua, ()| -> mlua::Result<Value> {
+        loop {
+            if let Some(member) = page.next() {
+                return Ok(Value::String(lua.create_string(&member)?));
+            }
+            if started && next.is_none() {
+                return Ok(Value::Nil);
+            }
+            started = true;
+            let inv = invocation(lua)?;
+            let (names, more) = run(
+                lua,
+                &inv,
+                barriers(&inv).pending(&id, &meta, next.as_deref()),
+            )?;
+            page = names.into_iter();
+            next = more;
+        }
+    })
+}
+
+fn add(lua: &Lua, (id, members): (String, Value)) -> mlua::Result<u64> {
+    let members: Vec<String> = match members {
+        Value::Table(t) => t
+            .sequence_values::<String>()
+            .collect::<mlua::Result<_>>()
+            .map_err(|_| {
+                raise(
+                    lua,
+                    "native.barrier.add: parameter \"members\" must be a list of strings",
+                )
+            })?,
+        other => {
+            return Err(raise(
+                lua,
+                format!(
+                    "native.barrier.add: parameter \"members\" must be a list of strings, not a {}",
+                    other.type_name()
+                ),
+            ))
+        }
+    };
+    let inv = invocation(lua)?;
+    run(lua, &inv, barriers(&inv).add(&id, &members))
+}
+
+fn callback_url(
+    lua: &Lua,
+    (id, member, opts): (String, String, Option<Table>),
+) -> mlua::Result<String> {
+    const FUNC: &str = "native.barrier.callback_url";
+    let ttl_s = super::opt_whole(
+        lua,
+        opts.as_ref(),
+        FUNC,
+        "ttl_s",
+        60..=crate::callback::MAX_TTL_S,
+    )?
+    .unwrap_or(crate::callback::MAX_TTL_S);
+    crate::barrier::check_id(&id).map_err(|e| raise(lua, format!("{FUNC}: {e}")))?;
+    if member.is_empty() || member.len() > crate::barrier::MAX_MEMBER_BYTES {
+        return Err(raise(
+            lua,
+            format!(
+                "{FUNC}: parameter \"member\" must be 1 to {} bytes",
+                crate::barrier::MAX_MEMBER_BYTES
+            ),
+        ));
+    }
+    let inv = invocation(lua)?;
+    let Some(signer) = inv.services.callback.clone() else {
+        return Err(raise(lua, format!("{FUNC}: this deployment has no callback secret (on AWS, {}; locally, .native/ must be writable)", crate::callback::SECRET_VAR)));
+    };
+    let target = crate::callback::Target {
+        tenant: inv.tenant.name.clone(),
+        barrier: id,
+        member,
+        expires_s: crate::ports::now_ms() / 1000 + ttl_s,
+    };
+    Ok(signer.url(&target))
+}
+
+fn cancel(lua: &Lua, (id, reason): (String, Option<String>)) -> mlua::Result<u64> {
+    let reason = reason.unwrap_or_else(|| "cancelled".into());
+    let inv = invocation(lua)?;
+    run(lua, &inv, barriers(&inv).cancel(&id, &reason))
 }
 
 fn result_table(lua: &Lua, id: &str, meta: &Meta, failed: u64) -> mlua::Result<Table> {
@@ -247,5 +364,14 @@ pub fn module(lua: &Lua) -> mlua::Result<Table> {
     t.set("ack", super::function(lua, ACK, ack)?)?;
     t.set("hydrate", super::function(lua, HYDRATE, hydrate)?)?;
     t.set("status", super::function(lua, STATUS, status)?)?;
+    const ADD: Signature = ("native.barrier.add", &["id", "members"]);
+    const CANCEL: Signature = ("native.barrier.cancel", &["id", "reason?"]);
+    t.set("add", super::function(lua, ADD, add)?)?;
+    t.set("cancel", super::function(lua, CANCEL, cancel)?)?;
+    const CALLBACK_URL: Signature = ("native.barrier.callback_url", &["id", "member", "opts?"]);
+    t.set(
+        "callback_url",
+        super::function(lua, CALLBACK_URL, callback_url)?,
+    )?;
     Ok(t)
 }

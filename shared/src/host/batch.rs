@@ -103,6 +103,8 @@ struct Draft {
     continue_with: Option<String>,
     submitted: bool,
     prior: Prior,
+    stale_after_s: Option<u64>,
+    on_stale: Option<String>,
     /// `job:http` requests, performed in the background after submit.
     http: Vec<JobRequest>,
 }
@@ -139,6 +141,36 @@ impl Draft {
             Prior::Fresh
         };
         Ok(self.prior.clone())
+    }
+
+    /// With `on_stale`: a timer at submit + `stale_after_s` that sends `{ job, stale = true }`
+    /// unless `done.json` is there by then. Set after request.json, so it never fires for a
+    /// job that was not submitted.
+    fn stale_timer(&self, lua: &Lua, inv: &Invocation, created_ms: i64) -> mlua::Result<()> {
+        let (Some(script), Some(after_s)) = (&self.on_stale, self.stale_after_s) else {
+            return Ok(());
+        };
+        let (bucket, folder) = batch_place(lua, inv)?;
+        let body = serde_json::to_string(&crate::runtime::WorkMessage {
+            tenant: inv.tenant.name.clone(),
+            script: script.clone(),
+            event: json!({ "job": self.id, "stale": true }),
+            depth: inv.depth + 1,
+        })
+        .map_err(|e| raise(lua, e))?;
+        let timers = crate::timer::Timers {
+            kv: inv.services.backends.kv.as_ref(),
+            tenant: &inv.tenant.name,
+            budget: inv,
+        };
+        let guard = crate::timer::JobGuard {
+            id: self.id.clone(),
+            bucket,
+            done_key: format!("{folder}{}done.json", job_dir(&self.id)),
+        };
+        let at = created_ms.saturating_add(after_s as i64 * 1000);
+        inv.block_on(lua, timers.set_for_job(at, script, body, guard))?;
+        Ok(())
     }
 
     fn write_id_record(
@@ -318,6 +350,9 @@ impl Draft {
                 ));
             }
             if !recorded {
+                // The submit that died before its id record may have died before its stale
+                // timer too.
+                self.stale_timer(lua, &inv, created_ms)?;
                 self.write_id_record(lua, &inv, fingerprint, created_ms)?;
             }
             self.submitted = true;
@@ -332,6 +367,8 @@ impl Draft {
             queries: self.queries.iter().map(|q| q.name.clone()).collect(),
             inputs: self.input_keys.clone(),
             created_ms: now,
+            stale_after_s: self.stale_after_s,
+            on_stale: self.on_stale.clone(),
         };
         let request = Request {
             v: REQUEST_VERSION,
@@ -353,6 +390,7 @@ impl Draft {
             &request_key,
             serde_json::to_vec_pretty(&request).map_err(|e| raise(lua, e))?,
         )?;
+        self.stale_timer(lua, &inv, now)?;
         // The id record last: until it is there, a retry finds request.json and finishes it.
         if self.id_given {
             self.write_id_record(lua, &inv, fingerprint, now)?;
@@ -411,6 +449,8 @@ impl Draft {
             queries: self.http.iter().map(|r| r.name.clone()).collect(),
             inputs: Vec::new(),
             created_ms: now,
+            stale_after_s: self.stale_after_s,
+            on_stale: self.on_stale.clone(),
         };
         put(
             lua,
@@ -418,6 +458,7 @@ impl Draft {
             &state_key(&self.id),
             serde_json::to_vec(&state).map_err(|e| raise(lua, e))?,
         )?;
+        self.stale_timer(lua, &inv, now)?;
         if self.id_given {
             self.write_id_record(lua, &inv, fingerprint, now)?;
         }
@@ -518,7 +559,40 @@ fn new(lua: &Lua, opts: Option<Table>) -> mlua::Result<Draft> {
     if let Some(id) = &id {
         check_job_id(id).map_err(|e| raise(lua, format!("native.batch.new: {e}")))?;
     }
+    let stale_after_s = super::opt_whole(
+        lua,
+        opts.as_ref(),
+        "native.batch.new",
+        "stale_after_s",
+        1..=crate::timer::MAX_AHEAD_MS / 1000,
+    )?;
+    let on_stale: Option<String> = match &opts {
+        Some(o) => o.get("on_stale")?,
+        None => None,
+    };
+    if let Some(script) = &on_stale {
+        if stale_after_s.is_none() {
+            return Err(raise(
+                lua,
+                "native.batch.new: on_stale needs stale_after_s (how long a job may wait for done.json)",
+            ));
+        }
+        if !inv.tenant.config.queue {
+            return Err(raise(
+                lua,
+                format!(
+                    "native.batch.new: on_stale needs a queue: set \"queue\": true in {}",
+                    inv.config_file()
+                ),
+            ));
+        }
+        inv.tenant
+            .script(script)
+            .map_err(|e| raise(lua, format!("native.batch.new: on_stale: {e}")))?;
+    }
     Ok(Draft {
+        stale_after_s: stale_after_s.map(|s| s as u64),
+        on_stale,
         id_given: id.is_some(),
         id: id.unwrap_or_else(|| format!("{:032x}", rand::random::<u128>())),
         state: json!({}),

@@ -190,6 +190,35 @@ fn bucket(lua: &Lua, logical: &str) -> mlua::Result<Table> {
             },
         )?,
     )?;
+
+    let n = name.clone();
+    t.set(
+        "replay",
+        super::function(
+            lua,
+            sig("replay", &["prefix", "opts?"]),
+            move |lua, (prefix, opts): (String, Option<Table>)| {
+                crate::keys::check_prefix(&prefix).map_err(|why| raise(lua, why))?;
+                let after = match &opts {
+                    Some(o) => o.get::<Option<String>>("cursor")?,
+                    None => None,
+                };
+                let inv = invocation(lua)?;
+                let replay = crate::replay::Replay {
+                    objects: inv.services.backends.objects.as_ref(),
+                    queue: inv.services.backends.queue.as_ref(),
+                    deployment: &inv.services.deployment,
+                    tenant: &inv.tenant.name,
+                    budget: &*inv,
+                };
+                let r = inv.block_on(lua, replay.run(&n, &prefix, after.as_deref()))?;
+                let out = lua.create_table()?;
+                out.set("replayed", r.replayed)?;
+                out.set("cursor", r.cursor)?;
+                Ok(out)
+            },
+        )?,
+    )?;
     Ok(t)
 }
 

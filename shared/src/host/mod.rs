@@ -17,6 +17,7 @@ mod ndjson;
 mod queue;
 mod rendezvous;
 mod rows;
+mod timer;
 #[cfg(test)]
 mod types_test;
 
@@ -50,6 +51,7 @@ pub fn native_table(
     native.set("ndjson", ndjson::module(lua)?)?;
     native.set("barrier", barrier::module(lua)?)?;
     native.set("batch", batch::module(lua)?)?;
+    native.set("timer", timer::module(lua)?)?;
     native.set("rendezvous", rendezvous::module(lua)?)?;
     native.set("http", http::module(lua)?)?;
     deep_readonly(&native)?;

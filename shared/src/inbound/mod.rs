@@ -6,11 +6,13 @@
 //! - `POST /com.evrblk.grackle.v1beta.GrackleApi/{method}` ([`rendezvous`]): the rendezvous
 //!   barriers' API (seed 003), in the Connect protocol's JSON form.
 //! - `GET /healthz`: 200 when the key-value store and the queue answer.
+//! - `POST /v1/callback/{token}` ([`callback`]): a partner's ack through a signed callback URL.
 //!
 //! Every error is JSON, `{ "code": ..., "message": ... }`, with the Connect protocol's codes and
 //! statuses ([`ApiError`]). Callers authenticate with `Authorization: Bearer <key>`
 //! ([`crate::api_keys`]); the tenant is the key's.
 
+mod callback;
 mod error;
 mod invoke;
 pub mod rendezvous;
@@ -43,6 +45,7 @@ pub fn router(rt: Arc<Runtime>) -> Router {
             post(rendezvous::call),
         )
         .route("/healthz", get(healthz))
+        .route("/v1/callback/{token}", post(callback::callback))
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
         .with_state(rt)

@@ -86,6 +86,13 @@ pub enum TxOp {
         /// The item's expiry must be later than this.
         live_until_s: i64,
     },
+    /// No live item may be there (an expired one counts as absent).
+    Absent {
+        /// Partition key.
+        pk: String,
+        /// Sort key.
+        sk: String,
+    },
     /// Writes an item under a mode.
     Put {
         /// The item.

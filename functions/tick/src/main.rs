@@ -1,0 +1,36 @@
+//! The `tick` Lambda function, on an EventBridge schedule every minute: fires the durable
+//! timers (`native.timer.at`, barriers' `on_overdue`) due within the next minute, handing each
+//! to the work queue with the delay that is left. The logic is `native_core::timer::tick`.
+
+use std::sync::Arc;
+
+use lambda_runtime::{service_fn, Error, LambdaEvent};
+use native_core::aws::lambda;
+use native_core::timer::{tick, TickOptions};
+
+#[tokio::main]
+async fn main() -> Result<(), Error> {
+    let rt = Arc::new(lambda::cold_start().await?);
+    lambda_runtime::run(service_fn(move |_: LambdaEvent<serde_json::Value>| {
+        let rt = rt.clone();
+        async move {
+            let b = &rt.services.backends;
+            let report = tick(
+                b.kv.as_ref(),
+                b.queue.as_ref(),
+                b.objects.as_ref(),
+                TickOptions::every_minute(),
+            )
+            .await?;
+            for e in &report.errors {
+                // A tenant that failed is ticked again next minute; the log line feeds alarms.
+                rt.services.log.write(&serde_json::json!({
+                    "ts_ms": native_core::ports::now_ms(), "level": "error",
+                    "msg": "firing timers failed; the next tick fires them", "error": e,
+                }));
+            }
+            Ok::<_, Error>(serde_json::to_value(&report)?)
+        }
+    }))
+    .await
+}

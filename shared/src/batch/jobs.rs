@@ -1,0 +1,98 @@
+//! Every job of a tenant with its age and state, for `native batch list`: waiting (no
+//! `done.json` yet), stale (waiting longer than its `stale_after_s`), done, failed
+//! (`done.json` says `ok: false`).
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use super::manifest::{state_key, Done, State};
+use super::partner::batch_folder;
+use crate::config::Deployment;
+use crate::ports::ObjectStore;
+use crate::Result;
+
+/// The most jobs listed at once.
+pub const MAX_JOBS: usize = 10_000;
+
+/// One job.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct JobInfo {
+    /// The job id.
+    pub job: String,
+    /// waiting, stale, done or failed.
+    pub state: &'static str,
+    /// Seconds since request.json was written.
+    pub age_s: i64,
+    /// The stale limit, when the job has one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stale_after_s: Option<u64>,
+    /// Why it failed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+/// The tenant's jobs in id order (at most [`MAX_JOBS`]), as of `now_ms`.
+pub async fn list(
+    objects: &dyn ObjectStore,
+    deployment: &Deployment,
+    tenant: &str,
+    now_ms: i64,
+) -> Result<Vec<JobInfo>> {
+    let (bucket, folder) = batch_folder(deployment, tenant)?;
+    let jobs = format!("{folder}jobs/");
+    // job -> (request.json's time, whether done.json is there)
+    let mut seen: BTreeMap<String, (Option<i64>, bool)> = BTreeMap::new();
+    let mut after: Option<String> = None;
+    loop {
+        let page = objects.list(&bucket, &jobs, after.as_deref(), 1000).await?;
+        for o in &page.objects {
+            let Some((job, file)) = o.key[jobs.len()..].split_once('/') else {
+                continue;
+            };
+            let e = seen.entry(job.to_string()).or_default();
+            match file {
+                "request.json" => e.0 = Some(o.modified_ms),
+                "done.json" => e.1 = true,
+                _ => {}
+            }
+        }
+        match page.next {
+            Some(next) if seen.len() < MAX_JOBS => after = Some(next),
+            _ => break,
+        }
+    }
+    let mut out = Vec::new();
+    for (job, (requested, done)) in seen {
+        let Some(at) = requested else { continue };
+        let age_s = (now_ms - at).max(0) / 1000;
+        let state: Option<State> = objects
+            .get(&bucket, &format!("{folder}{}", state_key(&job)))
+            .await?
+            .and_then(|(_, b)| serde_json::from_slice(&b).ok());
+        let stale_after_s = state.and_then(|s| s.stale_after_s);
+        let (state, error) = if done {
+            let d: Option<Done> = objects
+                .get(&bucket, &format!("{jobs}{job}/done.json"))
+                .await?
+                .and_then(|(_, b)| serde_json::from_slice(&b).ok());
+            match d {
+                Some(d) if d.ok => ("done", None),
+                Some(d) => ("failed", d.error),
+                None => ("failed", Some("done.json is not a valid answer".into())),
+            }
+        } else if stale_after_s.is_some_and(|s| age_s >= s as i64) {
+            ("stale", None)
+        } else {
+            ("waiting", None)
+        };
+        out.push(JobInfo {
+            job,
+            state,
+            age_s,
+            stale_after_s,
+            error,
+        });
+    }
+    Ok(out)
+}

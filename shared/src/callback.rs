@@ -1,0 +1,263 @@
+//! Callback URLs: `native.barrier.callback_url(id, member)` gives a partner that can only make
+//! an HTTPS call a URL that acks one member of one barrier of one tenant until it expires.
+//! `POST` an outcome (`{ ok, error?, result? }`, or nothing for ok) to it; a second POST is a
+//! duplicate, as any second ack.
+//!
+//! The URL is `<base>/v1/callback/<payload>.<signature>`: the payload is the hex of the JSON
+//! `[tenant, barrier, member, expires_s]`, the signature HMAC-SHA256 of the payload under the
+//! deployment's secret. Whoever changes a byte of it, or makes one up, gets 401; an expired
+//! one, correctly signed, 410; neither changes anything. The secret never leaves the process:
+//! on the embedded backend it is `.native/callback.key` (made 0600 on first use), on AWS it
+//! comes from Secrets Manager through the function's environment (`NATIVE_CALLBACK_SECRET`).
+
+use std::path::Path;
+
+use sha2::{Digest, Sha256};
+
+use crate::{Error, Result};
+
+/// The file of the embedded backend's secret, in `.native/`.
+pub const KEY_FILE: &str = "callback.key";
+/// Where the base URL comes from when set: the public address of the HTTP surface.
+pub const BASE_URL_VAR: &str = "NATIVE_PUBLIC_URL";
+/// The environment variable that holds the secret on AWS.
+pub const SECRET_VAR: &str = "NATIVE_CALLBACK_SECRET";
+/// The longest a URL may live: a barrier's life.
+pub const MAX_TTL_S: i64 = crate::barrier::TTL_S;
+
+/// Signs and checks callback URLs of one deployment.
+pub struct Signer {
+    key: Vec<u8>,
+    /// The HTTP surface, without a trailing slash.
+    pub base_url: String,
+}
+
+impl std::fmt::Debug for Signer {
+    // Never the key.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Signer")
+            .field("base_url", &self.base_url)
+            .finish_non_exhaustive()
+    }
+}
+
+/// What a valid token names.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Target {
+    /// The tenant.
+    pub tenant: String,
+    /// The barrier.
+    pub barrier: String,
+    /// The member.
+    pub member: String,
+    /// When it expires, in seconds since the epoch.
+    pub expires_s: i64,
+}
+
+/// Why a token is refused.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Refused {
+    /// Not a token this deployment signed (forged, altered, malformed): 401.
+    BadSignature,
+    /// Signed, but past its expiry: 410.
+    Expired,
+}
+
+/// HMAC-SHA256 (RFC 2104) over `msg`.
+pub fn hmac_sha256(key: &[u8], msg: &[u8]) -> [u8; 32] {
+    let mut k = [0u8; 64];
+    if key.len() > 64 {
+        k[..32].copy_from_slice(&Sha256::digest(key));
+    } else {
+        k[..key.len()].copy_from_slice(key);
+    }
+    let pad = |b: u8| k.iter().map(|x| x ^ b).collect::<Vec<u8>>();
+    let inner = Sha256::new()
+        .chain_update(pad(0x36))
+        .chain_update(msg)
+        .finalize();
+    Sha256::new()
+        .chain_update(pad(0x5c))
+        .chain_update(inner)
+        .finalize()
+        .into()
+}
+
+/// Compares without stopping at the first difference.
+fn same(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
+impl Signer {
+    /// A signer over a secret of at least 32 bytes.
+    pub fn new(key: Vec<u8>, base_url: &str) -> Result<Self> {
+        if key.len() < 32 {
+            return Err(Error::config(
+                "callback secret",
+                "-",
+                format!("is {} bytes; it needs at least 32", key.len()),
+            ));
+        }
+        Ok(Signer {
+            key,
+            base_url: base_url.trim_end_matches('/').to_string(),
+        })
+    }
+
+    /// The token for a member, valid until `expires_s`.
+    pub fn token(&self, t: &Target) -> String {
+        let payload = serde_json::json!([t.tenant, t.barrier, t.member, t.expires_s]).to_string();
+        let payload = hex::encode(payload);
+        let sig = hex::encode(hmac_sha256(&self.key, payload.as_bytes()));
+        format!("{payload}.{sig}")
+    }
+
+    /// The URL for a member.
+    pub fn url(&self, t: &Target) -> String {
+        format!("{}/v1/callback/{}", self.base_url, self.token(t))
+    }
+
+    /// What a token names, if this deployment signed it and it has not expired at `now_s`.
+    pub fn check(&self, token: &str, now_s: i64) -> std::result::Result<Target, Refused> {
+        let (payload, sig) = token.rsplit_once('.').ok_or(Refused::BadSignature)?;
+        let sig = hex::decode(sig).map_err(|_| Refused::BadSignature)?;
+        if !same(&sig, &hmac_sha256(&self.key, payload.as_bytes())) {
+            return Err(Refused::BadSignature);
+        }
+        // Signed by us: what follows can only fail for a token of another format version.
+        let text = hex::decode(payload).map_err(|_| Refused::BadSignature)?;
+        let (tenant, barrier, member, expires_s): (String, String, String, i64) =
+            serde_json::from_slice(&text).map_err(|_| Refused::BadSignature)?;
+        if expires_s <= now_s {
+            return Err(Refused::Expired);
+        }
+        Ok(Target {
+            tenant,
+            barrier,
+            member,
+            expires_s,
+        })
+    }
+}
+
+/// The embedded backend's secret: `.native/callback.key`, 32 random bytes in hex, made
+/// readable by the owner only on first use.
+pub fn local_key(state_dir: &Path) -> Result<Vec<u8>> {
+    let path = state_dir.join(KEY_FILE);
+    let fail = |e: std::io::Error| {
+        Error::backend(
+            "embedded",
+            format!("cannot read or make {}", path.display()),
+            e,
+        )
+    };
+    match std::fs::read_to_string(&path) {
+        Ok(text) => return hex::decode(text.trim()).map_err(|_| bad_key_file(&path)),
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(fail(e)),
+        Err(_) => {}
+    }
+    let key: [u8; 32] = rand::random();
+    let mut opts = std::fs::OpenOptions::new();
+    opts.write(true).create_new(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut opts, 0o600);
+    match opts.open(&path) {
+        Ok(mut f) => {
+            std::io::Write::write_all(&mut f, hex::encode(key).as_bytes()).map_err(fail)?;
+            Ok(key.to_vec())
+        }
+        // Another process made it first: use theirs.
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+            let text = std::fs::read_to_string(&path).map_err(fail)?;
+            hex::decode(text.trim()).map_err(|_| bad_key_file(&path))
+        }
+        Err(e) => Err(fail(e)),
+    }
+}
+
+fn bad_key_file(path: &Path) -> Error {
+    Error::config(
+        format!(".native/{KEY_FILE}"),
+        "-",
+        format!(
+            "{} is not a hex key; delete it to make a new one (URLs signed with the old one stop working)",
+            path.display()
+        ),
+    )
+}
+
+/// The base URL: [`BASE_URL_VAR`] when set, else `default`.
+pub fn base_url(default: &str) -> String {
+    std::env::var(BASE_URL_VAR)
+        .ok()
+        .filter(|v| !v.is_empty())
+        .unwrap_or_else(|| default.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hmac_matches_rfc_4231_test_cases_1_and_6() {
+        let mac = hmac_sha256(&[0x0b; 20], b"Hi There");
+        assert_eq!(
+            hex::encode(mac),
+            "b0344c61d8db38535ca8afceaf0bf12b881dc200c9833da726e9376c2e32cff7"
+        );
+        let mac = hmac_sha256(
+            &[0xaa; 131],
+            b"Test Using Larger Than Block-Size Key - Hash Key First",
+        );
+        assert_eq!(
+            hex::encode(mac),
+            "60e431591ee0b67f0d8a26aacbf5b77f8e0bc6213728c5140546040f0ee37f54"
+        );
+    }
+
+    fn target() -> Target {
+        Target {
+            tenant: "acme".into(),
+            barrier: "b1".into(),
+            member: "a/b.xml".into(),
+            expires_s: 2_000,
+        }
+    }
+
+    #[test]
+    fn a_token_checks_until_it_expires_and_every_altered_byte_is_refused() {
+        let s = Signer::new(vec![7; 32], "http://x/").unwrap();
+        let token = s.token(&target());
+        assert_eq!(s.check(&token, 1_999), Ok(target()));
+        assert_eq!(s.check(&token, 2_000), Err(Refused::Expired));
+        for i in 0..token.len() {
+            let mut b = token.clone().into_bytes();
+            b[i] = if b[i] == b'0' { b'1' } else { b'0' };
+            let altered = String::from_utf8(b).unwrap();
+            if altered != token {
+                assert_eq!(s.check(&altered, 0), Err(Refused::BadSignature), "byte {i}");
+            }
+        }
+        let other = Signer::new(vec![8; 32], "http://x").unwrap();
+        assert_eq!(other.check(&token, 0), Err(Refused::BadSignature));
+        assert_eq!(s.check("", 0), Err(Refused::BadSignature));
+        assert!(s.url(&target()).starts_with("http://x/v1/callback/"));
+    }
+
+    #[test]
+    fn the_local_key_is_made_once_owner_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let a = local_key(dir.path()).unwrap();
+        assert_eq!(a, local_key(dir.path()).unwrap());
+        assert_eq!(a.len(), 32);
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = std::fs::metadata(dir.path().join(KEY_FILE))
+                .unwrap()
+                .permissions()
+                .mode();
+            assert_eq!(mode & 0o777, 0o600);
+        }
+    }
+}

@@ -1,0 +1,122 @@
+//! `POST /v1/callback/{token}`: a partner's ack through a signed callback URL
+//! ([`crate::callback`]). The body is the outcome (`{ ok, error?, result? }`; empty for ok);
+//! the answer is `{ duplicate, complete, dispatched }`. No API key: the signature is the
+//! credential, and it names the one member it may ack.
+
+use std::sync::Arc;
+
+use axum::body::Body;
+use axum::extract::{Path, State};
+use axum::http::{header, HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
+use serde_json::json;
+
+use super::{ApiError, Code};
+use crate::barrier::{Barriers, Budget, Outcome};
+use crate::callback::Refused;
+use crate::runtime::Runtime;
+
+/// The largest outcome body.
+const MAX_OUTCOME_BODY: usize = 16 * 1024;
+
+/// An ack has a fixed number of calls: no data-ops limit here.
+struct Unmetered;
+
+impl Budget for Unmetered {
+    fn spend(&self, _: u32) -> crate::Result<()> {
+        Ok(())
+    }
+    fn left(&self) -> u32 {
+        u32::MAX
+    }
+}
+
+/// The handler.
+pub(super) async fn callback(
+    State(rt): State<Arc<Runtime>>,
+    Path(token): Path<String>,
+    headers: HeaderMap,
+    body: Body,
+) -> Result<Response, ApiError> {
+    let Some(signer) = rt.services.callback.clone() else {
+        return Err(ApiError::new(
+            Code::Unavailable,
+            "this deployment has no callback secret",
+        ));
+    };
+    let target = match signer.check(&token, crate::ports::now_ms() / 1000) {
+        Ok(t) => t,
+        Err(Refused::BadSignature) => {
+            return Err(ApiError::unauthenticated(
+                "this callback URL is not one this deployment signed (altered or made up); ask for a new one",
+            ))
+        }
+        Err(Refused::Expired) => {
+            return Ok((
+                StatusCode::GONE,
+                [(header::CONTENT_TYPE, "application/json")],
+                json!({ "code": "failed_precondition", "message": "this callback URL has expired; ask for a new one" }).to_string(),
+            )
+                .into_response())
+        }
+    };
+    let outcome = read_outcome(&headers, body).await?;
+    let tenant = rt.tenants.load(&target.tenant).await?;
+    // A barrier call holds a `&dyn Budget`, which is not Send: it runs on a thread of its own,
+    // as scripts' calls do.
+    let handle = tokio::runtime::Handle::current();
+    let r = tokio::task::spawn_blocking(move || {
+        handle.block_on(async {
+            let b = Barriers {
+                kv: rt.services.backends.kv.as_ref(),
+                queue: rt.services.backends.queue.as_ref(),
+                tenant: &tenant.name,
+                queue_enabled: tenant.config.queue,
+                budget: &Unmetered,
+            };
+            b.ack(&target.barrier, &target.member, outcome).await
+        })
+    })
+    .await
+    .map_err(|e| ApiError::new(Code::Internal, format!("the ack failed: {e}")))??;
+    Ok((
+        StatusCode::OK,
+        [(header::CONTENT_TYPE, "application/json")],
+        json!({ "duplicate": r.duplicate, "complete": r.complete, "dispatched": r.dispatched })
+            .to_string(),
+    )
+        .into_response())
+}
+
+async fn read_outcome(headers: &HeaderMap, body: Body) -> Result<Outcome, ApiError> {
+    let bad = |why: String| ApiError::new(Code::InvalidArgument, why);
+    if headers
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok())
+        .is_some_and(|n| n > MAX_OUTCOME_BODY as u64)
+    {
+        return Err(bad(format!(
+            "the outcome is over {MAX_OUTCOME_BODY} bytes; put large results in a bucket and send their key"
+        )));
+    }
+    let bytes = axum::body::to_bytes(body, MAX_OUTCOME_BODY)
+        .await
+        .map_err(|e| {
+            bad(format!(
+                "cannot read the outcome (at most {MAX_OUTCOME_BODY} bytes): {e}"
+            ))
+        })?;
+    if bytes.iter().all(u8::is_ascii_whitespace) {
+        return Ok(Outcome {
+            ok: true,
+            error: None,
+            result: None,
+        });
+    }
+    serde_json::from_slice(&bytes).map_err(|e| {
+        bad(format!(
+            "the outcome is not {{ \"ok\": true|false, \"error\"?: text, \"result\"?: any }}: {e}"
+        ))
+    })
+}

@@ -1,0 +1,96 @@
+//! The timer tick's cost on the embedded backend: store calls per tick (so per minute on AWS)
+//! with 100 000 pending timers, spread over 1 and over 100 tenants, none due; and how many due
+//! timers one tick fires per second.
+//!
+//! Run: `cargo bench --all-features -p native-tests --bench timers`.
+
+use std::time::Instant;
+
+use native_core::embedded::Embedded;
+use native_core::ports::{now_ms, KvStore, NewItem, Queue, QueueKind};
+use native_core::timer::{tick, Row, TickOptions, INDEX_PK};
+
+/// Writes `n` timers of `tenant` due from `at_ms` on, 25 rows a call, and its index row.
+async fn fill(db: &Embedded, tenant: &str, n: usize, at_ms: i64) {
+    let row = serde_json::to_string(&Row {
+        script: "wake".into(),
+        body: r#"{"tenant":"t","script":"wake","event":{}}"#.into(),
+        claim_until_ms: 0,
+        barrier: None,
+        job: None,
+    })
+    .unwrap();
+    let items: Vec<NewItem> = (0..n)
+        .map(|i| NewItem {
+            pk: native_core::timer::pk(tenant),
+            sk: format!("{:013}-{:016x}", at_ms + i as i64, i),
+            value: row.clone(),
+            expires_at_s: at_ms / 1000 + 30 * 86_400,
+        })
+        .collect();
+    for chunk in items.chunks(25) {
+        db.put_batch(chunk.to_vec()).await.unwrap();
+    }
+    db.put(
+        NewItem {
+            pk: INDEX_PK.into(),
+            sk: tenant.into(),
+            value: "{}".into(),
+            expires_at_s: at_ms / 1000 + 400 * 86_400,
+        },
+        native_core::ports::PutMode::Overwrite,
+    )
+    .await
+    .unwrap();
+}
+
+fn main() {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        let later = now_ms() + 86_400_000;
+        for tenants in [1usize, 100] {
+            let dir = tempfile::tempdir().unwrap();
+            let db = Embedded::open(dir.path(), vec![]).unwrap();
+            for t in 0..tenants {
+                fill(&db, &format!("t{t:03}"), 100_000 / tenants, later).await;
+            }
+            let t = Instant::now();
+            let r = tick(&db, &db, &db, TickOptions::every_minute()).await.unwrap();
+            println!(
+                "100 000 pending timers over {tenants:>3} tenant(s), none due: {:>3} store calls per tick, {:>6.2} ms",
+                r.calls,
+                t.elapsed().as_secs_f64() * 1e3
+            );
+            assert_eq!(r.fired, 0);
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let db = Embedded::open(dir.path(), vec![]).unwrap();
+        let due = 10_000;
+        fill(&db, "t000", due, now_ms() - 60_000).await;
+        let t = Instant::now();
+        let r = tick(
+            &db,
+            &db,
+            &db,
+            TickOptions {
+                per_tenant: due,
+                ..TickOptions::local()
+            },
+        )
+        .await
+        .unwrap();
+        let s = t.elapsed().as_secs_f64();
+        assert_eq!(r.fired as usize, due);
+        assert_eq!(db.stats(QueueKind::Work).await.unwrap().visible as usize, due);
+        println!(
+            "one tick firing {due} due timers: {:.2} s, {:.0} timers/s, {:.2} store calls per timer",
+            s,
+            due as f64 / s,
+            r.calls as f64 / due as f64
+        );
+    });
+}
