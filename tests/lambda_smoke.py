@@ -141,6 +141,8 @@ def provision(endpoint):
         "NATIVE_BUCKETS": json.dumps({"In": name("in"), "Out": name("out")}),
         "NATIVE_BATCH_BUCKET": name("batch"),
         "NATIVE_BATCH_PREFIX": "tenants/",
+        # Scripts' data calls through the tenant role, as the template sets it (moto's STS).
+        "NATIVE_TENANT_ROLE_ARN": f"arn:aws:iam::{ACCOUNT}:role/native-TenantRole-SMOKE",
     }
     return s3, sqs, urls, env
 
@@ -173,19 +175,41 @@ def run(binary, event_file, env, replace=None):
     while not api.polls.empty():
         api.polls.get()
     start = time.perf_counter()
-    proc = subprocess.Popen([str(binary_path(binary))], env=full_env, stderr=subprocess.PIPE)
+    proc = subprocess.Popen([str(binary_path(binary))], env=full_env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     try:
         kind, got_id, data = api.results.get(timeout=60)
         elapsed_ms = (time.perf_counter() - start) * 1000
         init_ms = (api.polls.get(timeout=1) - start) * 1000
     finally:
         proc.kill()
-        _, err = proc.communicate()
+        logged, err = proc.communicate()
+        # Records go to stdout (JSON lines, as CloudWatch reads them), the tracing
+        # subscriber's to stdout too; both are checked together.
+        err = err + logged
         api.events.put(("", b""))  # releases the dead process's long-poll
         server.shutdown()
     if kind != "response" or got_id != req_id:
         sys.exit(f"{binary}: expected a response to {req_id}, got {kind} {got_id}: {data!r}\nstderr:\n{err.decode()}")
+    run.last_request_id = req_id
     return (init_ms, elapsed_ms), json.loads(data), err.decode()
+
+
+def check_metrics(binary, logged):
+    """The run's script wrote an EMF record (see README, Errors, logs, metrics and alarms) of
+    its tenant, and its records carry Lambda's request id."""
+    records = []
+    for line in logged.splitlines():
+        try:
+            records.append(json.loads(line))
+        except ValueError:
+            pass
+    emf = [r for r in records if isinstance(r, dict) and "_aws" in r]
+    assert emf, f"{binary}: no EMF record in its output:\n{logged}"
+    for r in emf:
+        directive = r["_aws"]["CloudWatchMetrics"][0]
+        assert directive["Namespace"] == "native" and directive["Dimensions"] == [["tenant"]], r
+        assert r["tenant"] == "hello" and r["Invocations"] == 1, r
+        assert r.get("aws_request_id") == run.last_request_id, (binary, r)
 
 
 PROFILE = "lambda" if "--lambda" in sys.argv else "release" if "--release" in sys.argv else "debug"
@@ -210,12 +234,14 @@ def main():
     s3, sqs, urls, env = provision(endpoint)
 
     rows = []
-    ms, out, _ = run("native-invoke", "invoke.json", env)
+    ms, out, logged = run("native-invoke", "invoke.json", env)
     assert out == {"key": "greetings/Ada.json"}, out
+    check_metrics("native-invoke", logged)
     rows.append(("native-invoke", ms))
 
     ms, out, err = run("native-route", "route.json", env)
     assert out == {"batchItemFailures": []}, (out, err)
+    check_metrics("native-route", err)
     msgs = sqs.receive_message(QueueUrl=urls["work"], MaxNumberOfMessages=10).get("Messages", [])
     assert any(json.loads(m["Body"])["script"] == "finish" for m in msgs), msgs
     rows.append(("native-route", ms))
@@ -224,6 +250,7 @@ def main():
     assert out == {"batchItemFailures": []}, (out, err)
     text = s3.get_object(Bucket=name("out"), Key="hello/results/Ada.txt")["Body"].read().decode()
     assert text.endswith("Ada!"), text
+    check_metrics("native-queue", err)
     rows.append(("native-queue", ms))
 
     # The timer tick on its schedule's event: nothing is set yet, so it looks at no tenant and
@@ -243,6 +270,7 @@ def main():
     assert out["statusCode"] == 200, (out, err)
     assert json.loads(out["body"]) == {"key": "greetings/Grace.json"}, out
     assert key not in err, "the key was logged"
+    check_metrics("native-http", err)
     rows.append(("native-http", ms))
     # And without a valid key: 401 in the Connect error shape, nothing run.
     _, out, err = run("native-http", "http.json", env, {"NATIVE_API_KEY": "nk_" + "0" * 16 + "_" + "1" * 64})

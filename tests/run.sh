@@ -5,8 +5,10 @@
 #   tests/run.sh -p native-tests --test aws   # arguments go to `cargo test` instead of --workspace
 #                                             # (and the Lambda binaries' smoke run is skipped)
 #
-# 1. installs moto[server], cfn-lint and jsonschema with pip when missing;
-# 2. checks formatting, clippy and the SAM template (cfn-lint);
+# 1. installs moto[server], cfn-lint, jsonschema, checkov and parliament with pip when missing;
+# 2. checks formatting, clippy, the SAM template (cfn-lint with informational checks, checkov),
+#    its IAM policies (infra/iam, rendered from it, checked with parliament) and the
+#    partner contract's JSON Schemas (tests/schemas.py);
 # 3. starts moto on a free 127.0.0.1 port and points the AWS tests at it (stopped at exit);
 # 4. runs the Lambda binaries against a local runtime API (tests/lambda_smoke.py);
 # 5. runs the tests: one debug build of the whole workspace with every feature.
@@ -23,16 +25,24 @@ python3 -c 'import moto.server, flask_cors' 2>/dev/null || pip_install 'moto[ser
 command -v cfn-lint >/dev/null 2>&1 || pip_install cfn-lint
 # For tests/schemas.py (cfn-lint brings it along, unless it was installed elsewhere, e.g. pipx).
 python3 -c 'import jsonschema' 2>/dev/null || pip_install jsonschema
+command -v checkov >/dev/null 2>&1 || pip_install checkov
+command -v parliament >/dev/null 2>&1 || pip_install parliament
 
 say "cargo fmt --check"
 cargo fmt --all -- --check
-say "cfn-lint template.yaml"
-cfn-lint template.yaml
+say "cfn-lint template.yaml (informational checks included)"
+cfn-lint template.yaml --include-checks I
 # And with the optional Fargate server on (its parameter's default flipped in a copy).
 mkdir -p target
 sed 's/^    Default: "false"$/    Default: "true"/' template.yaml >target/template-server-on.yaml
 grep -q 'Default: "true"' target/template-server-on.yaml
-cfn-lint target/template-server-on.yaml
+cfn-lint target/template-server-on.yaml --include-checks I
+# Every failing check is fixed or skipped in the template's Metadata with its reason.
+say "checkov template.yaml"
+checkov -f template.yaml --framework cloudformation --quiet --compact --skip-download
+say "parliament infra/iam (the template's IAM policies)"
+python3 infra/iam/render.py --check
+parliament --directory infra/iam --include_policy_extension json </dev/null
 # The partner contract's JSON Schemas against the manifest corpus (the Rust reader is held to
 # the same corpus by a cargo test): both give each manifest the verdict of its folder.
 say "tests/schemas.py"

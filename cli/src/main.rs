@@ -186,6 +186,14 @@ pub enum Command {
         /// The scripts bucket (the stack's ScriptsBucket output).
         #[arg(long)]
         bucket: String,
+        /// The functions' timeout in seconds (the stack's FunctionTimeout): the tenant's
+        /// limits.timeout_s must end 2 s before it.
+        #[arg(long, default_value_t = 60, value_parser = clap::value_parser!(u32).range(1..=900))]
+        function_timeout: u32,
+        /// The functions' memory in MB (the stack's MemorySize): the tenant's
+        /// limits.max_memory_mb must fit in it less 128 MB for the runtime.
+        #[arg(long, default_value_t = 512, value_parser = clap::value_parser!(u32).range(128..=10240))]
+        function_memory: u32,
     },
     /// Barriers: `native barrier status TENANT ID` prints where one stands, as JSON.
     Barrier {
@@ -227,12 +235,19 @@ pub enum Command {
         #[arg(long, default_value = "127.0.0.1:8787")]
         listen: String,
     },
-    /// List dead letters (messages that failed five times) with their last error; `native dlq
-    /// redrive [TENANT]` moves them back to their queue.
+    /// List dead letters (messages that failed five times, or that can never succeed) with
+    /// their last error; with --events-queue/--work-queue, those of a deployment on AWS.
+    /// `native dlq redrive [TENANT]` moves them back to their queue.
     #[command(args_conflicts_with_subcommands = true)]
     Dlq {
         /// Only this tenant's.
         tenant: Option<String>,
+        /// The events queue's URL on AWS (the stack's EventsQueueUrl): list its dead letters.
+        #[arg(long)]
+        events_queue: Option<String>,
+        /// The work queue's URL on AWS (the stack's WorkQueueUrl): list its dead letters.
+        #[arg(long)]
+        work_queue: Option<String>,
         /// What to do with dead letters (default: list them).
         #[command(subcommand)]
         command: Option<DlqCommand>,

@@ -1456,6 +1456,115 @@ fn deploy_checks_then_uploads_the_tenant_to_the_scripts_bucket() {
     );
 }
 
+#[test]
+fn deploy_refuses_limits_the_functions_cannot_honour() {
+    let Some(endpoint) = aws_endpoint() else {
+        return;
+    };
+    // GIVEN a scripts bucket in the emulator and a tenant allowed 120 s and 1024 MB
+    let bucket = format!("scripts-fit-{}", std::process::id());
+    boto(&endpoint, &format!("s3.create_bucket(Bucket='{bucket}')"));
+    let dir = tempfile::tempdir().unwrap();
+    native(dir.path(), &["init", dir.path().to_str().unwrap()]).ok();
+    let config = dir.path().join("tenants/hello/config.json");
+    let mut c: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&config).unwrap()).unwrap();
+    c["limits"] = serde_json::json!({ "timeout_s": 120, "max_memory_mb": 1024 });
+    std::fs::write(&config, c.to_string()).unwrap();
+    let deploy = |extra: &[&str]| {
+        let mut args = vec![
+            "--project",
+            dir.path().to_str().unwrap(),
+            "deploy",
+            "hello",
+            "--bucket",
+            &bucket,
+        ];
+        args.extend_from_slice(extra);
+        Run::from(
+            Command::new(native_bin())
+                .args(&args)
+                .env("AWS_ENDPOINT_URL", &endpoint)
+                .env("AWS_ACCESS_KEY_ID", "testing")
+                .env("AWS_SECRET_ACCESS_KEY", "testing")
+                .env("AWS_REGION", "us-east-1")
+                .env("AWS_EC2_METADATA_DISABLED", "true")
+                .output()
+                .unwrap(),
+        )
+    };
+    // WHEN it is deployed to functions of the template's defaults (60 s, 512 MB)
+    // THEN it is refused, naming each limit, its figures and the setting, and nothing is uploaded
+    deploy(&[])
+        .code(2)
+        .err_has("limits.timeout_s is 120 s, but the functions' timeout (FunctionTimeout) is 60 s")
+        .err_has(
+            "limits.max_memory_mb is 1024 MB, but the functions' memory (MemorySize) is 512 MB",
+        )
+        .err_has("MemorySize of at least 1152");
+    let listed = boto(
+        &endpoint,
+        &format!("print(s3.list_objects_v2(Bucket='{bucket}').get('KeyCount', 0))"),
+    );
+    assert_eq!(listed.trim(), "0", "nothing is deployed");
+    // WHEN the stack's functions are large enough THEN it deploys
+    deploy(&["--function-timeout", "122", "--function-memory", "1152"]).ok();
+}
+
+#[test]
+fn dlq_on_aws_shows_the_error_a_message_was_dead_lettered_with() {
+    let Some(endpoint) = aws_endpoint() else {
+        return;
+    };
+    // GIVEN a work queue whose dead-letter queue holds a message the runtime dead-lettered at
+    // once (its error in the native_error attribute), of tenant acme, and one of tenant beta
+    let name = format!("dlq-cli-{}", std::process::id());
+    let urls = boto(
+        &endpoint,
+        &format!(
+            "sqs = boto3.client('sqs', endpoint_url='{endpoint}', region_name='us-east-1', aws_access_key_id='testing', aws_secret_access_key='testing')\n\
+             dlq = sqs.create_queue(QueueName='{name}-dlq')['QueueUrl']\n\
+             arn = sqs.get_queue_attributes(QueueUrl=dlq, AttributeNames=['QueueArn'])['Attributes']['QueueArn']\n\
+             q = sqs.create_queue(QueueName='{name}', Attributes={{'RedrivePolicy': json.dumps({{'deadLetterTargetArn': arn, 'maxReceiveCount': '5'}})}})['QueueUrl']\n\
+             sqs.send_message(QueueUrl=dlq, MessageBody=json.dumps({{'tenant': 'acme', 'script': 's', 'event': {{}}, 'depth': 40}}), MessageAttributes={{'native_error': {{'DataType': 'String', 'StringValue': 'limit max_chain_depth exceeded: too deep'}}}})\n\
+             sqs.send_message(QueueUrl=dlq, MessageBody=json.dumps({{'tenant': 'beta', 'script': 's', 'event': {{}}}}))\n\
+             print(q)"
+        ),
+    );
+    let work_queue = urls.trim().to_string();
+    let dir = tempfile::tempdir().unwrap();
+    native(dir.path(), &["init", dir.path().to_str().unwrap()]).ok();
+    // WHEN `native dlq acme --work-queue URL` lists them
+    let run = Run::from(
+        Command::new(native_bin())
+            .args([
+                "--project",
+                dir.path().to_str().unwrap(),
+                "dlq",
+                "acme",
+                "--work-queue",
+                &work_queue,
+            ])
+            .env("AWS_ENDPOINT_URL", &endpoint)
+            .env("AWS_ACCESS_KEY_ID", "testing")
+            .env("AWS_SECRET_ACCESS_KEY", "testing")
+            .env("AWS_REGION", "us-east-1")
+            .env("AWS_EC2_METADATA_DISABLED", "true")
+            .output()
+            .unwrap(),
+    );
+    // THEN it shows acme's dead letter with its error, and not beta's
+    run.ok().err_has("1 dead letter(s)");
+    let out = String::from_utf8_lossy(&run.stdout).into_owned();
+    let line: serde_json::Value = serde_json::from_str(out.trim()).unwrap();
+    assert_eq!(line["tenant"], "acme");
+    assert_eq!(line["queue"], "work");
+    assert_eq!(
+        line["last_error"],
+        "limit max_chain_depth exceeded: too deep"
+    );
+}
+
 // ---------------------------------------------------------------------------------------------
 // a reader that goes away: `native ... | head -1`
 

@@ -72,6 +72,15 @@ pub enum Outcome {
     Dropped(String),
 }
 
+/// Gives the backends that one tenant's script calls go through. On AWS they carry credentials
+/// of the tenant role with the session tag `tenant=<name>` (`aws::StsTenantScope`), so that IAM
+/// also keeps tenants apart; without a scope every tenant uses the runtime's own backends.
+#[async_trait::async_trait]
+pub trait TenantScope: Send + Sync + std::fmt::Debug {
+    /// The backends for `tenant`'s calls; `shared` are the runtime's own.
+    async fn backends(&self, tenant: &str, shared: &Backends) -> Result<Backends>;
+}
+
 /// The runtime of one process.
 #[derive(Debug)]
 pub struct Runtime {
@@ -81,6 +90,14 @@ pub struct Runtime {
     pub tenants: Arc<dyn TenantSource>,
     /// The engine, with its VM pools.
     pub engine: Arc<Engine>,
+    /// Per-tenant backends for scripts' calls (none: the shared ones).
+    scope: Option<Arc<dyn TenantScope>>,
+    /// The services last built for each tenant over its scoped backends.
+    scoped: std::sync::Mutex<std::collections::HashMap<String, Arc<Services>>>,
+    /// Script memory that scripts in flight share (none: unbounded).
+    memory: Option<crate::budget::MemoryBudget>,
+    /// The namespace of per-tenant metrics written as EMF log records (none: no metrics).
+    metrics: Option<String>,
 }
 
 impl Runtime {
@@ -96,7 +113,64 @@ impl Runtime {
             }),
             tenants,
             engine: Arc::new(Engine::new()),
+            scope: None,
+            scoped: Default::default(),
+            memory: None,
+            metrics: None,
         }
+    }
+
+    /// The same runtime writing a metrics record (CloudWatch EMF, see [`crate::observe`]) of
+    /// each script run and dead letter to its log, in `namespace`.
+    pub fn with_metrics(mut self, namespace: &str) -> Self {
+        self.metrics = Some(namespace.to_string());
+        self
+    }
+
+    /// Writes the metrics record of a dead letter of `tenant` (unknown: `-`), when metrics
+    /// are on.
+    pub fn dead_letter_metric(&self, tenant: Option<&str>, why: &str) {
+        if let Some(ns) = &self.metrics {
+            let rec = crate::observe::dead_letter_metrics(ns, tenant.unwrap_or("-"), why);
+            self.services.log.write(&rec);
+        }
+    }
+
+    /// The same runtime running at most as many scripts at once as their tenants'
+    /// `max_memory_mb` fit in `budget`.
+    pub fn with_memory_budget(mut self, budget: crate::budget::MemoryBudget) -> Self {
+        self.memory = Some(budget);
+        self
+    }
+
+    /// The same runtime with scripts' calls made through `scope`'s per-tenant backends.
+    pub fn with_tenant_scope(mut self, scope: Arc<dyn TenantScope>) -> Self {
+        self.scope = Some(scope);
+        self
+    }
+
+    /// The services that `tenant`'s script calls use: the shared ones, or the same over the
+    /// tenant's scoped backends.
+    pub async fn services_for(&self, tenant: &str) -> Result<Arc<Services>> {
+        let Some(scope) = &self.scope else {
+            return Ok(self.services.clone());
+        };
+        let b = scope.backends(tenant, &self.services.backends).await?;
+        let mut cache = self.scoped.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(s) = cache.get(tenant) {
+            if Arc::ptr_eq(&s.backends.objects, &b.objects) && Arc::ptr_eq(&s.backends.kv, &b.kv) {
+                return Ok(s.clone());
+            }
+        }
+        let s = Arc::new(Services {
+            deployment: self.services.deployment.clone(),
+            backends: b,
+            log: self.services.log.clone(),
+            http_jobs: self.services.http_jobs.clone(),
+            callback: self.services.callback.clone(),
+        });
+        cache.insert(tenant.to_string(), s.clone());
+        Ok(s)
     }
 
     /// The same runtime with another log sink.
@@ -109,7 +183,11 @@ impl Runtime {
             http_jobs: s.http_jobs.clone(),
             callback: s.callback.clone(),
         });
-        Runtime { services, ..self }
+        Runtime {
+            services,
+            scoped: Default::default(),
+            ..self
+        }
     }
 
     /// The same runtime performing `job:http` in the background: for processes that outlive
@@ -141,7 +219,11 @@ impl Runtime {
             http_jobs: s.http_jobs.clone(),
             callback: Some(signer),
         });
-        Runtime { services, ..self }
+        Runtime {
+            services,
+            scoped: Default::default(),
+            ..self
+        }
     }
 
     fn log(&self, level: &str, msg: &str, fields: Value) {
@@ -154,8 +236,42 @@ impl Runtime {
 
     /// Runs a call to its end (scripts are synchronous; backend calls inside them block on
     /// this runtime): see [`crate::engine::handoff`].
+    ///
+    /// The deadline is the tenant's `timeout_s` or the end set with [`crate::budget::within`]
+    /// (a Lambda's remaining time), whichever comes first; a script waits for its share of the
+    /// memory budget until then.
     async fn run(&self, call: Call) -> Result<Value> {
-        crate::engine::handoff::run(&self.engine, &self.services, call).await
+        let engine = self.engine.clone();
+        let not_after = crate::budget::current();
+        let _memory = match &self.memory {
+            Some(m) => Some(
+                m.take(call.tenant.config.limits.max_memory_mb, not_after)
+                    .await?,
+            ),
+            None => None,
+        };
+        let services = self.services_for(&call.tenant.name).await?;
+        let handle = tokio::runtime::Handle::current();
+        let aws_request_id = crate::observe::request_id();
+        let (tenant, script) = (call.tenant.name.clone(), call.script.clone());
+        let started = std::time::Instant::now();
+        let (out, data_ops) = crate::engine::handoff::run(move || {
+            crate::observe::on_thread(aws_request_id, || {
+                engine.run_measured(&services, &handle, &call, not_after)
+            })
+        })
+        .await?;
+        if let Some(ns) = &self.metrics {
+            let figures = crate::observe::RunFigures {
+                failed: out.is_err(),
+                limit_breach: matches!(&out, Err(Error::Script { message, .. }) if message.starts_with("limit ")),
+                duration_ms: started.elapsed().as_secs_f64() * 1000.0,
+                data_ops,
+            };
+            let rec = crate::observe::invocation_metrics(ns, &tenant, &script, &figures);
+            self.services.log.write(&rec);
+        }
+        out
     }
 
     /// A direct invocation: `on_invoke(ctx, event)` of `script`, returning its value.
@@ -229,7 +345,7 @@ impl Runtime {
             };
             // Events of an object a script wrote run one deeper than that script.
             let depth = if r.event_name.starts_with("ObjectCreated") {
-                let objects = &self.services.backends.objects;
+                let objects = &self.services_for(&tenant.name).await?.backends.objects;
                 objects
                     .head(&r.bucket, &r.key)
                     .await?
@@ -239,7 +355,12 @@ impl Runtime {
             };
             let what = format!("the event of {}/{}", at.logical, at.key);
             check_depth(&tenant, &what, depth)?;
-            out.push(self.route(&tenant, event, attempt, depth).await?);
+            // The router and the script it picks share one deadline: timeout_s from now, or
+            // the request's end if that comes first.
+            let timeout = std::time::Duration::from_secs(tenant.config.limits.timeout_s.into());
+            let end = std::time::Instant::now() + timeout;
+            let routed = crate::budget::within(end, self.route(&tenant, event, attempt, depth));
+            out.push(routed.await?);
         }
         Ok(out)
     }
@@ -373,8 +494,9 @@ impl Runtime {
                     .full_key(&bucket, &tenant.name, &key),
             ));
         }
+        let objects = &self.services_for(&tenant.name).await?.backends.objects;
         for (real, full) in targets {
-            self.services.backends.objects.delete(&real, &full).await?;
+            objects.delete(&real, &full).await?;
         }
         Ok(())
     }

@@ -244,7 +244,7 @@ pub async fn stack(endpoint: &str, deployment: &Deployment) -> Stack {
         .map(|b| (format!("{s}-batch"), b.prefix.clone()));
     if let Some((bucket, _)) = &batch {
         make_bucket(&c, bucket).await;
-        notify(&c, bucket, &events_arn, Some("done.json")).await;
+        notify(&c, bucket, &events_arn, Some("/done.json")).await;
     }
 
     let mut vars: HashMap<&str, String> = HashMap::from([

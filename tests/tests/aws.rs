@@ -344,7 +344,7 @@ end"#;
         let (events_url, events_arn, _) = make_queue(&c, &format!("{s}-events")).await;
         let (work_url, _, _) = make_queue(&c, &format!("{s}-work")).await;
         notify(&c, &data_in, &events_arn, None).await;
-        notify(&c, &batch, &events_arn, Some("done.json")).await;
+        notify(&c, &batch, &events_arn, Some("/done.json")).await;
 
         let mut vars: HashMap<&str, String> = HashMap::from([
             ("NATIVE_TABLE", table),
@@ -634,11 +634,30 @@ end"#;
         let resp = lambda::handle_work_batch(&d.rt, work.clone()).await;
         let mut failed = failures(&resp);
         failed.sort();
-        let mut want = vec![poison_id.clone(), junk_id.clone()];
-        want.sort();
         assert_eq!(
-            failed, want,
-            "only the poisoned and the malformed message fail"
+            failed,
+            vec![poison_id.clone()],
+            "only the poisoned message is retried: the malformed one can never succeed"
+        );
+        // The malformed message went straight to the dead-letter queue, with its error.
+        let dead =
+            d.rt.services
+                .backends
+                .queue
+                .dead_letters(native_core::ports::QueueKind::Work, 10)
+                .await
+                .unwrap();
+        let junk = dead
+            .iter()
+            .find(|m| m.body == "not json")
+            .unwrap_or_else(|| {
+                panic!("the malformed message {junk_id} is dead-lettered: {dead:?}")
+            });
+        assert!(
+            junk.last_error
+                .as_deref()
+                .is_some_and(|e| e.contains("work message is not")),
+            "{junk:?}"
         );
         finish_batch(&d, &d.work_url, &work, &failed).await;
         assert_eq!(
@@ -668,8 +687,8 @@ end"#;
                     .unwrap();
             }
         }
-        let again = receive_batch(&d, &d.work_url, 2).await;
-        assert_eq!(again.records.len(), 2, "{again:?}");
+        let again = receive_batch(&d, &d.work_url, 1).await;
+        assert_eq!(again.records.len(), 1, "{again:?}");
         assert!(again.records.iter().all(|r| lambda::attempt_of(r) == 2));
 
         // Direct invocation, with the table in DynamoDB.

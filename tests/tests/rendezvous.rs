@@ -1352,11 +1352,15 @@ async fn the_router_serves_every_method_of_the_contract(backend: Backend) {
         .await
         .unwrap()
         .key;
-    let rt = Arc::new(native_core::runtime::Runtime {
-        services: p.rt.services.clone(),
-        tenants: p.rt.tenants.clone(),
-        engine: p.rt.engine.clone(),
-    });
+    let s = &p.rt.services;
+    let rt = Arc::new(
+        native_core::runtime::Runtime::new(
+            s.deployment.clone(),
+            s.backends.clone(),
+            p.rt.tenants.clone(),
+        )
+        .with_log(s.log.clone()),
+    );
     let call = |method: &str, body: Value| {
         let req = Request::post(format!("/com.evrblk.grackle.v1beta.GrackleApi/{method}"))
             .header(header::AUTHORIZATION, format!("Bearer {key}"))

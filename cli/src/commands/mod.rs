@@ -156,13 +156,32 @@ pub async fn run(cli: Cli) -> ExitCode {
             limit,
             after,
         } => timers::run(&project, &tenant, limit, after.as_deref()).await,
-        Command::Deploy { tenant, bucket } => deploy::run(&project, &tenant, &bucket).await,
+        Command::Deploy {
+            tenant,
+            bucket,
+            function_timeout,
+            function_memory,
+        } => {
+            let function = native_core::budget::FunctionSettings {
+                timeout_s: function_timeout,
+                memory_mb: function_memory,
+            };
+            deploy::run(&project, &tenant, &bucket, function).await
+        }
         Command::Barrier { command } => barrier::run(&project, command).await,
         Command::Rendezvous { command } => rendezvous::run(&project, command).await,
         Command::Dlq {
             tenant,
+            events_queue,
+            work_queue,
             command: None,
-        } => queues::dlq(&project, tenant.as_deref()).await,
+        } => {
+            let on_aws = queues::OnAws {
+                events: events_queue,
+                work: work_queue,
+            };
+            queues::dlq(&project, tenant.as_deref(), on_aws).await
+        }
         Command::Dlq {
             command: Some(crate::DlqCommand::Redrive { tenant, no_drain }),
             ..

@@ -43,12 +43,51 @@ pub async fn send(
     drain_after(&rt, mark, no_drain).await
 }
 
-pub async fn dlq(project: &Path, tenant: Option<&str>) -> Outcome {
+/// The queues of a deployment on AWS whose dead letters `native dlq` lists (none given: the
+/// project's embedded ones). Their dead-letter queues come from their redrive policies.
+#[derive(Debug, Default)]
+pub struct OnAws {
+    /// The events queue's URL.
+    pub events: Option<String>,
+    /// The work queue's URL.
+    pub work: Option<String>,
+}
+
+pub async fn dlq(project: &Path, tenant: Option<&str>, on_aws: OnAws) -> Outcome {
     let p = open(project)?;
     let rt = crate::show::runtime(&p);
+    let (queue, kinds): (
+        std::sync::Arc<dyn native_core::ports::Queue>,
+        Vec<QueueKind>,
+    ) = if on_aws.events.is_none() && on_aws.work.is_none() {
+        (
+            rt.services.backends.queue.clone(),
+            vec![QueueKind::Events, QueueKind::Work],
+        )
+    } else {
+        use native_core::aws::{load_sdk_config, Clients, QueueUrls, SqsQueues};
+        let sdk = load_sdk_config().await;
+        let mut kinds = Vec::new();
+        if on_aws.events.is_some() {
+            kinds.push(QueueKind::Events);
+        }
+        if on_aws.work.is_some() {
+            kinds.push(QueueKind::Work);
+        }
+        let urls = QueueUrls {
+            events: on_aws.events.unwrap_or_default(),
+            work: on_aws.work.unwrap_or_default(),
+            events_dlq: None,
+            work_dlq: None,
+        };
+        (
+            std::sync::Arc::new(SqsQueues::new(Clients::new(&sdk).sqs, urls)),
+            kinds,
+        )
+    };
     let mut n = 0;
-    for kind in [QueueKind::Events, QueueKind::Work] {
-        for d in rt.services.backends.queue.dead_letters(kind, 1000).await? {
+    for kind in kinds {
+        for d in queue.dead_letters(kind, 1000).await? {
             let owner = owner(&rt, kind, &d.body);
             if tenant.is_some_and(|t| owner.as_deref() != Some(t)) {
                 continue;

@@ -6,13 +6,21 @@ use std::sync::Arc;
 
 use lambda_runtime::{service_fn, Error, LambdaEvent};
 use native_core::aws::lambda;
+use native_core::observe::in_request;
 
 #[tokio::main]
 async fn main() -> Result<(), Error> {
+    // The runtime's own errors and the SDK's, as JSON when the function's LoggingConfig says so.
+    lambda_runtime::tracing::init_default_subscriber();
     let rt = Arc::new(lambda::cold_start().await?);
     lambda_runtime::run(service_fn(move |ev: LambdaEvent<lambda::SqsEvent>| {
         let rt = rt.clone();
-        async move { Ok::<_, Error>(lambda::handle_event_batch(&rt, ev.payload).await) }
+        async move {
+            // Log lines carry Lambda's request id; scripts end before the request's deadline.
+            let id = Some(ev.context.request_id.clone());
+            let work = lambda::handle_event_batch_by(&rt, ev.payload, ev.context.deadline);
+            Ok::<_, Error>(in_request(id, work).await)
+        }
     }))
     .await
 }

@@ -13,6 +13,7 @@
 //! | `NATIVE_VAULT_PREFIX` | prefix of the vault's Secrets Manager ids, `<prefix><tenant>/<name>` (default `native/`) |
 //! | `NATIVE_HTTP_ALLOW_PRIVATE_NETWORKS` | `true` lets scripts reach private addresses (tests only; default `false`) |
 //! | `NATIVE_EVENTS_DLQ_URL`, `NATIVE_WORK_DLQ_URL` | the dead-letter queues (optional; read from each queue's `RedrivePolicy` when unset) |
+//! | `NATIVE_TENANT_ROLE_ARN` | the role scripts' data calls run under, one session per tenant (optional; unset, they use the function's own credentials) |
 //!
 //! `AWS_ENDPOINT_URL`, `AWS_REGION` and credentials are read by `aws-config` itself.
 
@@ -41,6 +42,8 @@ pub struct AwsConfig {
     pub scripts_bucket: String,
     /// The deployment built from these variables, validated.
     pub deployment: Deployment,
+    /// The tenant role (`NATIVE_TENANT_ROLE_ARN`), when given.
+    pub tenant_role_arn: Option<String>,
     /// Prefix of the vault's secret ids: empty or ending in `/`.
     pub vault_prefix: String,
 }
@@ -89,6 +92,16 @@ impl AwsConfig {
             }
         }
 
+        let tenant_role_arn = get("NATIVE_TENANT_ROLE_ARN");
+        if let Some(arn) = &tenant_role_arn {
+            if !(arn.starts_with("arn:") && arn.contains(":role/")) {
+                return Err(Error::config(
+                    ENV_FILE,
+                    "NATIVE_TENANT_ROLE_ARN",
+                    format!("{arn:?} is not a role ARN; it must look like arn:aws:iam::123456789012:role/native-TenantRole-ABC"),
+                ));
+            }
+        }
         let map: BTreeMap<String, String> = match get("NATIVE_BUCKETS") {
             None => BTreeMap::new(),
             Some(text) => serde_json::from_str(&text).map_err(|e| {
@@ -171,6 +184,7 @@ impl AwsConfig {
             work_dlq_url,
             scripts_bucket,
             deployment,
+            tenant_role_arn,
             vault_prefix,
         })
     }
@@ -284,6 +298,16 @@ mod tests {
             e.contains("NATIVE_WORK_QUEUE_URL") && e.contains("not a queue URL"),
             "{e}"
         );
+        let e = vars(&[("NATIVE_TENANT_ROLE_ARN", "native-tenant")])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("NATIVE_TENANT_ROLE_ARN") && e.contains("not a role ARN"),
+            "{e}"
+        );
+        let arn = "arn:aws:iam::123456789012:role/native-TenantRole-X";
+        let c = vars(&[("NATIVE_TENANT_ROLE_ARN", arn)]).unwrap();
+        assert_eq!(c.tenant_role_arn.as_deref(), Some(arn));
         let e = vars(&[("NATIVE_BUCKETS", r#"{"In":"native-scripts"}"#)])
             .unwrap_err()
             .to_string();

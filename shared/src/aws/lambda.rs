@@ -18,7 +18,10 @@ use serde_json::{json, Value};
 
 pub use aws_lambda_events::event::sqs::{BatchItemFailure, SqsBatchResponse, SqsEvent, SqsMessage};
 
-use super::{load_sdk_config, AwsConfig, Clients, S3Tenants, RECHECK_EVERY};
+use super::{
+    load_sdk_config, AwsConfig, Clients, S3Tenants, SdkConfig, StsTenantScope, RECHECK_EVERY,
+};
+use crate::ports::QueueKind;
 use crate::runtime::Runtime;
 use crate::{Error, Result};
 
@@ -40,7 +43,7 @@ pub struct InvokeRequest {
 pub async fn cold_start() -> Result<Runtime> {
     let config = AwsConfig::from_env()?;
     let sdk = load_sdk_config().await;
-    let rt = runtime_for(&config, &Clients::new(&sdk));
+    let rt = scoped_runtime_for(&config, &sdk);
     // Callback URLs: the secret comes from Secrets Manager through the environment (the
     // template resolves it at deploy time; it is never in the template).
     match std::env::var(crate::callback::SECRET_VAR) {
@@ -59,7 +62,8 @@ pub async fn server_start() -> Result<Runtime> {
     Ok(cold_start().await?.with_http_jobs())
 }
 
-/// The runtime of a function over given clients (tests point them at an emulator).
+/// The runtime of a function over given clients (tests point them at an emulator); scripts'
+/// calls use these clients' credentials.
 pub fn runtime_for(config: &AwsConfig, clients: &Clients) -> Runtime {
     let backends = clients.backends(config);
     let tenants = S3Tenants::new(
@@ -70,9 +74,42 @@ pub fn runtime_for(config: &AwsConfig, clients: &Clients) -> Runtime {
     Runtime::new(config.deployment.clone(), backends, Arc::new(tenants))
 }
 
+/// The runtime of a function as it runs on AWS: with `NATIVE_TENANT_ROLE_ARN` set, every
+/// script's S3 and DynamoDB calls use credentials of that role for its tenant
+/// ([`StsTenantScope`]); the runtime's own calls (tenants, queues) use `sdk`'s.
+///
+/// In a Lambda function, scripts in flight share the function's memory less what the runtime
+/// keeps ([`crate::budget::MemoryBudget`]).
+///
+/// Log records go to stdout as JSON lines with Lambda's request id
+/// ([`crate::observe::LambdaLog`]), with a metrics record per script run in the namespace
+/// `NATIVE_METRICS_NAMESPACE` (default `native`).
+pub fn scoped_runtime_for(config: &AwsConfig, sdk: &SdkConfig) -> Runtime {
+    let namespace = std::env::var("NATIVE_METRICS_NAMESPACE")
+        .ok()
+        .filter(|n| !n.trim().is_empty())
+        .unwrap_or_else(|| crate::observe::NAMESPACE.to_string());
+    let mut rt = runtime_for(config, &Clients::new(sdk))
+        .with_log(Arc::new(crate::observe::LambdaLog))
+        .with_metrics(&namespace);
+    if let Some(budget) = crate::budget::MemoryBudget::from_lambda_env() {
+        rt = rt.with_memory_budget(budget);
+    }
+    match &config.tenant_role_arn {
+        Some(arn) => rt.with_tenant_scope(Arc::new(StsTenantScope::new(sdk, arn, &config.table))),
+        None => rt,
+    }
+}
+
 /// The `invoke` function: runs `on_invoke` and returns its value.
 pub async fn invoke(rt: &Runtime, req: InvokeRequest) -> Result<Value> {
     rt.invoke(&req.tenant, &req.script, req.event).await
+}
+
+/// [`invoke`] for a Lambda request whose deadline is `deadline_ms` (the context's): the script
+/// ends [`crate::budget::DEADLINE_MARGIN`] before it, or at its `timeout_s` if sooner.
+pub async fn invoke_by(rt: &Runtime, req: InvokeRequest, deadline_ms: u64) -> Result<Value> {
+    crate::budget::within(crate::budget::lambda_end(deadline_ms), invoke(rt, req)).await
 }
 
 /// The `invoke` function's input as raw JSON, with an error that says what shape it must have.
@@ -93,12 +130,35 @@ enum Kind {
 
 /// The `route` function: every record is an S3 notification (or `s3:TestEvent`).
 pub async fn handle_event_batch(rt: &Arc<Runtime>, batch: SqsEvent) -> SqsBatchResponse {
-    handle_batch(rt, batch, Kind::Events).await
+    handle_batch(rt, batch, Kind::Events, None).await
 }
 
 /// The `queue` function: every record is a script message `{ tenant, script, event }`.
 pub async fn handle_work_batch(rt: &Arc<Runtime>, batch: SqsEvent) -> SqsBatchResponse {
-    handle_batch(rt, batch, Kind::Work).await
+    handle_batch(rt, batch, Kind::Work, None).await
+}
+
+/// [`handle_event_batch`] for a Lambda request whose deadline is `deadline_ms`: every script
+/// ends [`crate::budget::DEADLINE_MARGIN`] before it, so that the batch response (and its
+/// partial failures) always gets back.
+pub async fn handle_event_batch_by(
+    rt: &Arc<Runtime>,
+    batch: SqsEvent,
+    deadline_ms: u64,
+) -> SqsBatchResponse {
+    let end = crate::budget::lambda_end(deadline_ms);
+    handle_batch(rt, batch, Kind::Events, Some(end)).await
+}
+
+/// [`handle_work_batch`] for a Lambda request whose deadline is `deadline_ms`; see
+/// [`handle_event_batch_by`].
+pub async fn handle_work_batch_by(
+    rt: &Arc<Runtime>,
+    batch: SqsEvent,
+    deadline_ms: u64,
+) -> SqsBatchResponse {
+    let end = crate::budget::lambda_end(deadline_ms);
+    handle_batch(rt, batch, Kind::Work, Some(end)).await
 }
 
 /// A record's attempt: its `ApproximateReceiveCount` (1 on first delivery).
@@ -110,27 +170,44 @@ pub fn attempt_of(m: &SqsMessage) -> u32 {
         .max(1)
 }
 
-async fn handle_batch(rt: &Arc<Runtime>, batch: SqsEvent, kind: Kind) -> SqsBatchResponse {
+async fn handle_batch(
+    rt: &Arc<Runtime>,
+    batch: SqsEvent,
+    kind: Kind,
+    end: Option<std::time::Instant>,
+) -> SqsBatchResponse {
     let mut tasks = Vec::with_capacity(batch.records.len());
+    let aws_request_id = crate::observe::request_id();
     for m in batch.records {
         let id = m.message_id.clone().unwrap_or_default();
         let attempt = attempt_of(&m);
+        let body = m.body.unwrap_or_default();
         let rt2 = rt.clone();
+        let body2 = body.clone();
         // A task per message: a panic ends that task only and comes back as a JoinError.
-        let task = tokio::spawn(async move {
-            let body = m.body.as_deref().unwrap_or("");
+        let work = async move {
             match kind {
-                Kind::Events => rt2.handle_event_message(body, attempt).await.map(|_| ()),
-                Kind::Work => rt2.handle_work_message(body, attempt).await,
+                Kind::Events => rt2.handle_event_message(&body2, attempt).await.map(|_| ()),
+                Kind::Work => rt2.handle_work_message(&body2, attempt).await,
             }
-        });
-        tasks.push((id, attempt, task));
+        };
+        // Task-locals do not pass into spawned tasks: the request's id and end are set again.
+        let work = crate::observe::in_request(aws_request_id.clone(), work);
+        let task = match end {
+            Some(end) => tokio::spawn(crate::budget::within(end, work)),
+            None => tokio::spawn(work),
+        };
+        tasks.push((id, attempt, body, task));
     }
+    let queue = match kind {
+        Kind::Events => QueueKind::Events,
+        Kind::Work => QueueKind::Work,
+    };
     let mut response = SqsBatchResponse::default();
-    for (id, attempt, task) in tasks {
-        let error = match task.await {
+    for (id, attempt, body, task) in tasks {
+        let (error, permanent) = match task.await {
             Ok(Ok(())) => continue,
-            Ok(Err(e)) => e.to_string(),
+            Ok(Err(e)) => (e.to_string(), cannot_succeed(&e)),
             Err(join) if join.is_panic() => {
                 let p = join.into_panic();
                 let what = p
@@ -138,19 +215,43 @@ async fn handle_batch(rt: &Arc<Runtime>, batch: SqsEvent, kind: Kind) -> SqsBatc
                     .map(|s| s.to_string())
                     .or_else(|| p.downcast_ref::<String>().cloned())
                     .unwrap_or_else(|| "a panic".to_string());
-                format!("internal error (panic): {what}")
+                (format!("internal error (panic): {what}"), None)
             }
-            Err(join) => format!("internal error: {join}"),
+            Err(join) => (format!("internal error: {join}"), None),
         };
-        rt.services.log.write(&json!({
+        let tenant = owner(rt, queue, &body);
+        let mut rec = json!({
             "ts_ms": crate::ports::now_ms(),
             "level": "error",
-            "msg": "message failed; SQS retries it, and moves it to the dead-letter queue after its fifth receive",
-            "queue": match kind { Kind::Events => "events", Kind::Work => "work" },
+            "queue": queue.name(),
             "message_id": id,
             "attempt": attempt,
+            "tenant": tenant,
             "error": error,
-        }));
+        });
+        // An error that no retry can heal goes to the dead-letter queue now, with the error
+        // beside it (`native dlq` shows it), instead of five receives over half an hour.
+        if let Some(why) = permanent {
+            let q = &rt.services.backends.queue;
+            match q.dead_letter_now(queue, &body, &error).await {
+                Ok(()) => {
+                    rec["msg"] = json!(format!(
+                        "message dead-lettered at once: {why} never succeeds on a retry"
+                    ));
+                    rt.services.log.write(&rec);
+                    rt.dead_letter_metric(tenant.as_deref(), why);
+                    continue;
+                }
+                Err(e) => rec["dead_letter_error"] = json!(e.to_string()),
+            }
+        }
+        rec["msg"] = json!(
+            "message failed; SQS retries it, and moves it to the dead-letter queue after its fifth receive"
+        );
+        rt.services.log.write(&rec);
+        if attempt >= crate::ports::MAX_RECEIVES {
+            rt.dead_letter_metric(tenant.as_deref(), "failed on its last receive");
+        }
         if id.is_empty() {
             // Without an id Lambda cannot retry one message alone; failing the whole batch
             // would repeat its neighbours, so it is logged and dropped.
@@ -159,6 +260,40 @@ async fn handle_batch(rt: &Arc<Runtime>, batch: SqsEvent, kind: Kind) -> SqsBatc
         response.add_failure(id);
     }
     response
+}
+
+/// Why an error can never turn into a success on a retry, if it cannot: the message is
+/// malformed, names a tenant that does not exist, or is past the tenant's chain depth.
+pub fn cannot_succeed(e: &Error) -> Option<&'static str> {
+    match e {
+        Error::InvalidInput(_) => Some("a malformed message"),
+        Error::NotFound { what, .. } if what.starts_with("tenant ") => {
+            Some("a message for an unknown tenant")
+        }
+        Error::LimitExceeded {
+            limit: "max_chain_depth",
+            ..
+        } => Some("work past the chain depth"),
+        _ => None,
+    }
+}
+
+/// The tenant a message belongs to, where its body tells.
+fn owner(rt: &Runtime, queue: QueueKind, body: &str) -> Option<String> {
+    match queue {
+        QueueKind::Work => serde_json::from_str::<Value>(body)
+            .ok()?
+            .get("tenant")?
+            .as_str()
+            .map(str::to_string),
+        QueueKind::Events => match crate::events::parse_notification(body).ok()? {
+            crate::events::Notification::Records(r) => r
+                .first()
+                .and_then(|r| rt.services.deployment.resolve(&r.bucket, &r.key))
+                .map(|at| at.tenant),
+            crate::events::Notification::Test => None,
+        },
+    }
 }
 
 #[cfg(test)]
@@ -258,6 +393,49 @@ mod tests {
         assert_eq!(invoke(&rt, req).await.unwrap(), json!({ "n": 2 }));
         let e = parse_invoke(json!({ "tenant": "acme", "scrpit": "s" })).unwrap_err();
         assert!(e.to_string().contains("unknown field `scrpit`"), "{e}");
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn scripts_in_flight_share_the_memory_budget() {
+        // GIVEN a runtime whose script memory fits one 64 MB script at a time, and a script
+        // that notes when another copy of it is running
+        let (dir, e, _) = setup();
+        std::fs::write(
+            dir.path().join("tenants/acme/scripts/busy.luau"),
+            "function on_queue(ctx, ev)\n\
+               if not native.db.put_if_absent('run', 'lock', true) then native.db.put('run', 'overlap', true) end\n\
+               local t = os.clock() while os.clock() - t < 0.3 do end\n\
+               native.db.delete('run', 'lock')\n\
+             end",
+        )
+        .unwrap();
+        let d = Deployment::from_json("d.json", r#"{"buckets":{"map":{"Out":"out-b"}}}"#).unwrap();
+        let rt = Arc::new(
+            Runtime::new(d, e.backends(), Arc::new(DirTenants::new(dir.path())))
+                .with_log(Arc::new(crate::host::StderrLog))
+                .with_memory_budget(crate::budget::MemoryBudget::new(100)),
+        );
+        // WHEN a batch of three runs it
+        let mut batch = SqsEvent::default();
+        batch.records = (0..3)
+            .map(|i| {
+                record(
+                    &format!("m{i}"),
+                    r#"{"tenant":"acme","script":"busy","event":{}}"#,
+                    1,
+                )
+            })
+            .collect();
+        let resp = handle_work_batch(&rt, batch).await;
+        // THEN all three ran, one after another
+        assert!(resp.batch_item_failures.is_empty());
+        let kv = e.backends().kv;
+        let pk = "d#acme#run";
+        assert!(
+            kv.get(pk, "overlap").await.unwrap().is_none(),
+            "two ran at once"
+        );
+        assert!(kv.get(pk, "lock").await.unwrap().is_none());
     }
 
     #[test]

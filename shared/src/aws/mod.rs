@@ -12,6 +12,7 @@ pub mod lambda;
 mod s3;
 mod scripts;
 mod sqs;
+mod tenant_scope;
 mod vault;
 
 use std::sync::Arc;
@@ -21,6 +22,7 @@ pub use dynamodb::DynamoKv;
 pub use s3::S3Objects;
 pub use scripts::{upload_tenant, S3Tenants, RECHECK_EVERY};
 pub use sqs::{QueueUrls, SqsQueues};
+pub use tenant_scope::{StsTenantScope, REFRESH_MARGIN, SESSION_SECONDS};
 pub use vault::{SecretsVault, CACHE_FOR};
 
 pub use aws_config::SdkConfig;
@@ -135,4 +137,5 @@ pub mod sdk {
     pub use aws_sdk_s3 as s3;
     pub use aws_sdk_secretsmanager as secretsmanager;
     pub use aws_sdk_sqs as sqs;
+    pub use aws_sdk_sts as sts;
 }

@@ -38,6 +38,11 @@ pub struct SqsQueues {
     work_dlq: OnceCell<String>,
 }
 
+/// The message attribute that holds why a message was dead-lettered at once.
+pub const ERROR_ATTRIBUTE: &str = "native_error";
+/// The longest error kept in it, in bytes (a message and its attributes hold 256 KB at most).
+const MAX_ERROR_ATTRIBUTE_BYTES: usize = 8 * 1024;
+
 /// Rounds of receives that [`Queue::dead_letters`] makes at most.
 const PEEK_ROUNDS: usize = 10;
 /// How long [`Queue::redrive`] hides a dead letter it is moving.
@@ -94,6 +99,7 @@ impl SqsQueues {
             .visibility_timeout(visibility_s.min(43_200) as i32)
             .wait_time_seconds(0)
             .message_system_attribute_names(MessageSystemAttributeName::ApproximateReceiveCount)
+            .message_attribute_names(ERROR_ATTRIBUTE)
             .send()
             .await
             .map_err(|e| sdk_err("sqs", what, e))?;
@@ -330,7 +336,12 @@ impl Queue for SqsQueues {
                         // Receives in the source queue are not kept; a message lands here
                         // after its fifth.
                         receive_count: crate::ports::MAX_RECEIVES,
-                        last_error: None,
+                        // Set when the runtime dead-lettered it at once (dead_letter_now).
+                        last_error: m
+                            .message_attributes()
+                            .and_then(|a| a.get(ERROR_ATTRIBUTE))
+                            .and_then(|v| v.string_value())
+                            .map(str::to_string),
                     });
                 }
             }
@@ -339,6 +350,45 @@ impl Queue for SqsQueues {
             }
         }
         Ok(out)
+    }
+
+    async fn dead_letter_now(&self, queue: QueueKind, body: &str, error: &str) -> Result<()> {
+        let dlq = self.dlq_url(queue).await?.to_string();
+        let mut error = error.to_string();
+        if error.len() > MAX_ERROR_ATTRIBUTE_BYTES {
+            let mut cut = MAX_ERROR_ATTRIBUTE_BYTES;
+            while !error.is_char_boundary(cut) {
+                cut -= 1;
+            }
+            error.truncate(cut);
+        }
+        // SQS refuses an empty attribute value.
+        if error.is_empty() {
+            error.push('-');
+        }
+        let attribute = aws_sdk_sqs::types::MessageAttributeValue::builder()
+            .data_type("String")
+            .string_value(error)
+            .build()
+            .map_err(|e| Error::backend("sqs", "cannot build the error attribute", e))?;
+        self.client
+            .send_message()
+            .queue_url(&dlq)
+            .message_body(body)
+            .message_attributes(ERROR_ATTRIBUTE, attribute)
+            .send()
+            .await
+            .map_err(|e| {
+                sdk_err(
+                    "sqs",
+                    format!(
+                        "cannot dead-letter a message of the {} queue to {dlq}",
+                        queue.name()
+                    ),
+                    e,
+                )
+            })?;
+        Ok(())
     }
 
     /// Receives from the dead-letter queue, sends each message `keep` accepts to the queue and

@@ -10,44 +10,31 @@
 //! the runtime as they were.
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::Arc;
 
 use tokio::runtime::{Handle, RuntimeFlavor};
 
-use super::{Call, Engine};
-use crate::runtime::Services;
 use crate::{Error, Result};
 
-/// Runs `call` to its end and returns the entry point's value (see [`Engine::run`]).
-pub async fn run(
-    engine: &Arc<Engine>,
-    services: &Arc<Services>,
-    call: Call,
-) -> Result<serde_json::Value> {
-    let handle = Handle::current();
-    if handle.runtime_flavor() == RuntimeFlavor::MultiThread {
-        return tokio::task::block_in_place(|| guarded(engine, services, &handle, &call));
+/// Runs `f` (a script's run: see [`super::Engine::run`]) to its end and returns what it
+/// returned, or an error if it panicked.
+pub async fn run<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> Result<T> {
+    if Handle::current().runtime_flavor() == RuntimeFlavor::MultiThread {
+        return tokio::task::block_in_place(|| guarded(f));
     }
-    let (engine, services) = (engine.clone(), services.clone());
-    tokio::task::spawn_blocking(move || guarded(&engine, &services, &handle, &call))
+    tokio::task::spawn_blocking(|| guarded(f))
         .await
         .map_err(|e| failed(&e.to_string()))?
 }
 
-/// [`Engine::run`], with a panic turned into the call's error.
-fn guarded(
-    engine: &Engine,
-    services: &Arc<Services>,
-    handle: &Handle,
-    call: &Call,
-) -> Result<serde_json::Value> {
-    catch_unwind(AssertUnwindSafe(|| engine.run(services, handle, call))).unwrap_or_else(|p| {
+/// `f`, with a panic turned into an error.
+fn guarded<T>(f: impl FnOnce() -> T) -> Result<T> {
+    catch_unwind(AssertUnwindSafe(f)).map_err(|p| {
         let what = p
             .downcast_ref::<&str>()
             .map(|s| s.to_string())
             .or_else(|| p.downcast_ref::<String>().cloned())
             .unwrap_or_else(|| "a panic".into());
-        Err(failed(&what))
+        failed(&what)
     })
 }
 

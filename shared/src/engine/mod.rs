@@ -131,6 +131,44 @@ impl Engine {
         handle: &tokio::runtime::Handle,
         call: &Call,
     ) -> Result<serde_json::Value, Error> {
+        self.run_until(services, handle, call, None)
+    }
+
+    /// [`Engine::run`], with the deadline brought forward to `not_after` when that comes
+    /// before the tenant's `timeout_s` (what is left of a Lambda's time; see
+    /// [`crate::budget`]).
+    pub fn run_until(
+        &self,
+        services: &Arc<Services>,
+        handle: &tokio::runtime::Handle,
+        call: &Call,
+        not_after: Option<Instant>,
+    ) -> Result<serde_json::Value, Error> {
+        self.run_measured(services, handle, call, not_after).0
+    }
+
+    /// [`Engine::run_until`], also giving the backend calls the script made (`max_data_ops`'
+    /// count), for metrics.
+    pub fn run_measured(
+        &self,
+        services: &Arc<Services>,
+        handle: &tokio::runtime::Handle,
+        call: &Call,
+        not_after: Option<Instant>,
+    ) -> (Result<serde_json::Value, Error>, u32) {
+        let data_ops = Cell::new(0);
+        let out = self.run_inner(services, handle, call, not_after, &data_ops);
+        (out, data_ops.get())
+    }
+
+    fn run_inner(
+        &self,
+        services: &Arc<Services>,
+        handle: &tokio::runtime::Handle,
+        call: &Call,
+        not_after: Option<Instant>,
+        data_ops: &Cell<u32>,
+    ) -> Result<serde_json::Value, Error> {
         let tenant = &call.tenant;
         let script = tenant.script(&call.script)?;
         // A script's error text reaches logs, terminals and callers: `error(string.rep(...))`
@@ -143,7 +181,9 @@ impl Engine {
         let code = bytecode(script).map_err(fail)?;
         let vm = self.take_vm(tenant, services)?;
         let limits = tenant.config.limits;
-        let timeout = Duration::from_secs(u64::from(limits.timeout_s));
+        let full = Duration::from_secs(u64::from(limits.timeout_s));
+        let left = not_after.map(|end| end.saturating_duration_since(Instant::now()));
+        let timeout = left.map_or(full, |left| left.min(full));
         let request_id = format!("{:032x}", rand::random::<u128>());
         let deadline_ms = crate::ports::now_ms() + timeout.as_millis() as i64;
         let base = vm.lua.used_memory();
@@ -164,10 +204,19 @@ impl Engine {
             log_bytes: Cell::new(0),
             http_requests: Cell::new(0),
         });
-        let timeout_message = format!(
-            "limit timeout_s exceeded: the invocation ran past its deadline of {} s",
-            limits.timeout_s
-        );
+        let timeout_message = if timeout < full {
+            format!(
+                "limit timeout_s exceeded: the invocation ran past its deadline of {:.1} s, what was left of the function's time less {} s (the tenant's timeout_s is {} s); raise the function's timeout or split the work",
+                timeout.as_secs_f64(),
+                crate::budget::DEADLINE_MARGIN.as_secs(),
+                limits.timeout_s
+            )
+        } else {
+            format!(
+                "limit timeout_s exceeded: the invocation ran past its deadline of {} s",
+                limits.timeout_s
+            )
+        };
         let armed = interrupt::arm(interrupt::deadline_in(timeout), &timeout_message);
         let _ = vm
             .lua
@@ -185,6 +234,9 @@ impl Engine {
         let expired = armed.expired();
         drop(armed);
         let inv = vm.lua.remove_app_data::<Invocation>();
+        if let Some(i) = &inv {
+            data_ops.set(i.data_ops.get());
+        }
         // A script that caught the timeout error and returned still timed out.
         let breach = inv
             .and_then(|i| i.breach.into_inner())

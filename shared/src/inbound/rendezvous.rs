@@ -207,7 +207,9 @@ pub(super) async fn call(
             )))
         }
     };
-    let b = &rt.services.backends;
+    // The tenant's own backends: on AWS its calls run under the tenant role.
+    let services = rt.services_for(&tenant).await.map_err(api)?;
+    let b = &services.backends;
     let mut r = Rendezvous::new(&*b.kv, &*b.queue, &tenant, &Unlimited);
     let answer = match method.as_str() {
         "CreateBarrier" => {

@@ -108,6 +108,18 @@ pub trait Queue: std::fmt::Debug + Send + Sync {
     /// Lists up to `max` dead letters of the queue without removing them.
     async fn dead_letters(&self, queue: QueueKind, max: usize) -> Result<Vec<DeadLetter>>;
 
+    /// Puts a message that can never succeed (malformed, for an unknown tenant, past the
+    /// chain depth) straight into `queue`'s dead-letter place with `error` beside it, so that
+    /// it is not received again; the caller then lets the original go. A backend that cannot
+    /// returns an error, and the message takes the ordinary retries.
+    async fn dead_letter_now(&self, queue: QueueKind, body: &str, error: &str) -> Result<()> {
+        let _ = (body, error);
+        Err(crate::Error::InvalidInput(format!(
+            "this backend cannot dead-letter a message of the {} queue directly",
+            queue.name()
+        )))
+    }
+
     /// Moves up to `max` dead letters whose body `keep` accepts back to the queue, visible now
     /// and with a fresh receive count (their cause is fixed: they get five attempts again).
     /// At least once: a message is sent back before it leaves the dead letters. Returns how many

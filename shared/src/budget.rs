@@ -1,0 +1,222 @@
+//! What one process can honour: the time a request has left and the memory its scripts may
+//! take together.
+//!
+//! - **Time.** A Lambda function that times out fails its whole SQS batch and loses the
+//!   partial-batch response, so a script's deadline is the smaller of its tenant's
+//!   `timeout_s` and the function's remaining time less [`DEADLINE_MARGIN`]. The handlers set
+//!   that end with [`within`] around a request's work (a task-local); the router and the
+//!   handler of one object event share one end ([`crate::runtime::Runtime`]).
+//! - **Memory.** Scripts in flight hold their tenants' `max_memory_mb` between them within
+//!   the function's memory less [`RUNTIME_RESERVE_MB`] ([`MemoryBudget`]).
+//! - **Deploy.** [`FunctionSettings::check`] names each tenant limit that the function cannot
+//!   honour, and the setting to change (`native deploy`).
+
+use std::future::Future;
+use std::sync::Arc;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use crate::config::Limits;
+use crate::{Error, Result};
+
+/// Time kept back from a Lambda's remaining time: for the deletes after a handler, the batch
+/// response, and the runtime's own log lines.
+pub const DEADLINE_MARGIN: Duration = Duration::from_secs(2);
+/// Memory a function keeps for the runtime itself (SDK clients, pooled VMs, buffers).
+pub const RUNTIME_RESERVE_MB: u32 = 128;
+
+tokio::task_local! {
+    static NOT_AFTER: Instant;
+}
+
+/// Runs `f` with work inside it ending by `not_after` (or by an earlier end already set).
+pub async fn within<F: Future>(not_after: Instant, f: F) -> F::Output {
+    let end = current().map_or(not_after, |outer| outer.min(not_after));
+    NOT_AFTER.scope(end, f).await
+}
+
+/// The end set for the current task, if any.
+pub fn current() -> Option<Instant> {
+    NOT_AFTER.try_with(|t| *t).ok()
+}
+
+/// The end of a Lambda request whose deadline is `deadline_ms` (ms since the epoch, as the
+/// runtime API gives it), less [`DEADLINE_MARGIN`].
+pub fn lambda_end(deadline_ms: u64) -> Instant {
+    let now_ms = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64);
+    let left = Duration::from_millis(deadline_ms.saturating_sub(now_ms));
+    Instant::now() + left.saturating_sub(DEADLINE_MARGIN)
+}
+
+/// The settings of the function that runs scripts, as far as limits are concerned.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FunctionSettings {
+    /// The function's timeout in seconds (the template's `FunctionTimeout`).
+    pub timeout_s: u32,
+    /// The function's memory in MB (the template's `MemorySize`).
+    pub memory_mb: u32,
+}
+
+impl FunctionSettings {
+    /// The template's defaults.
+    pub const DEFAULT: FunctionSettings = FunctionSettings {
+        timeout_s: 60,
+        memory_mb: 512,
+    };
+
+    /// Memory that scripts in flight may hold together, in MB.
+    pub fn script_memory_mb(&self) -> u32 {
+        self.memory_mb.saturating_sub(RUNTIME_RESERVE_MB).max(1)
+    }
+
+    /// Each limit of `file` (a tenant's config.json) that this function cannot honour, with
+    /// the figures and what to change; empty when all fit.
+    pub fn check(&self, file: &str, limits: &Limits) -> Vec<String> {
+        let mut out = Vec::new();
+        let most_s = self
+            .timeout_s
+            .saturating_sub(DEADLINE_MARGIN.as_secs() as u32);
+        if limits.timeout_s > most_s {
+            out.push(format!(
+                "{file}: limits.timeout_s is {} s, but the functions' timeout (FunctionTimeout) is {} s and a script must end {} s before it: lower timeout_s to at most {most_s}, or deploy the stack with FunctionTimeout of at least {} (and pass --function-timeout)",
+                limits.timeout_s,
+                self.timeout_s,
+                DEADLINE_MARGIN.as_secs(),
+                limits.timeout_s + DEADLINE_MARGIN.as_secs() as u32,
+            ));
+        }
+        let most_mb = self.script_memory_mb();
+        if limits.max_memory_mb > most_mb {
+            out.push(format!(
+                "{file}: limits.max_memory_mb is {} MB, but the functions' memory (MemorySize) is {} MB and the runtime keeps {RUNTIME_RESERVE_MB} MB of it: lower max_memory_mb to at most {most_mb}, or deploy the stack with MemorySize of at least {} (and pass --function-memory)",
+                limits.max_memory_mb,
+                self.memory_mb,
+                limits.max_memory_mb + RUNTIME_RESERVE_MB,
+            ));
+        }
+        out
+    }
+}
+
+/// Memory that scripts in flight in one process hold together: each takes its tenant's
+/// `max_memory_mb` (at most the whole budget) before it runs and gives it back after.
+#[derive(Debug, Clone)]
+pub struct MemoryBudget {
+    total_mb: u32,
+    permits: Arc<tokio::sync::Semaphore>,
+}
+
+impl MemoryBudget {
+    /// A budget of `total_mb`.
+    pub fn new(total_mb: u32) -> Self {
+        let total_mb = total_mb.max(1);
+        MemoryBudget {
+            total_mb,
+            permits: Arc::new(tokio::sync::Semaphore::new(total_mb as usize)),
+        }
+    }
+
+    /// The budget of a Lambda function, from `AWS_LAMBDA_FUNCTION_MEMORY_SIZE`; None outside
+    /// Lambda.
+    pub fn from_lambda_env() -> Option<Self> {
+        let mb: u32 = std::env::var("AWS_LAMBDA_FUNCTION_MEMORY_SIZE")
+            .ok()?
+            .parse()
+            .ok()?;
+        let f = FunctionSettings {
+            memory_mb: mb,
+            ..FunctionSettings::DEFAULT
+        };
+        Some(Self::new(f.script_memory_mb()))
+    }
+
+    /// MB not held by a script now.
+    pub fn available_mb(&self) -> usize {
+        self.permits.available_permits()
+    }
+
+    /// Waits for `mb` of the budget, until `not_after` at most; the memory is held until the
+    /// returned permit drops.
+    pub async fn take(
+        &self,
+        mb: u32,
+        not_after: Option<Instant>,
+    ) -> Result<tokio::sync::OwnedSemaphorePermit> {
+        let want = mb.clamp(1, self.total_mb);
+        let acquire = self.permits.clone().acquire_many_owned(want);
+        let got = match not_after {
+            Some(end) => tokio::time::timeout_at(end.into(), acquire)
+                .await
+                .map_err(|_| Error::Backend {
+                    backend: "runtime",
+                    message: format!(
+                        "no room to run the script before its deadline: scripts in flight hold the process's {} MB of script memory and this one needs {want} MB (max_memory_mb); it is retried",
+                        self.total_mb
+                    ),
+                    source: None,
+                })?,
+            None => acquire.await,
+        };
+        got.map_err(|e| Error::Backend {
+            backend: "runtime",
+            message: format!("script memory budget closed: {e}"),
+            source: None,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_check_names_the_limit_the_figures_and_the_setting() {
+        let f = FunctionSettings::DEFAULT;
+        let mut l = Limits::default();
+        assert!(f.check("tenants/acme/config.json", &l).is_empty());
+        l.timeout_s = 59;
+        l.max_memory_mb = 512;
+        let e = f.check("tenants/acme/config.json", &l);
+        assert_eq!(e.len(), 2, "{e:?}");
+        assert!(e[0].starts_with("tenants/acme/config.json: limits.timeout_s is 59 s"));
+        assert!(e[0].contains("FunctionTimeout) is 60 s") && e[0].contains("at most 58"));
+        assert!(e[1].contains("limits.max_memory_mb is 512 MB") && e[1].contains("at most 384"));
+        assert!(e[1].contains("MemorySize of at least 640"));
+        l.timeout_s = 58;
+        l.max_memory_mb = 384;
+        assert!(f.check("c", &l).is_empty());
+    }
+
+    #[tokio::test]
+    async fn within_keeps_the_earlier_end() {
+        let soon = Instant::now() + Duration::from_secs(1);
+        let later = soon + Duration::from_secs(60);
+        assert_eq!(current(), None);
+        let inner = within(soon, async { within(later, async { current() }).await }).await;
+        assert_eq!(inner, Some(soon));
+        let end = lambda_end(0);
+        assert!(
+            end <= Instant::now(),
+            "a deadline in the past leaves no time"
+        );
+    }
+
+    #[tokio::test]
+    async fn the_budget_waits_then_gives_up_at_the_end() {
+        let b = MemoryBudget::new(100);
+        let held = b.take(64, None).await.unwrap();
+        assert_eq!(b.available_mb(), 36);
+        let end = Instant::now() + Duration::from_millis(50);
+        let e = b.take(64, Some(end)).await.unwrap_err().to_string();
+        assert!(
+            e.contains("no room to run the script") && e.contains("100 MB"),
+            "{e}"
+        );
+        drop(held);
+        // A tenant allowed more than the whole budget still runs, alone.
+        let all = b.take(1000, None).await.unwrap();
+        assert_eq!(b.available_mb(), 0);
+        drop(all);
+    }
+}

@@ -1,0 +1,169 @@
+//! Observability on Lambda: log lines that carry Lambda's request id, and metrics per tenant
+//! in CloudWatch's Embedded Metric Format (EMF), written as log lines that CloudWatch turns
+//! into metrics without an API call.
+//!
+//! - [`in_request`] marks the work of one Lambda request with its id (a task-local; the
+//!   runtime carries it onto the script's thread with [`on_thread`]); [`LambdaLog`] adds it to
+//!   every record as `aws_request_id` and writes JSON lines on stdout.
+//! - [`invocation_metrics`] and [`dead_letter_metrics`] build the EMF records: namespace
+//!   [`NAMESPACE`] (or `NATIVE_METRICS_NAMESPACE`), one dimension, `tenant`, so that each tenant
+//!   costs a fixed number of custom metrics; the script is a property, searchable in Logs
+//!   Insights, not a dimension.
+
+use std::cell::RefCell;
+use std::future::Future;
+
+use serde_json::{json, Value};
+
+use crate::host::LogSink;
+
+/// The default metrics namespace.
+pub const NAMESPACE: &str = "native";
+
+tokio::task_local! {
+    static REQUEST_ID: Option<String>;
+}
+
+thread_local! {
+    static THREAD_REQUEST_ID: RefCell<Option<String>> = const { RefCell::new(None) };
+}
+
+/// Runs `f` as the work of the Lambda request `aws_request_id` (None: of no request).
+pub async fn in_request<F: Future>(aws_request_id: Option<String>, f: F) -> F::Output {
+    REQUEST_ID.scope(aws_request_id, f).await
+}
+
+/// The Lambda request id of the current task or thread, if one is set.
+pub fn request_id() -> Option<String> {
+    REQUEST_ID
+        .try_with(Clone::clone)
+        .ok()
+        .flatten()
+        .or_else(|| THREAD_REQUEST_ID.with(|r| r.borrow().clone()))
+}
+
+/// Runs `f` on this (blocking) thread with `id` as its request id: how a script's log lines,
+/// written on its own thread, get the id of the request that runs it.
+pub fn on_thread<R>(id: Option<String>, f: impl FnOnce() -> R) -> R {
+    let before = THREAD_REQUEST_ID.with(|r| r.replace(id));
+    let out = f();
+    THREAD_REQUEST_ID.with(|r| *r.borrow_mut() = before);
+    out
+}
+
+/// Writes each record as one JSON line on stdout, with `aws_request_id` when the record is
+/// written inside a Lambda request: what CloudWatch Logs (JSON log format) and EMF read.
+#[derive(Debug, Default)]
+pub struct LambdaLog;
+
+impl LambdaLog {
+    /// The record as written: `aws_request_id` added when known and not already there.
+    pub fn stamp(record: &Value) -> Value {
+        let mut r = record.clone();
+        if let (Value::Object(m), Some(id)) = (&mut r, request_id()) {
+            m.entry("aws_request_id").or_insert(Value::String(id));
+        }
+        r
+    }
+}
+
+impl LogSink for LambdaLog {
+    fn write(&self, record: &Value) {
+        use std::io::Write;
+        let line = Self::stamp(record).to_string();
+        // One write of the whole line, so that lines of concurrent scripts never interleave.
+        let mut out = std::io::stdout().lock();
+        let _ = out.write_all(format!("{line}\n").as_bytes());
+    }
+}
+
+/// What one script run did, for metrics.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RunFigures {
+    /// It failed.
+    pub failed: bool,
+    /// It failed on a limit (`limit <name> exceeded`).
+    pub limit_breach: bool,
+    /// Wall time, in milliseconds.
+    pub duration_ms: f64,
+    /// Backend calls it made.
+    pub data_ops: u32,
+}
+
+fn emf(namespace: &str, tenant: &str, metrics: &[(&str, &str, Value)], extra: Value) -> Value {
+    let defs: Vec<Value> = metrics
+        .iter()
+        .map(|(name, unit, _)| json!({ "Name": name, "Unit": unit }))
+        .collect();
+    let mut rec = json!({
+        "_aws": {
+            "Timestamp": crate::ports::now_ms(),
+            "CloudWatchMetrics": [{
+                "Namespace": namespace,
+                "Dimensions": [["tenant"]],
+                "Metrics": defs,
+            }],
+        },
+        "tenant": tenant,
+    });
+    if let (Value::Object(r), Value::Object(e)) = (&mut rec, extra) {
+        r.extend(e);
+    }
+    for (name, _, value) in metrics {
+        rec[*name] = value.clone();
+    }
+    rec
+}
+
+/// The EMF record of one script run of `tenant`: Invocations, Errors, LimitBreaches (counts),
+/// Duration (milliseconds) and DataOps (count), with the script as a property.
+pub fn invocation_metrics(namespace: &str, tenant: &str, script: &str, f: &RunFigures) -> Value {
+    emf(
+        namespace,
+        tenant,
+        &[
+            ("Invocations", "Count", json!(1)),
+            ("Errors", "Count", json!(u8::from(f.failed))),
+            ("LimitBreaches", "Count", json!(u8::from(f.limit_breach))),
+            ("Duration", "Milliseconds", json!(f.duration_ms)),
+            ("DataOps", "Count", json!(f.data_ops)),
+        ],
+        json!({ "script": script }),
+    )
+}
+
+/// The EMF record of a message of `tenant` that went to a dead-letter queue, and why.
+pub fn dead_letter_metrics(namespace: &str, tenant: &str, why: &str) -> Value {
+    emf(
+        namespace,
+        tenant,
+        &[("DeadLetters", "Count", json!(1))],
+        json!({ "dead_letter": why }),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn the_request_id_reaches_records_on_the_task_and_on_the_scripts_thread() {
+        let rec = json!({ "msg": "x" });
+        assert_eq!(
+            LambdaLog::stamp(&rec),
+            rec,
+            "outside a request nothing is added"
+        );
+        let (on_task, on_thread) = in_request(Some("req-1".into()), async {
+            let id = request_id();
+            let t = tokio::task::spawn_blocking(move || {
+                on_thread(id, || LambdaLog::stamp(&json!({ "msg": "y" })))
+            });
+            (LambdaLog::stamp(&rec), t.await.unwrap())
+        })
+        .await;
+        assert_eq!(on_task["aws_request_id"], "req-1");
+        assert_eq!(on_thread["aws_request_id"], "req-1");
+        assert_eq!(request_id(), None);
+    }
+}
