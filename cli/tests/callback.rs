@@ -2,12 +2,13 @@
 //! a script made; forged, altered, expired and replayed URLs change nothing. Time moves with
 //! `native clock`, which the server follows. And the server fires due timers by itself.
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::Duration;
 
+use native_tests::serve::Server;
 use native_tests::{write_tenant, DEPLOYMENT};
 use serde_json::{json, Value};
 
@@ -32,45 +33,9 @@ fn native(project: &Path, args: &[&str]) -> String {
     String::from_utf8(o.stdout).unwrap()
 }
 
-/// A running `native serve`; killed if a test fails before stopping it.
-struct Server {
-    child: Child,
-    addr: String,
-}
-
-impl Server {
-    fn start(project: &Path) -> Self {
-        let mut child = Command::new(native_bin())
-            .arg("--project")
-            .arg(project)
-            .args(["serve", "--listen", "127.0.0.1:0"])
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let mut first = String::new();
-        BufReader::new(child.stdout.take().unwrap())
-            .read_line(&mut first)
-            .unwrap();
-        let addr = first
-            .strip_prefix("listening on http://")
-            .unwrap_or_else(|| panic!("first line: {first:?}"))
-            .trim_end()
-            .to_string();
-        assert!(
-            addr.starts_with("127.0.0.1:") && !addr.ends_with(":0"),
-            "{addr}"
-        );
-        Server { child, addr }
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
+/// `native serve` on `project`, from this crate's binary.
+fn serve(project: &Path) -> Server {
+    Server::start(&native_bin(), project, false)
 }
 
 /// One HTTP/1.1 request; the status and the body as JSON.
@@ -160,7 +125,7 @@ fn a_partner_acks_through_a_callback_url_and_bad_urls_change_nothing() {
         r#"{ "queue": true }"#,
         &[("cb", CB), ("done", DONE)],
     );
-    let srv = Server::start(p);
+    let srv = serve(p);
     let addr = srv.addr.clone();
     let a = path_of(&url_for(p, &addr, "a", 3600), &addr);
     let b = path_of(&url_for(p, &addr, "b", 60), &addr);
@@ -289,7 +254,7 @@ fn native_serve_fires_a_due_timer_by_itself_when_the_clock_gets_there() {
     std::fs::write(p.join("deployment.json"), DEPLOYMENT).unwrap();
     write_tenant(p, "acme", r#"{ "queue": true }"#, &[("wake", WAKE)]);
     native(p, &["invoke", "acme", "wake", "{}", "--no-drain"]);
-    let srv = Server::start(p);
+    let srv = serve(p);
     let woke = || -> Value {
         serde_json::from_str(&native(
             p,

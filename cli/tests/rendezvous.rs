@@ -2,14 +2,15 @@
 //! request by request, the Connect error model, inactivity with `native clock advance`, the CLI
 //! verbs, and a race of 64 peers through 20 generations with a continuation per trip.
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use native_tests::serve::Server;
 use native_tests::{write_tenant, DEPLOYMENT};
 use serde_json::{json, Value};
 
@@ -39,41 +40,9 @@ fn ok(project: &Path, args: &[&str]) -> String {
     out
 }
 
-/// A running `native serve`, killed when dropped.
-struct Server {
-    child: Child,
-    addr: String,
-}
-
-impl Server {
-    fn start(project: &Path) -> Self {
-        let mut child = Command::new(native_bin())
-            .arg("--project")
-            .arg(project)
-            .args(["serve", "--listen", "127.0.0.1:0"])
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        let mut first = String::new();
-        BufReader::new(child.stdout.take().unwrap())
-            .read_line(&mut first)
-            .unwrap();
-        let addr = first
-            .strip_prefix("listening on http://")
-            .unwrap_or_else(|| panic!("first line: {first:?}"))
-            .trim_end()
-            .to_string();
-        Server { child, addr }
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
+/// `native serve` on `project`, from this crate's binary.
+fn serve(project: &Path) -> Server {
+    Server::start(&native_bin(), project, false)
 }
 
 /// One POST with a JSON body; the status and the body as JSON.
@@ -188,7 +157,7 @@ fn pick(v: &Value, fields: &[&str]) -> Value {
 #[test]
 fn the_seed_workflow_over_http_request_by_request() {
     let (dir, key, _) = project();
-    let srv = Server::start(dir.path());
+    let srv = serve(dir.path());
     let a = srv.addr.as_str();
     // GIVEN the namespace pipelines exists
     let ns = call(a, &key, "CreateNamespace", json!({ "name": "pipelines" }));
@@ -384,7 +353,7 @@ fn the_seed_workflow_over_http_request_by_request() {
 #[test]
 fn connect_errors_codes_and_field_names() {
     let (dir, key, globex) = project();
-    let srv = Server::start(dir.path());
+    let srv = serve(dir.path());
     let a = srv.addr.as_str();
     let create = json!({ "namespace_name": "default", "barrier_name": "b", "expected_processes": 2,
                          "delete_inactive_after_seconds": 60 });
@@ -544,7 +513,7 @@ fn server_clock_at(a: &str, key: &str, offset_s: i64) {
 #[test]
 fn an_inactive_barrier_is_gone_after_native_clock_advance() {
     let (dir, key, _) = project();
-    let srv = Server::start(dir.path());
+    let srv = serve(dir.path());
     let a = srv.addr.as_str();
     call(a, &key, "CreateNamespace", json!({ "name": "probes" }));
     // GIVEN a barrier that is deleted after 60 s without activity
@@ -605,7 +574,7 @@ fn an_inactive_barrier_is_gone_after_native_clock_advance() {
 #[test]
 fn a_trip_in_another_process_releases_the_server_s_waiters_by_polling() {
     let (dir, key, _) = project();
-    let srv = Server::start(dir.path());
+    let srv = serve(dir.path());
     let a = srv.addr.clone();
     call(
         &a,
@@ -655,7 +624,7 @@ fn a_trip_in_another_process_releases_the_server_s_waiters_by_polling() {
 #[test]
 fn sigterm_answers_long_polls_timed_out_and_the_server_stops_at_once() {
     let (dir, key, _) = project();
-    let mut srv = Server::start(dir.path());
+    let mut srv = serve(dir.path());
     let a = srv.addr.clone();
     call(
         &a,
@@ -706,7 +675,7 @@ fn sixty_four_peers_through_twenty_generations_trip_each_once_with_one_continuat
     const PEERS: usize = 64;
     const GENERATIONS: u64 = 20;
     let (dir, key, _) = project();
-    let srv = Server::start(dir.path());
+    let srv = serve(dir.path());
     let a = srv.addr.clone();
     call(
         &a,

@@ -2,12 +2,13 @@
 //! free port, its first stdout line read for the address, and requests sent over TCP. (A file
 //! of its own beside `cli.rs`: these tests hold a server process and an HTTP client.)
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+use native_tests::serve::Server;
 use native_tests::{write_tenant, DEPLOYMENT};
 use serde_json::{json, Value};
 
@@ -32,64 +33,9 @@ fn native(project: &Path, args: &[&str]) -> String {
     String::from_utf8(o.stdout).unwrap()
 }
 
-/// A running `native serve`; killed if a test fails before stopping it.
-struct Server {
-    child: Child,
-    addr: String,
-}
-
-impl Server {
-    fn start(project: &Path) -> Self {
-        let mut child = Command::new(native_bin())
-            .arg("--project")
-            .arg(project)
-            .args(["serve", "--listen", "127.0.0.1:0"])
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let mut first = String::new();
-        BufReader::new(child.stdout.take().unwrap())
-            .read_line(&mut first)
-            .unwrap();
-        let addr = first
-            .strip_prefix("listening on http://")
-            .unwrap_or_else(|| panic!("first line: {first:?}"))
-            .trim_end()
-            .to_string();
-        assert!(
-            addr.starts_with("127.0.0.1:") && !addr.ends_with(":0"),
-            "{addr}"
-        );
-        Server { child, addr }
-    }
-
-    /// Sends SIGTERM and waits for the exit; returns the exit code and stderr.
-    fn terminate(mut self) -> (i32, String) {
-        let pid = self.child.id().to_string();
-        assert!(Command::new("kill")
-            .args(["-TERM", &pid])
-            .status()
-            .unwrap()
-            .success());
-        let status = self.child.wait().unwrap();
-        let mut err = String::new();
-        self.child
-            .stderr
-            .take()
-            .unwrap()
-            .read_to_string(&mut err)
-            .unwrap();
-        (status.code().expect("killed by a signal"), err)
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
+/// `native serve` on `project`, from this crate's binary.
+fn serve(project: &Path) -> Server {
+    Server::start(&native_bin(), project, true)
 }
 
 /// One HTTP/1.1 request; the status and the body as JSON.
@@ -163,7 +109,7 @@ fn serve_invokes_over_http_with_tenant_keys_and_clear_errors() {
         .next()
         .unwrap()
         .to_string();
-    let srv = Server::start(p);
+    let srv = serve(p);
     let a = srv.addr.as_str();
 
     // WHEN acme's key invokes hello THEN its return value comes back
@@ -262,7 +208,7 @@ fn sigterm_finishes_the_request_in_flight_then_exits_0() {
         .next()
         .unwrap()
         .to_string();
-    let srv = Server::start(dir.path());
+    let srv = serve(dir.path());
     let addr = srv.addr.clone();
     let (k, a) = (key.clone(), addr.clone());
     let in_flight = std::thread::spawn(move || invoke(&a, "slow", &k, "{}"));
@@ -288,7 +234,7 @@ fn serve_processes_a_put_from_another_process_within_a_second() {
         .output()
         .unwrap();
     assert!(o.status.success());
-    let _srv = Server::start(&p);
+    let _srv = serve(&p);
     // WHEN another process puts a document without draining
     native(
         &p,

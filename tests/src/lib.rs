@@ -4,6 +4,7 @@
 #[cfg(feature = "aws")]
 pub mod aws_env;
 pub mod faults;
+pub mod serve;
 
 use std::path::Path;
 use std::sync::{Arc, Mutex};
