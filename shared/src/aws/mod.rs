@@ -29,20 +29,56 @@ pub use aws_config::SdkConfig;
 
 use aws_config::BehaviorVersion;
 use aws_smithy_http_client::tls;
+use aws_smithy_runtime_api::client::connector_metadata::ConnectorMetadata;
+use aws_smithy_runtime_api::client::http::{
+    HttpClient, HttpConnectorSettings, SharedHttpClient, SharedHttpConnector,
+};
+use aws_smithy_runtime_api::client::runtime_components::RuntimeComponents;
 
 use crate::ports::Backends;
 use crate::Error;
 
 /// Gives the loader the SDK's HTTP client: hyper with rustls on ring, the only TLS stack in
-/// the build.
+/// the build, made on first use ([`LazyHttps`]).
 fn with_http_client(loader: aws_config::ConfigLoader) -> aws_config::ConfigLoader {
-    loader.http_client(
-        aws_smithy_http_client::Builder::new()
-            .tls_provider(tls::Provider::Rustls(
-                tls::rustls_provider::CryptoMode::Ring,
-            ))
-            .build_https(),
-    )
+    loader.http_client(SharedHttpClient::new(LazyHttps::default()))
+}
+
+/// The SDK's HTTPS client, made when the first request needs a connection rather than when
+/// each SDK client is built.
+///
+/// The SDK's own client loads the system's root certificates and builds a TLS configuration
+/// from them in `validate_base_client_config`, which every SDK client calls as it is made:
+/// five times before a function's first poll for an event (S3, DynamoDB, SQS, Secrets Manager,
+/// STS), each parsing every certificate again. That was most of a cold start (see
+/// BENCHMARKS.md). Made here once, on the first request, and shared by every client built from
+/// the same configuration; the first event pays one build, no client pays more.
+#[derive(Debug, Default)]
+struct LazyHttps {
+    inner: std::sync::OnceLock<SharedHttpClient>,
+}
+
+impl HttpClient for LazyHttps {
+    fn http_connector(
+        &self,
+        settings: &HttpConnectorSettings,
+        components: &RuntimeComponents,
+    ) -> SharedHttpConnector {
+        self.inner
+            .get_or_init(|| {
+                aws_smithy_http_client::Builder::new()
+                    .tls_provider(tls::Provider::Rustls(
+                        tls::rustls_provider::CryptoMode::Ring,
+                    ))
+                    .build_https()
+            })
+            .http_connector(settings, components)
+    }
+
+    fn connector_metadata(&self) -> Option<ConnectorMetadata> {
+        // What the SDK's client says of itself, for the user agent.
+        Some(ConnectorMetadata::new("hyper", Some("1.x".into())))
+    }
 }
 
 /// Loads the SDK configuration from the environment (`AWS_REGION`, credentials,
