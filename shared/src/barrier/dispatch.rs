@@ -22,6 +22,10 @@
 //!
 //! Before the claim, the completing call checks that its invocation can afford every call up to
 //! the mark, so running out of `max_data_ops` never strikes between the claim and the guard.
+//! What the guard does not cover: a process that dies (or a guard write that fails) between the
+//! claim and the guard, one store call; that is repaired only by a retried ack, as before. The
+//! guard is written after the claim rather than before it so that the duplicate final acks of
+//! a completed barrier (redeliveries) write nothing.
 
 use serde_json::{json, Value};
 
