@@ -258,14 +258,20 @@ pub enum Command {
 #[derive(Subcommand, Debug)]
 pub enum DlqCommand {
     /// Move dead letters (of one tenant, or all) back to their queue, with five attempts
-    /// again, then drain: for when their cause is fixed. A barrier whose continuation was lost
-    /// after its dispatch claim is dispatched by its redriven ack once the claim has lapsed.
+    /// again, then drain: for when their cause is fixed. With --events-queue/--work-queue,
+    /// those of a deployment on AWS (its functions process them; nothing is drained here).
     Redrive {
         /// Only this tenant's.
         tenant: Option<String>,
         /// Do not process the queues afterwards.
         #[arg(long)]
         no_drain: bool,
+        /// The events queue's URL on AWS (the stack's EventsQueueUrl): redrive its dead letters.
+        #[arg(long)]
+        events_queue: Option<String>,
+        /// The work queue's URL on AWS (the stack's WorkQueueUrl): redrive its dead letters.
+        #[arg(long)]
+        work_queue: Option<String>,
     },
 }
 

@@ -1565,6 +1565,112 @@ fn dlq_on_aws_shows_the_error_a_message_was_dead_lettered_with() {
     );
 }
 
+#[test]
+fn dlq_redrive_on_aws_moves_one_tenants_dead_letters_back_and_drains_nothing() {
+    let Some(endpoint) = aws_endpoint() else {
+        return;
+    };
+    // GIVEN an events queue and a work queue, each with a dead-letter queue holding dead
+    // letters of tenants acme and beta: work messages naming them, and notifications of
+    // objects in their folders of the project's bucket hello-in (plus S3's test event, whose
+    // tenant cannot be told)
+    let name = format!("redrive-cli-{}", std::process::id());
+    let note = |key: &str| {
+        format!(
+            r#"json.dumps({{'Records': [{{'eventName': 'ObjectCreated:Put', 's3': {{'bucket': {{'name': 'hello-in'}}, 'object': {{'key': '{key}', 'size': 1}}}}}}]}})"#
+        )
+    };
+    let sqs = format!("sqs = boto3.client('sqs', endpoint_url='{endpoint}', region_name='us-east-1', aws_access_key_id='testing', aws_secret_access_key='testing')\n");
+    let urls = boto(
+        &endpoint,
+        &format!(
+            "{sqs}\
+             def pair(n):\n\
+             \x20   dlq = sqs.create_queue(QueueName=n + '-dlq')['QueueUrl']\n\
+             \x20   arn = sqs.get_queue_attributes(QueueUrl=dlq, AttributeNames=['QueueArn'])['Attributes']['QueueArn']\n\
+             \x20   q = sqs.create_queue(QueueName=n, Attributes={{'RedrivePolicy': json.dumps({{'deadLetterTargetArn': arn, 'maxReceiveCount': '5'}})}})['QueueUrl']\n\
+             \x20   return q, dlq\n\
+             wq, wdlq = pair('{name}-work')\n\
+             eq, edlq = pair('{name}-events')\n\
+             for t in ['acme', 'beta']:\n\
+             \x20   sqs.send_message(QueueUrl=wdlq, MessageBody=json.dumps({{'tenant': t, 'script': 's', 'event': {{}}, 'depth': 0}}))\n\
+             sqs.send_message(QueueUrl=edlq, MessageBody={})\n\
+             sqs.send_message(QueueUrl=edlq, MessageBody={})\n\
+             sqs.send_message(QueueUrl=edlq, MessageBody=json.dumps({{'Event': 's3:TestEvent'}}))\n\
+             print(json.dumps([wq, wdlq, eq, edlq]))",
+            note("acme/a.txt"),
+            note("beta/b.txt"),
+        ),
+    );
+    let urls: Vec<String> = serde_json::from_str(urls.trim()).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    native(dir.path(), &["init", dir.path().to_str().unwrap()]).ok();
+    // WHEN acme's dead letters are redriven on AWS
+    let run = Run::from(
+        Command::new(native_bin())
+            .args([
+                "--project",
+                dir.path().to_str().unwrap(),
+                "dlq",
+                "redrive",
+                "acme",
+                "--work-queue",
+                &urls[0],
+                "--events-queue",
+                &urls[2],
+            ])
+            .env("AWS_ENDPOINT_URL", &endpoint)
+            .env("AWS_ACCESS_KEY_ID", "testing")
+            .env("AWS_SECRET_ACCESS_KEY", "testing")
+            .env("AWS_REGION", "us-east-1")
+            .env("AWS_EC2_METADATA_DISABLED", "true")
+            .output()
+            .unwrap(),
+    );
+    // THEN it says what it moved per queue, and that it drains nothing
+    run.ok()
+        .err_has("1 dead letter(s) moved back to the work queue")
+        .err_has("1 dead letter(s) moved back to the events queue")
+        .err_has("2 dead letter(s) moved back to their queue")
+        .err_has("nothing is drained here");
+    // AND acme's are back on their queues, beta's and the test event are still dead letters
+    let bodies = |url: &str| -> Vec<String> {
+        let out = boto(
+            &endpoint,
+            &format!(
+                "{sqs}\
+                 seen = {{}}\n\
+                 for _ in range(6):\n\
+                 \x20   for m in sqs.receive_message(QueueUrl='{url}', MaxNumberOfMessages=10, VisibilityTimeout=30).get('Messages', []):\n\
+                 \x20       seen[m['MessageId']] = m['Body']\n\
+                 print(json.dumps(sorted(seen.values())))"
+            ),
+        );
+        serde_json::from_str(out.trim()).unwrap()
+    };
+    let tenants = |url: &str| -> Vec<String> {
+        bodies(url)
+            .iter()
+            .map(|b| {
+                let v: serde_json::Value = serde_json::from_str(b).unwrap();
+                match (&v["tenant"], &v["Records"][0]["s3"]["object"]["key"]) {
+                    (serde_json::Value::String(t), _) => t.clone(),
+                    (_, serde_json::Value::String(k)) => k.split('/').next().unwrap().to_string(),
+                    _ => "test event".to_string(),
+                }
+            })
+            .collect()
+    };
+    assert_eq!(tenants(&urls[0]), ["acme"], "the work queue");
+    assert_eq!(tenants(&urls[1]), ["beta"], "the work dead-letter queue");
+    let mut events = tenants(&urls[2]);
+    events.sort();
+    assert_eq!(events, ["acme"], "the events queue");
+    let mut dead = tenants(&urls[3]);
+    dead.sort();
+    assert_eq!(dead, ["beta", "test event"], "the events dead-letter queue");
+}
+
 // ---------------------------------------------------------------------------------------------
 // a reader that goes away: `native ... | head -1`
 

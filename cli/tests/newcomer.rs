@@ -260,8 +260,8 @@ fn the_partner_guide_states_the_default_prefix_of_each_backend() {
 
 #[test]
 fn dlq_redrive_brings_back_a_lost_barrier_dispatch_once_fixed() {
-    // GIVEN a barrier whose last ack claims the dispatch, then runs out of data ops before the
-    // continuation is sent (while `t/burn` is set), on all five attempts
+    // GIVEN a barrier whose last ack runs out of data ops at its dispatch (while `t/burn` is
+    // set), on all five attempts
     let p = project(
         r#"{ "queue": true, "limits": { "max_data_ops": 20 } }"#,
         &[
@@ -312,7 +312,7 @@ fn dlq_redrive_brings_back_a_lost_barrier_dispatch_once_fixed() {
     native(p.path(), &["dlq", "redrive", "acme"])
         .code(0)
         .err_has("1 dead letter(s) moved back");
-    // THEN the ack ran again, took over the lapsed claim and dispatched: the continuation ran
+    // THEN the ack ran again and dispatched: the continuation ran
     assert_eq!(
         native(p.path(), &["invoke", "acme", "done"])
             .code(0)

@@ -17,6 +17,10 @@
 //! that dies after the send and before the delete leaves a claimed row whose lease lapses; the
 //! next tick fires it again (at least once). Two ticks racing for one row cannot both claim it
 //! (once when nothing fails).
+//!
+//! A barrier's dispatch guard (`dispatch` on the row) is a timer of its own kind: it is not
+//! claimed, and sends only if the barrier's dispatch claim lapsed unsent (see
+//! `barrier::dispatch`).
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -60,6 +64,17 @@ pub struct Row {
     /// Set for a batch job's stale timer: fire only if the job's `done.json` is not there.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub job: Option<JobGuard>,
+    /// Set for a barrier's dispatch guard: send only if that barrier's dispatch claim lapsed
+    /// unsent (see `barrier::redispatch`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dispatch: Option<DispatchGuard>,
+}
+
+/// The condition of a barrier's dispatch guard: the barrier whose continuation it repairs.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DispatchGuard {
+    /// The barrier id.
+    pub id: String,
 }
 
 /// The condition of a batch job's stale timer.
@@ -99,6 +114,9 @@ pub struct Info {
     /// The batch job it watches, for a stale timer.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub job: Option<String>,
+    /// The barrier whose continuation it sends if that barrier's dispatch was lost.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dispatch: Option<String>,
 }
 
 /// The due time of an id, or an error naming the id's form.
@@ -147,7 +165,19 @@ impl Timers<'_> {
         body: String,
         guard: Option<Guard>,
     ) -> Result<String> {
-        self.set_row(at_ms, script, body, guard, None).await
+        self.set_row(at_ms, script, body, guard, None, None).await
+    }
+
+    /// [`Timers::set`] for a barrier's dispatch guard.
+    pub async fn set_for_dispatch(
+        &self,
+        at_ms: i64,
+        script: &str,
+        body: String,
+        dispatch: DispatchGuard,
+    ) -> Result<String> {
+        self.set_row(at_ms, script, body, None, None, Some(dispatch))
+            .await
     }
 
     /// [`Timers::set`] for a batch job's stale timer.
@@ -158,7 +188,8 @@ impl Timers<'_> {
         body: String,
         job: JobGuard,
     ) -> Result<String> {
-        self.set_row(at_ms, script, body, None, Some(job)).await
+        self.set_row(at_ms, script, body, None, Some(job), None)
+            .await
     }
 
     async fn set_row(
@@ -168,6 +199,7 @@ impl Timers<'_> {
         body: String,
         guard: Option<Guard>,
         job: Option<JobGuard>,
+        dispatch: Option<DispatchGuard>,
     ) -> Result<String> {
         let now = now_ms();
         if at_ms > now.saturating_add(MAX_AHEAD_MS) || at_ms < 0 {
@@ -182,6 +214,7 @@ impl Timers<'_> {
             claim_until_ms: 0,
             barrier: guard,
             job,
+            dispatch,
         };
         let expires = at_ms.max(now) / 1000 + KEEP_AFTER_DUE_S;
         self.budget.spend(1)?;
@@ -259,6 +292,10 @@ impl Timers<'_> {
                         .as_ref()
                         .and_then(|r| r.job.as_ref())
                         .map(|j| j.id.clone()),
+                    dispatch: row
+                        .as_ref()
+                        .and_then(|r| r.dispatch.as_ref())
+                        .map(|d| d.id.clone()),
                     barrier: row.and_then(|r| r.barrier).map(|g| g.id),
                 }
             })
@@ -319,7 +356,8 @@ pub struct TickReport {
     pub tenants: u32,
     /// Timers sent.
     pub fired: u32,
-    /// Overdue timers of barriers that had completed meanwhile: deleted, not sent.
+    /// Overdue timers of barriers that had completed meanwhile, stale timers of jobs that were
+    /// done, dispatch guards of barriers whose continuation was sent: deleted, not sent.
     pub void: u32,
     /// Backend calls made.
     pub calls: u32,
@@ -423,6 +461,12 @@ async fn fire(
         kv.delete(&pk, &item.sk, Some(&item.version)).await?;
         return Ok(false);
     };
+    if let Some(guard) = &row.dispatch {
+        return fire_dispatch_guard(
+            kv, queue, opts, tenant, at_ms, item, &guard.id, &row.body, report,
+        )
+        .await;
+    }
     if row.claim_until_ms > opts.now_ms {
         // Another tick holds it; if that tick died, its lease lapses and a later tick fires.
         return Ok(false);
@@ -474,6 +518,47 @@ async fn fire(
         report.fired += 1;
     }
     Ok(live)
+}
+
+/// Fires a barrier's dispatch guard (see `barrier::redispatch`): never before it is due, even
+/// within the horizon, since what it checks is a lease that lapses at that time. Its row is
+/// not claimed: the barrier's own claim row decides who sends.
+#[allow(clippy::too_many_arguments)]
+async fn fire_dispatch_guard(
+    kv: &dyn KvStore,
+    queue: &dyn Queue,
+    opts: &TickOptions,
+    tenant: &str,
+    at_ms: i64,
+    item: &Item,
+    barrier: &str,
+    body: &str,
+    report: &mut TickReport,
+) -> Result<bool> {
+    if at_ms > opts.now_ms {
+        return Ok(false);
+    }
+    use crate::barrier::Redispatch;
+    let found = crate::barrier::redispatch(
+        kv,
+        queue,
+        tenant,
+        barrier,
+        body,
+        opts.now_ms,
+        &mut report.calls,
+    )
+    .await?;
+    match found {
+        Redispatch::Held => return Ok(false),
+        Redispatch::Done => report.void += 1,
+        Redispatch::Sent => report.fired += 1,
+    }
+    report.calls += 1;
+    match kv.delete(&pk(tenant), &item.sk, Some(&item.version)).await {
+        Ok(_) | Err(Error::Precondition { .. }) => Ok(found == Redispatch::Sent),
+        Err(e) => Err(e),
+    }
 }
 
 /// The JSON of a work message's event, for people (`native timers`).

@@ -18,6 +18,7 @@ async fn fill(db: &Embedded, tenant: &str, n: usize, at_ms: i64) {
         claim_until_ms: 0,
         barrier: None,
         job: None,
+        dispatch: None,
     })
     .unwrap();
     let items: Vec<NewItem> = (0..n)

@@ -183,9 +183,21 @@ pub async fn run(cli: Cli) -> ExitCode {
             queues::dlq(&project, tenant.as_deref(), on_aws).await
         }
         Command::Dlq {
-            command: Some(crate::DlqCommand::Redrive { tenant, no_drain }),
+            command:
+                Some(crate::DlqCommand::Redrive {
+                    tenant,
+                    no_drain,
+                    events_queue,
+                    work_queue,
+                }),
             ..
-        } => queues::redrive(&project, tenant.as_deref(), no_drain).await,
+        } => {
+            let on_aws = queues::OnAws {
+                events: events_queue,
+                work: work_queue,
+            };
+            queues::redrive(&project, tenant.as_deref(), no_drain, on_aws).await
+        }
         Command::Clock { command } => clock::run(&project, command),
         Command::Keys { command } => keys::run(&project, command).await,
         Command::Vault { command } => vault::run(&project, command).await,

@@ -53,38 +53,50 @@ pub struct OnAws {
     pub work: Option<String>,
 }
 
+/// The queue port and the queues `native dlq` verbs work on: the project's embedded ones, or
+/// those of a deployment on AWS given by URL (their dead-letter queues come from their redrive
+/// policies). The flag says which.
+async fn queues_of(
+    rt: &native_core::runtime::Runtime,
+    on_aws: OnAws,
+) -> (
+    std::sync::Arc<dyn native_core::ports::Queue>,
+    Vec<QueueKind>,
+    bool,
+) {
+    if on_aws.events.is_none() && on_aws.work.is_none() {
+        return (
+            rt.services.backends.queue.clone(),
+            vec![QueueKind::Events, QueueKind::Work],
+            false,
+        );
+    }
+    use native_core::aws::{load_sdk_config, Clients, QueueUrls, SqsQueues};
+    let sdk = load_sdk_config().await;
+    let mut kinds = Vec::new();
+    if on_aws.events.is_some() {
+        kinds.push(QueueKind::Events);
+    }
+    if on_aws.work.is_some() {
+        kinds.push(QueueKind::Work);
+    }
+    let urls = QueueUrls {
+        events: on_aws.events.unwrap_or_default(),
+        work: on_aws.work.unwrap_or_default(),
+        events_dlq: None,
+        work_dlq: None,
+    };
+    (
+        std::sync::Arc::new(SqsQueues::new(Clients::new(&sdk).sqs, urls)),
+        kinds,
+        true,
+    )
+}
+
 pub async fn dlq(project: &Path, tenant: Option<&str>, on_aws: OnAws) -> Outcome {
     let p = open(project)?;
     let rt = crate::show::runtime(&p);
-    let (queue, kinds): (
-        std::sync::Arc<dyn native_core::ports::Queue>,
-        Vec<QueueKind>,
-    ) = if on_aws.events.is_none() && on_aws.work.is_none() {
-        (
-            rt.services.backends.queue.clone(),
-            vec![QueueKind::Events, QueueKind::Work],
-        )
-    } else {
-        use native_core::aws::{load_sdk_config, Clients, QueueUrls, SqsQueues};
-        let sdk = load_sdk_config().await;
-        let mut kinds = Vec::new();
-        if on_aws.events.is_some() {
-            kinds.push(QueueKind::Events);
-        }
-        if on_aws.work.is_some() {
-            kinds.push(QueueKind::Work);
-        }
-        let urls = QueueUrls {
-            events: on_aws.events.unwrap_or_default(),
-            work: on_aws.work.unwrap_or_default(),
-            events_dlq: None,
-            work_dlq: None,
-        };
-        (
-            std::sync::Arc::new(SqsQueues::new(Clients::new(&sdk).sqs, urls)),
-            kinds,
-        )
-    };
+    let (queue, kinds, _) = queues_of(&rt, on_aws).await;
     let mut n = 0;
     for kind in kinds {
         for d in queue.dead_letters(kind, 1000).await? {
@@ -107,20 +119,33 @@ pub async fn dlq(project: &Path, tenant: Option<&str>, on_aws: OnAws) -> Outcome
 /// The most dead letters one `native dlq redrive` moves per queue.
 const REDRIVE_MAX: usize = 10_000;
 
-pub async fn redrive(project: &Path, tenant: Option<&str>, no_drain: bool) -> Outcome {
+/// `native dlq redrive [TENANT]`. A tenant's dead letters are told apart as `native dlq` does:
+/// a work message names its tenant; an object notification's tenant is the first folder of its
+/// key in a bucket of this project's deployment.json (as the route function tells it), and one
+/// that cannot be told (another bucket, S3's test event) stays put.
+pub async fn redrive(
+    project: &Path,
+    tenant: Option<&str>,
+    no_drain: bool,
+    on_aws: OnAws,
+) -> Outcome {
     let p = open(project)?;
     let rt = crate::show::runtime(&p);
+    let (queue, kinds, aws) = queues_of(&rt, on_aws).await;
     let mut moved = 0;
-    for kind in [QueueKind::Events, QueueKind::Work] {
+    for kind in kinds {
         let keep = |body: &str| tenant.is_none_or(|t| owner(&rt, kind, body).as_deref() == Some(t));
-        moved += rt
-            .services
-            .backends
-            .queue
-            .redrive(kind, &keep, REDRIVE_MAX)
-            .await?;
+        let n = queue.redrive(kind, &keep, REDRIVE_MAX).await?;
+        if aws {
+            errln!("{n} dead letter(s) moved back to the {} queue", kind.name());
+        }
+        moved += n;
     }
     errln!("{moved} dead letter(s) moved back to their queue");
+    if aws {
+        errln!("on AWS the deployment's functions process them; nothing is drained here");
+        return Ok(());
+    }
     // The redriven messages are this verb's work, however old: mark 0 counts every failure.
     drain_after(&rt, 0, no_drain).await
 }

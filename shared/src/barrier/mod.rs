@@ -10,7 +10,7 @@
 //! | `meta` | members, continuation, state, deadline: the barrier exists | create, last |
 //! | `o#<member>` | the member's outcome (first ack wins) | ack |
 //! | `f#<member>` | the outcome again, for failed ones | ack |
-//! | `d` | the dispatch claim: lease and whether the continuation was sent | the completing ack |
+//! | `d` | the dispatch claim: lease and whether the continuation was sent | the completing ack, or the tick (see `dispatch`) |
 //!
 //! Every row expires with `meta` (a week after create), outcomes included, so an id used again
 //! after that starts from nothing: no outcome of the old barrier can make an ack of the new one
@@ -29,13 +29,15 @@
 //! ack, which repeats the steps.
 
 mod change;
+mod dispatch;
 mod model;
 
+pub use dispatch::{redispatch, Redispatch, GUARD_AFTER_LEASE_MS};
 pub use model::{AckResult, CreateSpec, Meta, Outcome, Status};
 
 use serde_json::{json, Value};
 
-use crate::ports::{now_ms, KvStore, NewItem, PutMode, Queue, QueueKind, TxOp, MAX_BATCH_ITEMS};
+use crate::ports::{now_ms, KvStore, NewItem, PutMode, Queue, TxOp, MAX_BATCH_ITEMS};
 use crate::runtime::WorkMessage;
 use crate::{Error, Result};
 
@@ -357,62 +359,6 @@ impl Barriers<'_> {
             .is_empty())
     }
 
-    /// The completing call: claims the dispatch with a lease, sends the continuation, marks it
-    /// sent. Returns whether this call sent it.
-    async fn complete(&self, id: &str, meta: &Meta) -> Result<bool> {
-        let Some(script) = meta.continue_with.clone().filter(|_| self.queue_enabled) else {
-            return Ok(false);
-        };
-        let now = now_ms();
-        let claim = |sent: bool| {
-            self.row(
-                id,
-                "d",
-                json!({ "lease_until_ms": now + LEASE_MS, "sent": sent }).to_string(),
-                meta.expires_at_s,
-            )
-        };
-        self.budget.spend(1)?;
-        let version = match self.kv.put(claim(false), PutMode::Create).await {
-            Ok(v) => v,
-            Err(Error::AlreadyExists { .. }) => {
-                let Some(d) = self.get(id, "d").await? else {
-                    return Err(busy());
-                };
-                let v: Value = serde_json::from_str(&d.value).unwrap_or_default();
-                if v["sent"] == json!(true) {
-                    return Ok(false);
-                }
-                if v["lease_until_ms"].as_i64().unwrap_or(0) > now {
-                    return Err(busy());
-                }
-                // The lease lapsed: whoever held it died before marking the send.
-                self.budget.spend(1)?;
-                match self.kv.put(claim(false), PutMode::Update(d.version)).await {
-                    Ok(v) => v,
-                    Err(Error::Precondition { .. }) => return Err(busy()),
-                    Err(e) => return Err(e),
-                }
-            }
-            Err(e) => return Err(e),
-        };
-        let body = serde_json::to_string(&WorkMessage {
-            tenant: self.tenant.to_string(),
-            script,
-            event: json!({ "barrier": id }),
-            depth: self.budget.depth() + 1,
-        })
-        .map_err(|e| Error::InvalidInput(e.to_string()))?;
-        self.budget.spend(1)?;
-        self.queue.send(QueueKind::Work, body, 0).await?;
-        self.budget.spend(1)?;
-        match self.kv.put(claim(true), PutMode::Update(version)).await {
-            // Someone took over a lapsed lease meanwhile and sends again: at least once.
-            Ok(_) | Err(Error::Precondition { .. }) => Ok(true),
-            Err(e) => Err(e),
-        }
-    }
-
     /// The barrier's meta (`members` counting those added since) and its failed count if it is
     /// complete; `None` if it is not (yet), or is gone.
     pub async fn hydrate(&self, id: &str) -> Result<Option<(Meta, u64)>> {
@@ -581,8 +527,4 @@ pub async fn overdue_pending(
 
 fn expired() -> Error {
     Error::InvalidInput("barrier expired".into())
-}
-
-fn busy() -> Error {
-    Error::InvalidInput("barrier completion is being dispatched by another call; retry".into())
 }

@@ -160,6 +160,15 @@ impl Tenant {
 
     /// A script by name, or an error that says which scripts there are.
     pub fn script(&self, name: &str) -> Result<&Arc<Script>, Error> {
+        // A name no script file can have (path tricks, megabytes): say so, quoted cut, rather
+        // than suggest adding scripts/<name>.luau.
+        if check_name("script", name).is_err() {
+            let name = crate::host::cut_text(name.to_string(), 80);
+            return Err(Error::InvalidInput(format!(
+                "script {name:?} of tenant {:?} cannot exist: a script name is 1 to 64 letters, digits, '-' or '_'",
+                self.name
+            )));
+        }
         self.scripts.get(name).ok_or_else(|| Error::NotFound {
             what: format!("script {name:?} of tenant {:?}", self.name),
             hint: format!(

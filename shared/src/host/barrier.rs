@@ -33,6 +33,30 @@ fn run<T>(
     })
 }
 
+/// [`run`] for the calls that change a barrier after create: a refusal names the function
+/// (`native.barrier.add: unknown barrier "x" ...`), as argument errors do.
+fn run_named<T>(
+    lua: &Lua,
+    inv: &Invocation,
+    func: &str,
+    fut: impl std::future::Future<Output = crate::Result<T>>,
+) -> mlua::Result<T> {
+    run(lua, inv, async {
+        fut.await.map_err(|e| match e {
+            Error::InvalidInput(msg) => {
+                // Core messages may already carry the short name (`barrier.add: ...`).
+                let short = func.trim_start_matches("native.");
+                let msg = msg
+                    .strip_prefix(short)
+                    .and_then(|m| m.strip_prefix(": "))
+                    .unwrap_or(&msg);
+                Error::InvalidInput(format!("{func}: {msg}"))
+            }
+            other => other,
+        })
+    })
+}
+
 fn create(lua: &Lua, opts: Table) -> mlua::Result<String> {
     let members: Vec<String> = match opts.get::<Value>("members")? {
         Value::Table(t) => t
@@ -255,7 +279,12 @@ fn add(lua: &Lua, (id, members): (String, Value)) -> mlua::Result<u64> {
         }
     };
     let inv = invocation(lua)?;
-    run(lua, &inv, barriers(&inv).add(&id, &members))
+    run_named(
+        lua,
+        &inv,
+        "native.barrier.add",
+        barriers(&inv).add(&id, &members),
+    )
 }
 
 fn callback_url(
@@ -297,7 +326,12 @@ fn callback_url(
 fn cancel(lua: &Lua, (id, reason): (String, Option<String>)) -> mlua::Result<u64> {
     let reason = reason.unwrap_or_else(|| "cancelled".into());
     let inv = invocation(lua)?;
-    run(lua, &inv, barriers(&inv).cancel(&id, &reason))
+    run_named(
+        lua,
+        &inv,
+        "native.barrier.cancel",
+        barriers(&inv).cancel(&id, &reason),
+    )
 }
 
 fn result_table(lua: &Lua, id: &str, meta: &Meta, failed: u64) -> mlua::Result<Table> {
