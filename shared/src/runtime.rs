@@ -158,7 +158,10 @@ impl Runtime {
         let b = scope.backends(tenant, &self.services.backends).await?;
         let mut cache = self.scoped.lock().unwrap_or_else(|p| p.into_inner());
         if let Some(s) = cache.get(tenant) {
-            if Arc::ptr_eq(&s.backends.objects, &b.objects) && Arc::ptr_eq(&s.backends.kv, &b.kv) {
+            if Arc::ptr_eq(&s.backends.objects, &b.objects)
+                && Arc::ptr_eq(&s.backends.kv, &b.kv)
+                && Arc::ptr_eq(&s.backends.vault, &b.vault)
+            {
                 return Ok(s.clone());
             }
         }

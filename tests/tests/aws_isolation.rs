@@ -87,7 +87,7 @@ async fn scripts_calls_are_signed_with_their_own_tenants_assumed_role() {
     // GIVEN a function runtime with the tenant role configured, and two tenants
     let s = deployed(&ep).await;
     let sdk = emulator_sdk_config(&ep).await;
-    let scope = Arc::new(StsTenantScope::new(&sdk, ROLE, &s.config.table));
+    let scope = Arc::new(StsTenantScope::new(&sdk, ROLE, &s.config));
     let log = Arc::new(MemLog::default());
     let rt = runtime_for(&s.config, &Clients::new(&sdk))
         .with_log(log)
@@ -139,6 +139,76 @@ async fn scripts_calls_are_signed_with_their_own_tenants_assumed_role() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn each_tenants_vault_reads_with_its_own_assumed_role() {
+    use native_core::ports::Secret;
+    let Some(ep) = endpoint() else { return };
+    // GIVEN a function runtime with the tenant role configured, and a secret of one name for
+    // each of two tenants in Secrets Manager (set by an operator, as `native vault set` does)
+    let s = deployed(&ep).await;
+    let sdk = emulator_sdk_config(&ep).await;
+    let scope = Arc::new(StsTenantScope::new(&sdk, ROLE, &s.config));
+    let rt = runtime_for(&s.config, &Clients::new(&sdk))
+        .with_log(Arc::new(MemLog::default()))
+        .with_tenant_scope(scope.clone());
+    let name = format!("key{:x}", rand_u32());
+    for tenant in ["acme", "beta"] {
+        let value = Secret::new(format!("{tenant}-secret"));
+        s.backends.vault.set(tenant, &name, &value).await.unwrap();
+    }
+
+    // WHEN each tenant's services (what its scripts' calls go through) read the secret
+    let mut keys = Vec::new();
+    for tenant in ["acme", "beta"] {
+        let services = rt.services_for(tenant).await.unwrap();
+        let got = services.backends.vault.get(tenant, &name).await.unwrap();
+        assert_eq!(
+            got.map(|v| v.expose().to_string()),
+            Some(format!("{tenant}-secret"))
+        );
+        // THEN the Secrets Manager request was signed with the key moto issued for that
+        // tenant's session of the tenant role, not with the function's own key ("testing")
+        let key = scope
+            .vault_signed_with(tenant)
+            .await
+            .expect("the tenant's vault made a call");
+        assert_ne!(key, "testing");
+        let sessions = moto_sessions(&ep).await;
+        let issued = sessions
+            .iter()
+            .find(|(k, _, _)| *k == key)
+            .unwrap_or_else(|| panic!("moto issued no session with key {key}: {sessions:?}"));
+        assert_eq!(
+            (issued.1.as_str(), issued.2.clone()),
+            (ROLE, format!("native-{tenant}"))
+        );
+        // AND it is the same session as the tenant's data calls
+        rt.invoke(tenant, "s", json!({})).await.unwrap();
+        assert_eq!(
+            scope.signed_with(tenant).await.0.as_deref(),
+            Some(key.as_str())
+        );
+        keys.push(key);
+    }
+    assert_ne!(
+        keys[0], keys[1],
+        "each tenant's vault has a session of its own"
+    );
+    // AND the runtime's own vault (used by operators' tools, not scripts) is not what tenants get
+    let acme = rt.services_for("acme").await.unwrap();
+    assert!(!Arc::ptr_eq(
+        &acme.backends.vault,
+        &rt.services.backends.vault
+    ));
+}
+
+fn rand_u32() -> u32 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .subsec_nanos()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn credentials_are_renewed_before_they_expire() {
     let Some(ep) = endpoint() else { return };
     // GIVEN a scope whose refresh margin is longer than a session (so every cached
@@ -146,7 +216,7 @@ async fn credentials_are_renewed_before_they_expire() {
     let s = deployed(&ep).await;
     let sdk = emulator_sdk_config(&ep).await;
     let scope = Arc::new(
-        StsTenantScope::new(&sdk, ROLE, &s.config.table)
+        StsTenantScope::new(&sdk, ROLE, &s.config)
             .with_refresh_margin(Duration::from_secs(2 * 3600)),
     );
     let rt = runtime_for(&s.config, &Clients::new(&sdk))
