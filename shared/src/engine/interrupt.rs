@@ -46,9 +46,40 @@ pub fn deadline_in(at: Duration) -> u64 {
     (epoch.elapsed() + at).as_millis() as u64
 }
 
+/// What a timed-out invocation is told: its deadline, and why it was that long. The text is
+/// made only when the deadline is met, not for every invocation.
+#[derive(Debug, Clone, Copy)]
+pub struct Timeout {
+    /// The tenant's `timeout_s`.
+    pub timeout_s: u32,
+    /// The shorter deadline the invocation got instead (what was left of a Lambda's time less
+    /// the margin), if it was shorter.
+    pub capped_to: Option<Duration>,
+}
+
+impl Timeout {
+    /// The breach's text, starting `limit timeout_s exceeded:`.
+    pub fn message(&self) -> String {
+        match self.capped_to {
+            Some(left) => format!(
+                "limit timeout_s exceeded: the invocation ran past its deadline of {:.1} s, what was left of the function's time less {} s (the tenant's timeout_s is {} s); raise the function's timeout or split the work",
+                left.as_secs_f64(),
+                crate::budget::DEADLINE_MARGIN.as_secs(),
+                self.timeout_s
+            ),
+            None => format!(
+                "limit timeout_s exceeded: the invocation ran past its deadline of {} s",
+                self.timeout_s
+            ),
+        }
+    }
+}
+
 struct Armed {
     deadline_ms: u64,
-    message: CString,
+    timeout: Timeout,
+    /// [`Timeout::message`] as a C string, made the first time the interrupt raises it.
+    message: std::cell::OnceCell<CString>,
 }
 
 thread_local! {
@@ -58,11 +89,12 @@ thread_local! {
 }
 
 /// Enforces `deadline_ms` (from [`deadline_in`]) on this thread until the guard is dropped;
-/// a script running past it gets `message` as its error.
-pub fn arm(deadline_ms: u64, message: &str) -> Guard {
+/// a script running past it gets `timeout`'s message as its error.
+pub fn arm(deadline_ms: u64, timeout: Timeout) -> Guard {
     let armed: &'static Armed = Box::leak(Box::new(Armed {
         deadline_ms,
-        message: CString::new(message.replace('%', "%%")).unwrap_or_default(),
+        timeout,
+        message: std::cell::OnceCell::new(),
     }));
     ARMED.with(|a| a.set(Some(armed)));
     Guard(armed)
@@ -75,6 +107,11 @@ impl Guard {
     /// Whether the deadline has passed.
     pub fn expired(&self) -> bool {
         coarse_now_ms() >= self.0.deadline_ms
+    }
+
+    /// The breach's text (see [`Timeout::message`]).
+    pub fn message(&self) -> String {
+        self.0.timeout.message()
     }
 }
 
@@ -95,9 +132,14 @@ unsafe extern "C-unwind" fn interrupt(state: *mut lua_State, gc: c_int) {
         return;
     };
     if NOW_MS.load(Ordering::Relaxed) >= armed.deadline_ms {
+        // Made here, once, and kept in `armed` (freed with its guard): the raise below unwinds
+        // past this frame, so nothing owned may live in it.
+        let message = armed
+            .message
+            .get_or_init(|| CString::new(armed.timeout.message()).unwrap_or_default());
         // SAFETY: Luau calls the interrupt at safepoints where raising an error is allowed;
-        // the message is a NUL-terminated string with every '%' escaped.
-        unsafe { ffi::luaL_error(state, c"%s".as_ptr(), armed.message.as_ptr()) };
+        // the message is a NUL-terminated string, copied verbatim by the "%s" format.
+        unsafe { ffi::luaL_error(state, c"%s".as_ptr(), message.as_ptr()) };
     }
 }
 

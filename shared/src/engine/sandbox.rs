@@ -94,22 +94,6 @@ return function(v, level)
 end
 "#;
 
-/// Makes an invocation's globals and its read-only `ctx` in one call into Luau: each of
-/// mlua's protected table writes costs a C closure and a protected call, and six of them plus
-/// the environment's cost more than the rest of a warm invoke. The locals are captured when
-/// the VM is built, before any script runs, so no script can change what this does.
-const PRELUDE: &str = r#"
-local setmetatable, freeze = setmetatable, table.freeze
-return function(meta, tenant, script, request_id, attempt, depth, deadline_ms)
-  local env = setmetatable({}, meta)
-  env._G = env
-  return env, freeze({
-    tenant = tenant, script = script, request_id = request_id,
-    attempt = attempt, depth = depth, deadline_ms = deadline_ms,
-  })
-end
-"#;
-
 /// The most scripts whose loaded main function a VM keeps; past it the cache starts again.
 const CACHED_CHUNKS: usize = 64;
 
@@ -121,8 +105,10 @@ pub struct Vm {
     pub globals: Table,
     /// The metatable for invocation environments.
     env_meta: Table,
-    /// [`PRELUDE`]'s function.
-    prelude: mlua::Function,
+    /// mlua's array metatable (read-only), for events' arrays.
+    array_mt: Table,
+    /// Names looked up in every invocation (the entry points), as Luau strings.
+    keys: std::cell::RefCell<Vec<(&'static str, mlua::LuaString)>>,
     /// Each script's main function as loaded once into this VM, by source hash, with the
     /// script name it was loaded under (which errors name). An invocation runs a clone of it
     /// with its own environment, rather than loading the bytecode again.
@@ -222,28 +208,30 @@ impl Vm {
         env_meta.raw_set("__index", g.clone())?;
         env_meta.raw_set("__metatable", "locked")?;
         env_meta.set_readonly(true);
-        let prelude = lua.load(PRELUDE).set_name("=[native]").call(())?;
+        let array_mt = lua.array_metatable();
         let tenant_name = lua.create_string(&tenant.name)?;
         Ok(Vm {
             lua,
             globals: g,
             env_meta,
-            prelude,
+            array_mt,
+            keys: Default::default(),
             chunks: Default::default(),
             tenant_name,
         })
     }
 
-    /// A script's main function in a fresh globals table for one invocation (its `_G` is
-    /// itself; misses fall through to the shared read-only globals), and the invocation's
-    /// read-only `ctx`. The function is a clone of the one loaded once per VM (keyed by the
-    /// script's source hash and name), or the bytecode loaded now.
+    /// A fresh globals table for one invocation (its `_G` is itself; misses fall through to
+    /// the shared read-only globals), the script's main function in it, the invocation's
+    /// read-only `ctx` and the event as a Luau value. The function is a clone of the one loaded
+    /// once per VM (keyed by the script's source hash and name), or of the bytecode loaded now.
     pub fn prepare(
         &self,
         hash: &[u8; 32],
         code: &[u8],
         ctx: Ctx<'_>,
-    ) -> mlua::Result<(mlua::Function, Table, Table)> {
+        event: &serde_json::Value,
+    ) -> mlua::Result<(Table, mlua::Function, Table, Value)> {
         let cached = match self.chunks.borrow().get(hash) {
             // Two scripts of one tenant may have the same source: each keeps its own name.
             Some(l) if l.name == ctx.script => Some(l.clone()),
@@ -271,20 +259,32 @@ impl Vm {
                 l
             }
         };
-        let (env, ctx): (Table, Table) = self.prelude.call((
-            &self.env_meta,
-            &self.tenant_name,
-            &loaded.name_lua,
-            ctx.request_id,
-            ctx.attempt,
-            ctx.depth,
-            ctx.deadline_ms,
-        ))?;
-        // The clone shares the prototype; functions the chunk defines take the clone's
-        // environment, so nothing of one invocation is reachable from the next.
-        let f = loaded.main.deep_clone()?;
-        f.set_environment(env.clone())?;
-        Ok((f, env, ctx))
+        super::frame::make(
+            &self.lua,
+            super::frame::Parts {
+                env_meta: &self.env_meta,
+                tenant: &self.tenant_name,
+                script: &loaded.name_lua,
+                main: &loaded.main,
+                array_mt: &self.array_mt,
+                request_id: ctx.request_id,
+                attempt: ctx.attempt,
+                depth: ctx.depth,
+                deadline_ms: ctx.deadline_ms,
+                event,
+            },
+        )
+    }
+
+    /// `name` as a Luau string, made once per VM.
+    pub fn key(&self, name: &'static str) -> mlua::Result<mlua::LuaString> {
+        let mut keys = self.keys.borrow_mut();
+        if let Some((_, k)) = keys.iter().find(|(n, _)| *n == name) {
+            return Ok(k.clone());
+        }
+        let k = self.lua.create_string(name)?;
+        keys.push((name, k.clone()));
+        Ok(k)
     }
 }
 

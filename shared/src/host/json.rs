@@ -4,12 +4,11 @@ use mlua::{Lua, LuaSerdeExt, Table, Value};
 
 use super::encode::{self, Budget, Stop};
 
-/// JSON to a Luau value: objects and arrays become tables, `null` becomes nil.
+/// JSON to a Luau value: objects and arrays become tables (arrays with mlua's array
+/// metatable), `null` becomes nil. One protected call, whatever the value's size (see
+/// [`super::json_push`]).
 pub fn to_lua(lua: &Lua, v: &serde_json::Value) -> mlua::Result<Value> {
-    let opts = mlua::serde::ser::Options::new()
-        .serialize_none_to_null(false)
-        .serialize_unit_to_null(false);
-    lua.to_value_with(v, opts)
+    super::json_push::value(lua, v)
 }
 
 /// A Luau value to JSON, within the running invocation's `max_object_mb` and deadline (see

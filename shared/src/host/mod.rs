@@ -11,6 +11,7 @@ mod function;
 mod http;
 mod invocation;
 mod json;
+pub(crate) mod json_push;
 mod json_seed;
 mod log;
 mod ndjson;
