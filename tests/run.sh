@@ -43,7 +43,8 @@ checkov -f template.yaml --framework cloudformation --quiet --compact --skip-dow
 say "parliament infra/iam (the template's IAM policies)"
 python3 infra/iam/render.py --check
 parliament --directory infra/iam --include_policy_extension json </dev/null
-# What the linters cannot know: every function that runs scripts gets the HTTP API's address.
+# What the linters cannot know: every function has an explicit role of the template, and every
+# one that runs scripts gets the HTTP API's address.
 say "tests/template.py"
 python3 tests/template.py
 # The partner contract's JSON Schemas against the manifest corpus (the Rust reader is held to

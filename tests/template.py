@@ -6,7 +6,10 @@
   is the HTTP function's URL on each of them, except on the HTTP function itself (whose URL
   resource depends on it: it takes the domain of each request instead) and on the tick (which
   runs no script); the Globals do not set it (the HTTP function would then depend on its own
-  URL); the Fargate server has it too.
+  URL); the Fargate server has it too;
+- every function runs under a role of this template with explicit statements (`Role`), never
+  SAM's policy templates (`Policies`: DynamoDBCrudPolicy and the like grant Scan, UpdateItem
+  and more on a whole table), so that infra/iam and parliament see everything it may do.
 
     python3 tests/template.py
 """
@@ -38,7 +41,13 @@ def main():
             continue
         functions += 1
         binary = res.get("Metadata", {}).get("BuildProperties", {}).get("Binary", name)
-        env = res.get("Properties", {}).get("Environment", {}).get("Variables", {})
+        props = res.get("Properties", {})
+        if "Policies" in props:
+            problems.append(f"{name} uses SAM policy templates (Policies); give it a Role with explicit statements")
+        role = props.get("Role")
+        if not (isinstance(role, dict) and role.get("Fn::GetAtt", [None])[0] in template["Resources"]):
+            problems.append(f"{name} has no Role of this template (Role: !GetAtt <Role>.Arn)")
+        env = props.get("Environment", {}).get("Variables", {})
         url = env.get("NATIVE_PUBLIC_URL")
         if binary in NO_SCRIPTS or binary in FROM_REQUEST:
             if url is not None:
@@ -61,7 +70,10 @@ def main():
         problems.append("no ServerTaskDefinition container found")
     if problems:
         sys.exit("template.yaml:\n  " + "\n  ".join(problems))
-    print(f"template.yaml: NATIVE_PUBLIC_URL on every function that runs scripts ({functions} functions) and the server")
+    print(
+        f"template.yaml: {functions} functions, each with its own explicit role; NATIVE_PUBLIC_URL "
+        "on every one that runs scripts and on the server"
+    )
 
 
 if __name__ == "__main__":
