@@ -272,6 +272,21 @@ def main():
     assert key not in err, "the key was logged"
     check_metrics("native-http", err)
     rows.append(("native-http", ms))
+    # A callback URL made by a script behind the function URL starts at the domain the request
+    # came to (NATIVE_PUBLIC_URL is not set on this function: see template.yaml).
+    s3.put_object(
+        Bucket=name("scripts"),
+        Key="hello/scripts/callback_probe.luau",
+        Body=b'function on_invoke(ctx, ev) return { url = native.barrier.callback_url("b1", "m1") } end',
+    )
+    signed_env = dict(env, NATIVE_CALLBACK_SECRET="s" * 64)
+    _, out, err = run(
+        "native-http", "http.json", signed_env,
+        {"NATIVE_API_KEY": key, "/v1/invoke/start": "/v1/invoke/callback_probe"},
+    )
+    assert out["statusCode"] == 200, (out, err)
+    url = json.loads(out["body"])["url"]
+    assert url.startswith("https://abcdefghijklmnopqrstuvwxyz012345.lambda-url.us-east-1.on.aws/v1/callback/"), url
     # And without a valid key: 401 in the Connect error shape, nothing run.
     _, out, err = run("native-http", "http.json", env, {"NATIVE_API_KEY": "nk_" + "0" * 16 + "_" + "1" * 64})
     assert out["statusCode"] == 401, (out, err)

@@ -8,7 +8,7 @@
 # 1. installs moto[server], cfn-lint, jsonschema, checkov and parliament with pip when missing;
 # 2. checks formatting, clippy, the SAM template (cfn-lint with informational checks, checkov),
 #    its IAM policies (infra/iam, rendered from it, checked with parliament) and the
-#    partner contract's JSON Schemas (tests/schemas.py);
+#    partner contract's JSON Schemas (tests/schemas.py), and what tests/template.py checks;
 # 3. starts moto on a free 127.0.0.1 port and points the AWS tests at it (stopped at exit);
 # 4. runs the Lambda binaries against a local runtime API (tests/lambda_smoke.py);
 # 5. runs the tests: one debug build of the whole workspace with every feature.
@@ -43,6 +43,10 @@ checkov -f template.yaml --framework cloudformation --quiet --compact --skip-dow
 say "parliament infra/iam (the template's IAM policies)"
 python3 infra/iam/render.py --check
 parliament --directory infra/iam --include_policy_extension json </dev/null
+# What the linters cannot know: every function has an explicit role of the template, and every
+# one that runs scripts gets the HTTP API's address.
+say "tests/template.py"
+python3 tests/template.py
 # The partner contract's JSON Schemas against the manifest corpus (the Rust reader is held to
 # the same corpus by a cargo test): both give each manifest the verdict of its folder.
 say "tests/schemas.py"

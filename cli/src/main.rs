@@ -180,20 +180,33 @@ pub enum Command {
     },
     /// Check a tenant, then upload its config and scripts to the scripts bucket of a deployment
     /// on AWS (credentials and region from the environment, AWS_ENDPOINT_URL for emulators).
+    /// The tenant's limits are checked against the timeout and memory of the functions that
+    /// run scripts, as deployed (with --stack or --function), else against the flags below.
     Deploy {
         /// The tenant.
         tenant: String,
-        /// The scripts bucket (the stack's ScriptsBucket output).
+        /// The scripts bucket (the stack's ScriptsBucketName output; read from the stack
+        /// with --stack when not given).
         #[arg(long)]
-        bucket: String,
+        bucket: Option<String>,
+        /// The stack: its outputs name the functions that run scripts (…FunctionName) and
+        /// the scripts bucket; each function's Timeout and MemorySize are read from Lambda.
+        #[arg(long)]
+        stack: Option<String>,
+        /// A function that runs scripts (name or ARN), whose Timeout and MemorySize the
+        /// tenant's limits must fit; repeat for each.
+        #[arg(long = "function", value_name = "NAME_OR_ARN")]
+        functions: Vec<String>,
         /// The functions' timeout in seconds (the stack's FunctionTimeout): the tenant's
-        /// limits.timeout_s must end 2 s before it.
-        #[arg(long, default_value_t = 60, value_parser = clap::value_parser!(u32).range(1..=900))]
-        function_timeout: u32,
+        /// limits.timeout_s must end 2 s before it. Overrides the deployed functions'
+        /// Timeout; without --stack or --function, 60.
+        #[arg(long, value_parser = clap::value_parser!(u32).range(1..=900))]
+        function_timeout: Option<u32>,
         /// The functions' memory in MB (the stack's MemorySize): the tenant's
-        /// limits.max_memory_mb must fit in it less 128 MB for the runtime.
-        #[arg(long, default_value_t = 512, value_parser = clap::value_parser!(u32).range(128..=10240))]
-        function_memory: u32,
+        /// limits.max_memory_mb must fit in it less 128 MB for the runtime. Overrides the
+        /// deployed functions' MemorySize; without --stack or --function, 512.
+        #[arg(long, value_parser = clap::value_parser!(u32).range(128..=10240))]
+        function_memory: Option<u32>,
     },
     /// Barriers: `native barrier status TENANT ID` prints where one stands, as JSON.
     Barrier {

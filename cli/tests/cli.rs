@@ -1512,6 +1512,91 @@ fn deploy_refuses_limits_the_functions_cannot_honour() {
 }
 
 #[test]
+fn deploy_checks_limits_against_the_functions_the_stack_deployed() {
+    let Some(endpoint) = aws_endpoint() else {
+        return;
+    };
+    // GIVEN in the emulator a stack whose outputs name a function deployed with Timeout 30 s
+    // and MemorySize 1024 MB and a scripts bucket, another function with 256 MB given by ARN,
+    // and a tenant allowed 40 s and 200 MB
+    let id = std::process::id();
+    let (stack, bucket) = (format!("native-fit-{id}"), format!("scripts-stack-{id}"));
+    let other = boto(
+        &endpoint,
+        &format!(
+            "import io, zipfile\n\
+             kw = dict(endpoint_url='{endpoint}', region_name='us-east-1', aws_access_key_id='testing', aws_secret_access_key='testing')\n\
+             s3.create_bucket(Bucket='{bucket}')\n\
+             role = boto3.client('iam', **kw).create_role(RoleName='fit-{id}', AssumeRolePolicyDocument='{{}}')['Role']['Arn']\n\
+             fn = {{'Type': 'AWS::Lambda::Function', 'Properties': {{'Runtime': 'provided.al2023', 'Handler': 'bootstrap', 'Role': role, 'Code': {{'ZipFile': 'x'}}, 'Timeout': 30, 'MemorySize': 1024}}}}\n\
+             outputs = {{'QueueFunctionName': {{'Value': {{'Ref': 'Fn'}}}}, 'ScriptsBucketName': {{'Value': '{bucket}'}}, 'TableName': {{'Value': 't'}}}}\n\
+             boto3.client('cloudformation', **kw).create_stack(StackName='{stack}', TemplateBody=json.dumps({{'Resources': {{'Fn': fn}}, 'Outputs': outputs}}))\n\
+             z = io.BytesIO(); w = zipfile.ZipFile(z, 'w'); w.writestr('bootstrap', 'x'); w.close()\n\
+             print(boto3.client('lambda', **kw).create_function(FunctionName='small-{id}', Runtime='provided.al2023', Role=role, Handler='bootstrap', Code={{'ZipFile': z.getvalue()}}, Timeout=900, MemorySize=256)['FunctionArn'])"
+        ),
+    );
+    let other = other.trim().to_string();
+    let dir = tempfile::tempdir().unwrap();
+    native(dir.path(), &["init", dir.path().to_str().unwrap()]).ok();
+    let config = dir.path().join("tenants/hello/config.json");
+    let mut c: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&config).unwrap()).unwrap();
+    c["limits"] = serde_json::json!({ "timeout_s": 40, "max_memory_mb": 200 });
+    std::fs::write(&config, c.to_string()).unwrap();
+    let deploy = |extra: &[&str]| {
+        let mut args = vec!["--project", dir.path().to_str().unwrap(), "deploy", "hello"];
+        args.extend_from_slice(extra);
+        Run::from(
+            Command::new(native_bin())
+                .args(&args)
+                .env("AWS_ENDPOINT_URL", &endpoint)
+                .env("AWS_ACCESS_KEY_ID", "testing")
+                .env("AWS_SECRET_ACCESS_KEY", "testing")
+                .env("AWS_REGION", "us-east-1")
+                .env("AWS_EC2_METADATA_DISABLED", "true")
+                .output()
+                .unwrap(),
+        )
+    };
+    let listed = || {
+        boto(
+            &endpoint,
+            &format!("print(s3.list_objects_v2(Bucket='{bucket}').get('KeyCount', 0))"),
+        )
+        .trim()
+        .to_string()
+    };
+    // WHEN it is deployed to the stack
+    // THEN it is refused, naming the limit, its figures, the function and its setting, and
+    // nothing is uploaded
+    deploy(&["--stack", &stack])
+        .code(2)
+        .err_has(&format!("function {stack}-Fn-"))
+        .err_has("Timeout 30 s, MemorySize 1024 MB")
+        .err_has("limits.timeout_s is 40 s, but function ")
+        .err_has("'s timeout (Timeout) is 30 s and a script must end 2 s before it: lower timeout_s to at most 28, or deploy the stack with FunctionTimeout of at least 42");
+    assert_eq!(listed(), "0", "nothing is deployed");
+    // WHEN the function given by ARN is also checked THEN its memory is refused too, by name
+    deploy(&["--stack", &stack, "--function", &other])
+        .code(2)
+        .err_has("limits.timeout_s is 40 s")
+        .err_has(&format!(
+            "limits.max_memory_mb is 200 MB, but function small-{id}'s memory (MemorySize) is 256 MB and the runtime keeps 128 MB of it: lower max_memory_mb to at most 128"
+        ));
+    assert_eq!(listed(), "0", "nothing is deployed");
+    // WHEN the timeout is overridden (the stack is being redeployed with FunctionTimeout 42)
+    // THEN the stack's function fits, and the tenant goes to the bucket the stack names
+    deploy(&["--stack", &stack, "--function-timeout", "42"])
+        .ok()
+        .err_has("(checked with --function-timeout 42)");
+    assert_eq!(listed(), "5", "config and four scripts");
+    // AND a stack that does not exist is said so
+    deploy(&["--stack", &format!("nope-{id}")])
+        .code(2)
+        .err_has(&format!("cannot read the outputs of stack \"nope-{id}\" (cloudformation:DescribeStacks): HTTP 400 ValidationError"));
+}
+
+#[test]
 fn dlq_on_aws_shows_the_error_a_message_was_dead_lettered_with() {
     let Some(endpoint) = aws_endpoint() else {
         return;

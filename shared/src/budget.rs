@@ -71,15 +71,37 @@ impl FunctionSettings {
     }
 
     /// Each limit of `file` (a tenant's config.json) that this function cannot honour, with
-    /// the figures and what to change; empty when all fit.
+    /// the figures and what to change; empty when all fit. The settings are the stack's
+    /// (`FunctionTimeout`, `MemorySize`), as given with `--function-timeout` and
+    /// `--function-memory` or their defaults.
     pub fn check(&self, file: &str, limits: &Limits) -> Vec<String> {
+        self.check_for(file, limits, None, None)
+    }
+
+    /// [`Self::check`], naming the deployed function whose `Timeout` (`timeout_of`) and
+    /// `MemorySize` (`memory_of`) these settings were read from; None: the stack's setting as
+    /// given on the command line.
+    pub fn check_for(
+        &self,
+        file: &str,
+        limits: &Limits,
+        timeout_of: Option<&str>,
+        memory_of: Option<&str>,
+    ) -> Vec<String> {
         let mut out = Vec::new();
         let most_s = self
             .timeout_s
             .saturating_sub(DEADLINE_MARGIN.as_secs() as u32);
         if limits.timeout_s > most_s {
+            let (setting, fix) = match timeout_of {
+                Some(f) => (format!("function {f}'s timeout (Timeout)"), ""),
+                None => (
+                    "the functions' timeout (FunctionTimeout)".to_string(),
+                    " (and pass --function-timeout)",
+                ),
+            };
             out.push(format!(
-                "{file}: limits.timeout_s is {} s, but the functions' timeout (FunctionTimeout) is {} s and a script must end {} s before it: lower timeout_s to at most {most_s}, or deploy the stack with FunctionTimeout of at least {} (and pass --function-timeout)",
+                "{file}: limits.timeout_s is {} s, but {setting} is {} s and a script must end {} s before it: lower timeout_s to at most {most_s}, or deploy the stack with FunctionTimeout of at least {}{fix}",
                 limits.timeout_s,
                 self.timeout_s,
                 DEADLINE_MARGIN.as_secs(),
@@ -88,8 +110,15 @@ impl FunctionSettings {
         }
         let most_mb = self.script_memory_mb();
         if limits.max_memory_mb > most_mb {
+            let (setting, fix) = match memory_of {
+                Some(f) => (format!("function {f}'s memory (MemorySize)"), ""),
+                None => (
+                    "the functions' memory (MemorySize)".to_string(),
+                    " (and pass --function-memory)",
+                ),
+            };
             out.push(format!(
-                "{file}: limits.max_memory_mb is {} MB, but the functions' memory (MemorySize) is {} MB and the runtime keeps {RUNTIME_RESERVE_MB} MB of it: lower max_memory_mb to at most {most_mb}, or deploy the stack with MemorySize of at least {} (and pass --function-memory)",
+                "{file}: limits.max_memory_mb is {} MB, but {setting} is {} MB and the runtime keeps {RUNTIME_RESERVE_MB} MB of it: lower max_memory_mb to at most {most_mb}, or deploy the stack with MemorySize of at least {}{fix}",
                 limits.max_memory_mb,
                 self.memory_mb,
                 limits.max_memory_mb + RUNTIME_RESERVE_MB,

@@ -9,7 +9,15 @@
 //! one, correctly signed, 410; neither changes anything. The secret never leaves the process:
 //! on the embedded backend it is `.native/callback.key` (made 0600 on first use), on AWS it
 //! comes from Secrets Manager through the function's environment (`NATIVE_CALLBACK_SECRET`).
+//!
+//! The base of the URL is `NATIVE_PUBLIC_URL` when set (the template sets the HTTP function's
+//! URL on the functions that run scripts from queues and direct invocations). The HTTP function
+//! cannot be given its own URL (the URL resource depends on the function), so it takes the base
+//! from each request's domain name ([`base_from_domain`], [`at_base`]); without either, URLs
+//! are relative.
 
+use std::cell::RefCell;
+use std::future::Future;
 use std::path::Path;
 
 use sha2::{Digest, Sha256};
@@ -24,6 +32,52 @@ pub const BASE_URL_VAR: &str = "NATIVE_PUBLIC_URL";
 pub const SECRET_VAR: &str = "NATIVE_CALLBACK_SECRET";
 /// The longest a URL may live: a barrier's life.
 pub const MAX_TTL_S: i64 = crate::barrier::TTL_S;
+
+tokio::task_local! {
+    static REQUEST_BASE: Option<String>;
+}
+
+thread_local! {
+    static THREAD_BASE: RefCell<Option<String>> = const { RefCell::new(None) };
+}
+
+/// Runs `f` as the work of an HTTP request that arrived at `base` (e.g. `https://<function
+/// URL domain>`): callback URLs signed inside it start there unless `NATIVE_PUBLIC_URL` is set.
+pub async fn at_base<F: Future>(base: Option<String>, f: F) -> F::Output {
+    REQUEST_BASE.scope(base, f).await
+}
+
+/// The base of the request the current task or thread serves, if one was set.
+pub fn request_base() -> Option<String> {
+    REQUEST_BASE
+        .try_with(Clone::clone)
+        .ok()
+        .flatten()
+        .or_else(|| THREAD_BASE.with(|b| b.borrow().clone()))
+}
+
+/// Runs `f` on this (blocking) thread with `base` as its request's base: how a script, run on
+/// its own thread, signs URLs for the request that runs it.
+pub fn on_thread<R>(base: Option<String>, f: impl FnOnce() -> R) -> R {
+    let old = THREAD_BASE.with(|b| b.replace(base));
+    let out = f();
+    THREAD_BASE.with(|b| *b.borrow_mut() = old);
+    out
+}
+
+/// `https://<domain>` for the domain name of a function URL request (its
+/// `requestContext.domainName`), if it is a plain host name (letters, digits, '-', '.', at most
+/// 253 bytes); None for anything else, which then signs relative URLs rather than a URL to a
+/// host the request made up.
+pub fn base_from_domain(domain: &str) -> Option<String> {
+    let ok = !domain.is_empty()
+        && domain.len() <= 253
+        && !domain.starts_with(['.', '-'])
+        && domain
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'.');
+    ok.then(|| format!("https://{}", domain.to_ascii_lowercase()))
+}
 
 /// Signs and checks callback URLs of one deployment.
 pub struct Signer {
@@ -112,9 +166,15 @@ impl Signer {
         format!("{payload}.{sig}")
     }
 
-    /// The URL for a member.
+    /// The URL for a member: on this signer's base, or when it has none on the base of the
+    /// request being served ([`at_base`]), else relative.
     pub fn url(&self, t: &Target) -> String {
-        format!("{}/v1/callback/{}", self.base_url, self.token(t))
+        let base = match self.base_url.as_str() {
+            "" => request_base().unwrap_or_default(),
+            b => b.to_string(),
+        };
+        let base = base.trim_end_matches('/');
+        format!("{base}/v1/callback/{}", self.token(t))
     }
 
     /// What a token names, if this deployment signed it and it has not expired at `now_s`.
@@ -242,6 +302,62 @@ mod tests {
         assert_eq!(other.check(&token, 0), Err(Refused::BadSignature));
         assert_eq!(s.check("", 0), Err(Refused::BadSignature));
         assert!(s.url(&target()).starts_with("http://x/v1/callback/"));
+    }
+
+    #[test]
+    fn a_function_url_domain_makes_an_https_base_and_anything_else_none() {
+        assert_eq!(
+            base_from_domain("Abc123.lambda-url.us-east-1.on.aws").as_deref(),
+            Some("https://abc123.lambda-url.us-east-1.on.aws")
+        );
+        for bad in [
+            "",
+            "evil.com/x",
+            "evil.com:8080",
+            "a b",
+            "user@evil.com",
+            ".x",
+            "-x",
+            "x\r\nSet-Cookie: y",
+        ] {
+            assert_eq!(base_from_domain(bad), None, "{bad:?}");
+        }
+        assert_eq!(base_from_domain(&"a".repeat(254)), None);
+    }
+
+    #[tokio::test]
+    async fn a_signer_without_a_base_signs_on_the_requests_base() {
+        // GIVEN a signer without a base (NATIVE_PUBLIC_URL unset) and one with a base
+        let bare = Signer::new(vec![7; 32], "").unwrap();
+        let set = Signer::new(vec![7; 32], "https://api.example.com/").unwrap();
+        let base = Some("https://abc.lambda-url.us-east-1.on.aws".to_string());
+        // WHEN URLs are signed inside a request that arrived at a function URL
+        let (task, thread, explicit) = at_base(base.clone(), async {
+            let task = bare.url(&target());
+            // As the runtime hands a script to its thread: the base read on the task.
+            let b = request_base();
+            let thread = std::thread::scope(|s| {
+                s.spawn(|| on_thread(b, || bare.url(&target())))
+                    .join()
+                    .unwrap()
+            });
+            (task, thread, set.url(&target()))
+        })
+        .await;
+        // THEN the bare signer's URLs start at the request's base, on the task and on the
+        // script's thread, and the configured base wins over it
+        let token = bare.token(&target());
+        let want = format!("https://abc.lambda-url.us-east-1.on.aws/v1/callback/{token}");
+        assert_eq!(
+            (task.as_str(), thread.as_str()),
+            (want.as_str(), want.as_str())
+        );
+        assert_eq!(
+            explicit,
+            format!("https://api.example.com/v1/callback/{token}")
+        );
+        // AND outside any request they are relative
+        assert_eq!(bare.url(&target()), format!("/v1/callback/{token}"));
     }
 
     #[test]

@@ -158,7 +158,10 @@ impl Runtime {
         let b = scope.backends(tenant, &self.services.backends).await?;
         let mut cache = self.scoped.lock().unwrap_or_else(|p| p.into_inner());
         if let Some(s) = cache.get(tenant) {
-            if Arc::ptr_eq(&s.backends.objects, &b.objects) && Arc::ptr_eq(&s.backends.kv, &b.kv) {
+            if Arc::ptr_eq(&s.backends.objects, &b.objects)
+                && Arc::ptr_eq(&s.backends.kv, &b.kv)
+                && Arc::ptr_eq(&s.backends.vault, &b.vault)
+            {
                 return Ok(s.clone());
             }
         }
@@ -253,11 +256,14 @@ impl Runtime {
         let services = self.services_for(&call.tenant.name).await?;
         let handle = tokio::runtime::Handle::current();
         let aws_request_id = crate::observe::request_id();
+        let base = crate::callback::request_base();
         let (tenant, script) = (call.tenant.name.clone(), call.script.clone());
         let started = std::time::Instant::now();
         let (out, data_ops) = crate::engine::handoff::run(move || {
-            crate::observe::on_thread(aws_request_id, || {
-                engine.run_measured(&services, &handle, &call, not_after)
+            crate::callback::on_thread(base, || {
+                crate::observe::on_thread(aws_request_id, || {
+                    engine.run_measured(&services, &handle, &call, not_after)
+                })
             })
         })
         .await?;

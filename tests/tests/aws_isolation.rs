@@ -57,28 +57,29 @@ async fn deployed(ep: &str) -> Stack {
     s
 }
 
-/// moto's record of the role sessions it issued: (access key id, role ARN, session name).
-async fn moto_sessions(ep: &str) -> Vec<(String, String, String)> {
-    use tokio::io::{AsyncReadExt, AsyncWriteExt};
-    let host = ep.trim_start_matches("http://");
-    let mut s = tokio::net::TcpStream::connect(host).await.unwrap();
-    s.write_all(format!("GET /moto-api/data.json HTTP/1.0\r\nHost: {host}\r\n\r\n").as_bytes())
+/// Whose session an access key is, as STS says: `GetCallerIdentity` signed with that key.
+/// (The emulator knows a key by its id; the secret, which the scope keeps to itself, is not
+/// checked there.) An ARN `arn:aws:sts::<account>:assumed-role/<role>/<session>`.
+///
+/// Asked of STS rather than read from moto's `/moto-api/data.json`, which fails as a whole
+/// once any test has made a Lambda function in the same emulator.
+async fn session_of(ep: &str, access_key: &str) -> String {
+    use native_core::aws::sdk::sts;
+    let creds = sts::config::Credentials::new(access_key, "unchecked", None, None, "test");
+    let conf = sts::config::Builder::from(&emulator_sdk_config(ep).await)
+        .credentials_provider(creds)
+        .build();
+    let who = sts::Client::from_conf(conf)
+        .get_caller_identity()
+        .send()
         .await
-        .unwrap();
-    let mut raw = Vec::new();
-    s.read_to_end(&mut raw).await.unwrap();
-    let text = String::from_utf8_lossy(&raw);
-    let body = &text[text.find("\r\n\r\n").unwrap() + 4..];
-    let data: Value = serde_json::from_str(body).unwrap();
-    data["sts"]["AssumedRole"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|r| {
-            let f = |k: &str| r[k].as_str().unwrap_or_default().to_string();
-            (f("access_key_id"), f("role_arn"), f("session_name"))
-        })
-        .collect()
+        .unwrap_or_else(|e| panic!("STS does not know key {access_key}: {e:?}"));
+    who.arn().unwrap_or_default().to_string()
+}
+
+/// The ARN of tenant `tenant`'s session of [`ROLE`].
+fn session_arn(tenant: &str) -> String {
+    format!("arn:aws:sts::123456789012:assumed-role/native-TenantRole-TEST/native-{tenant}")
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -87,7 +88,7 @@ async fn scripts_calls_are_signed_with_their_own_tenants_assumed_role() {
     // GIVEN a function runtime with the tenant role configured, and two tenants
     let s = deployed(&ep).await;
     let sdk = emulator_sdk_config(&ep).await;
-    let scope = Arc::new(StsTenantScope::new(&sdk, ROLE, &s.config.table));
+    let scope = Arc::new(StsTenantScope::new(&sdk, ROLE, &s.config));
     let log = Arc::new(MemLog::default());
     let rt = runtime_for(&s.config, &Clients::new(&sdk))
         .with_log(log)
@@ -112,7 +113,6 @@ async fn scripts_calls_are_signed_with_their_own_tenants_assumed_role() {
 
     // THEN both clients of each tenant signed with the key moto issued for that tenant's
     // session of the tenant role, not with the function's own key ("testing")
-    let sessions = moto_sessions(&ep).await;
     let mut keys = Vec::new();
     for tenant in ["acme", "beta"] {
         let (s3_key, ddb_key) = scope.signed_with(tenant).await;
@@ -123,12 +123,7 @@ async fn scripts_calls_are_signed_with_their_own_tenants_assumed_role() {
             "S3 and DynamoDB sign alike"
         );
         assert_ne!(s3_key, "testing");
-        let issued = sessions
-            .iter()
-            .find(|(k, _, _)| *k == s3_key)
-            .unwrap_or_else(|| panic!("moto issued no session with key {s3_key}: {sessions:?}"));
-        assert_eq!(issued.1, ROLE);
-        assert_eq!(issued.2, format!("native-{tenant}"));
+        assert_eq!(session_of(&ep, &s3_key).await, session_arn(tenant));
         keys.push(s3_key);
     }
     assert_ne!(keys[0], keys[1], "each tenant has a session of its own");
@@ -139,6 +134,68 @@ async fn scripts_calls_are_signed_with_their_own_tenants_assumed_role() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn each_tenants_vault_reads_with_its_own_assumed_role() {
+    use native_core::ports::Secret;
+    let Some(ep) = endpoint() else { return };
+    // GIVEN a function runtime with the tenant role configured, and a secret of one name for
+    // each of two tenants in Secrets Manager (set by an operator, as `native vault set` does)
+    let s = deployed(&ep).await;
+    let sdk = emulator_sdk_config(&ep).await;
+    let scope = Arc::new(StsTenantScope::new(&sdk, ROLE, &s.config));
+    let rt = runtime_for(&s.config, &Clients::new(&sdk))
+        .with_log(Arc::new(MemLog::default()))
+        .with_tenant_scope(scope.clone());
+    let name = format!("key{:x}", rand_u32());
+    for tenant in ["acme", "beta"] {
+        let value = Secret::new(format!("{tenant}-secret"));
+        s.backends.vault.set(tenant, &name, &value).await.unwrap();
+    }
+
+    // WHEN each tenant's services (what its scripts' calls go through) read the secret
+    let mut keys = Vec::new();
+    for tenant in ["acme", "beta"] {
+        let services = rt.services_for(tenant).await.unwrap();
+        let got = services.backends.vault.get(tenant, &name).await.unwrap();
+        assert_eq!(
+            got.map(|v| v.expose().to_string()),
+            Some(format!("{tenant}-secret"))
+        );
+        // THEN the Secrets Manager request was signed with the key moto issued for that
+        // tenant's session of the tenant role, not with the function's own key ("testing")
+        let key = scope
+            .vault_signed_with(tenant)
+            .await
+            .expect("the tenant's vault made a call");
+        assert_ne!(key, "testing");
+        assert_eq!(session_of(&ep, &key).await, session_arn(tenant));
+        // AND it is the same session as the tenant's data calls
+        rt.invoke(tenant, "s", json!({})).await.unwrap();
+        assert_eq!(
+            scope.signed_with(tenant).await.0.as_deref(),
+            Some(key.as_str())
+        );
+        keys.push(key);
+    }
+    assert_ne!(
+        keys[0], keys[1],
+        "each tenant's vault has a session of its own"
+    );
+    // AND the runtime's own vault (used by operators' tools, not scripts) is not what tenants get
+    let acme = rt.services_for("acme").await.unwrap();
+    assert!(!Arc::ptr_eq(
+        &acme.backends.vault,
+        &rt.services.backends.vault
+    ));
+}
+
+fn rand_u32() -> u32 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .subsec_nanos()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn credentials_are_renewed_before_they_expire() {
     let Some(ep) = endpoint() else { return };
     // GIVEN a scope whose refresh margin is longer than a session (so every cached
@@ -146,7 +203,7 @@ async fn credentials_are_renewed_before_they_expire() {
     let s = deployed(&ep).await;
     let sdk = emulator_sdk_config(&ep).await;
     let scope = Arc::new(
-        StsTenantScope::new(&sdk, ROLE, &s.config.table)
+        StsTenantScope::new(&sdk, ROLE, &s.config)
             .with_refresh_margin(Duration::from_secs(2 * 3600)),
     );
     let rt = runtime_for(&s.config, &Clients::new(&sdk))

@@ -156,3 +156,30 @@ async fn db_items_expire_when_told() {
         json!(["gone", 2, true])
     );
 }
+
+// A current-thread runtime: the script runs on a blocking thread of its own (see
+// engine::handoff), so the request's base must be handed to that thread.
+#[tokio::test]
+async fn callback_urls_start_at_the_function_url_the_request_came_to() {
+    use native_core::callback::{at_base, Signer};
+    // GIVEN a runtime whose signer has no base (the http function: NATIVE_PUBLIC_URL unset)
+    let script =
+        r#"function on_invoke(ctx, ev) return native.barrier.callback_url("b1", "m1") end"#;
+    let p = TestProject::new("acme", "{}", &[("url", script)]);
+    let rt =
+        p.rt.with_callback(std::sync::Arc::new(Signer::new(vec![9; 32], "").unwrap()));
+    // WHEN a script makes a callback URL while serving a request to a function URL
+    let base = Some("https://abc123.lambda-url.eu-west-1.on.aws".to_string());
+    let url = at_base(base, rt.invoke("acme", "url", json!({})))
+        .await
+        .unwrap();
+    // THEN the URL is absolute, on that function URL
+    let url = url.as_str().unwrap();
+    assert!(
+        url.starts_with("https://abc123.lambda-url.eu-west-1.on.aws/v1/callback/"),
+        "{url}"
+    );
+    // AND outside a request (a queue message) it stays relative
+    let url = rt.invoke("acme", "url", json!({})).await.unwrap();
+    assert!(url.as_str().unwrap().starts_with("/v1/callback/"), "{url}");
+}

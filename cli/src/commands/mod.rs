@@ -159,14 +159,19 @@ pub async fn run(cli: Cli) -> ExitCode {
         Command::Deploy {
             tenant,
             bucket,
+            stack,
+            functions,
             function_timeout,
             function_memory,
         } => {
-            let function = native_core::budget::FunctionSettings {
+            let target = deploy::Target {
+                bucket,
+                stack,
+                functions,
                 timeout_s: function_timeout,
                 memory_mb: function_memory,
             };
-            deploy::run(&project, &tenant, &bucket, function).await
+            deploy::run(&project, &tenant, target).await
         }
         Command::Barrier { command } => barrier::run(&project, command).await,
         Command::Rendezvous { command } => rendezvous::run(&project, command).await,

@@ -96,7 +96,7 @@ pub fn scoped_runtime_for(config: &AwsConfig, sdk: &SdkConfig) -> Runtime {
         rt = rt.with_memory_budget(budget);
     }
     match &config.tenant_role_arn {
-        Some(arn) => rt.with_tenant_scope(Arc::new(StsTenantScope::new(sdk, arn, &config.table))),
+        Some(arn) => rt.with_tenant_scope(Arc::new(StsTenantScope::new(sdk, arn, config))),
         None => rt,
     }
 }

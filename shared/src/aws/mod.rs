@@ -7,10 +7,12 @@
 //! from the usual `AWS_*` variables, so `AWS_ENDPOINT_URL` points every client at an emulator.
 
 mod config;
+pub mod deployed;
 mod dynamodb;
 pub mod lambda;
 mod s3;
 mod scripts;
+pub mod signed;
 mod sqs;
 mod tenant_scope;
 mod vault;

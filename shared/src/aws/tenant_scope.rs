@@ -3,9 +3,13 @@
 //! `tenant=<name>`, so that IAM (`${aws:PrincipalTag/tenant}`, `dynamodb:LeadingKeys`) holds
 //! each tenant to its own folders and partitions even if the engine were wrong about it.
 //!
+//! The vault's Secrets Manager client is scoped the same way: the tenant role may read only
+//! `<prefix>${aws:PrincipalTag/tenant}/*`, so a runtime bug that asked for another tenant's
+//! secret is refused by IAM, and the function roles read no tenant secret at all.
+//!
 //! Credentials are cached per warm process and tenant until [`REFRESH_MARGIN`] before they
 //! expire; the queue port stays on the function's own credentials (a message names its tenant
-//! in its body, which IAM cannot see), and so does the vault.
+//! in its body, which IAM cannot see).
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -13,8 +17,8 @@ use std::time::{Duration, SystemTime};
 
 use aws_sdk_sts::types::Tag;
 
-use super::{sdk_err, DynamoKv, S3Objects, SdkConfig};
-use crate::ports::{Backends, KvStore, ObjectStore};
+use super::{sdk_err, AwsConfig, DynamoKv, S3Objects, SdkConfig, SecretsVault};
+use crate::ports::{Backends, KvStore, ObjectStore, Vault};
 use crate::runtime::TenantScope;
 use crate::Result;
 
@@ -67,8 +71,10 @@ impl SignedWith {
 struct Cached {
     s3_signed: SignedWith,
     dynamodb_signed: SignedWith,
+    secrets_signed: SignedWith,
     objects: Arc<dyn ObjectStore>,
     kv: Arc<dyn KvStore>,
+    vault: Arc<dyn Vault>,
     expires: SystemTime,
 }
 
@@ -78,6 +84,7 @@ pub struct StsTenantScope {
     sts: aws_sdk_sts::Client,
     role_arn: String,
     table: String,
+    vault_prefix: String,
     margin: Duration,
     cache: tokio::sync::Mutex<HashMap<String, Cached>>,
     assumed: std::sync::atomic::AtomicU64,
@@ -93,13 +100,15 @@ impl std::fmt::Debug for StsTenantScope {
 
 impl StsTenantScope {
     /// A scope that assumes `role_arn` for each tenant, with clients built from `sdk` (whose
-    /// own credentials, the function's, are what may assume the role).
-    pub fn new(sdk: &SdkConfig, role_arn: &str, table: &str) -> Self {
+    /// own credentials, the function's, are what may assume the role), over `config`'s table
+    /// and vault prefix.
+    pub fn new(sdk: &SdkConfig, role_arn: &str, config: &AwsConfig) -> Self {
         StsTenantScope {
             sdk: sdk.clone(),
             sts: aws_sdk_sts::Client::new(sdk),
             role_arn: role_arn.to_string(),
-            table: table.to_string(),
+            table: config.table.clone(),
+            vault_prefix: config.vault_prefix.clone(),
             margin: REFRESH_MARGIN,
             cache: tokio::sync::Mutex::new(HashMap::new()),
             assumed: std::sync::atomic::AtomicU64::new(0),
@@ -157,6 +166,13 @@ impl StsTenantScope {
         }
     }
 
+    /// The access key id that the last request of `tenant`'s Secrets Manager client (its
+    /// vault) was signed with (None before the first).
+    pub async fn vault_signed_with(&self, tenant: &str) -> Option<String> {
+        let cache = self.cache.lock().await;
+        cache.get(tenant).and_then(|c| c.secrets_signed.get())
+    }
+
     async fn assume(&self, tenant: &str) -> Result<Cached> {
         let out = self
             .assume_request(tenant)
@@ -188,23 +204,36 @@ impl StsTenantScope {
             Some(expires),
             "native-tenant-role",
         );
-        let (s3_signed, dynamodb_signed) = (SignedWith::default(), SignedWith::default());
+        let (s3_signed, dynamodb_signed, secrets_signed) = (
+            SignedWith::default(),
+            SignedWith::default(),
+            SignedWith::default(),
+        );
         let s3 = aws_sdk_s3::config::Builder::from(&self.sdk)
             .force_path_style(self.sdk.endpoint_url().is_some())
             .credentials_provider(creds.clone())
             .interceptor(s3_signed.clone())
             .build();
         let dynamodb = aws_sdk_dynamodb::config::Builder::from(&self.sdk)
-            .credentials_provider(creds)
+            .credentials_provider(creds.clone())
             .interceptor(dynamodb_signed.clone())
+            .build();
+        let secrets = aws_sdk_secretsmanager::config::Builder::from(&self.sdk)
+            .credentials_provider(creds)
+            .interceptor(secrets_signed.clone())
             .build();
         let s3 = aws_sdk_s3::Client::from_conf(s3);
         let dynamodb = aws_sdk_dynamodb::Client::from_conf(dynamodb);
         Ok(Cached {
             objects: Arc::new(S3Objects::new(s3)),
             kv: Arc::new(DynamoKv::new(dynamodb, &self.table)),
+            vault: Arc::new(SecretsVault::new(
+                aws_sdk_secretsmanager::Client::from_conf(secrets),
+                &self.vault_prefix,
+            )),
             s3_signed,
             dynamodb_signed,
+            secrets_signed,
             expires,
         })
     }
@@ -217,8 +246,7 @@ impl TenantScope for StsTenantScope {
             objects: c.objects.clone(),
             kv: c.kv.clone(),
             queue: shared.queue.clone(),
-            // The vault reads with the runtime's credentials (see the template's Vault).
-            vault: shared.vault.clone(),
+            vault: c.vault.clone(),
         };
         let mut cache = self.cache.lock().await;
         let fresh = |c: &Cached| c.expires > SystemTime::now() + self.margin;
