@@ -2,7 +2,7 @@
 """Cold start of each Lambda binary as a ratio to a bare `lambda_runtime` hello binary.
 
     cargo build --release -p native-invoke -p native-route -p native-queue -p native-http \\
-        --bins --example lambda_hello
+        -p native-tick --bins --example lambda_hello
     python3 tests/benches/coldstart.py [--debug] [RUNS]   # CARGO_TARGET_DIR is honoured
 
 (`--debug` reads the binaries of a build without --release.)
@@ -34,6 +34,7 @@ BINARIES = [
     ("native-route", TARGET / "native-route"),
     ("native-queue", TARGET / "native-queue"),
     ("native-http", TARGET / "native-http"),
+    ("native-tick", TARGET / "native-tick"),
 ]
 
 
@@ -77,6 +78,11 @@ def init_once(binary, port):
         "NATIVE_BUCKETS": '{"In": "bench-in", "Out": "bench-out"}',
         "NATIVE_BATCH_BUCKET": "bench-batch",
         "NATIVE_BATCH_PREFIX": "tenants/",
+        # As the template sets them: scripts' calls under the tenant role (an STS client),
+        # callback URLs signed with the deployment's secret.
+        "NATIVE_TENANT_ROLE_ARN": "arn:aws:iam::123456789012:role/native-tenant",
+        "NATIVE_CALLBACK_SECRET": "bench-callback-secret-0123456789abcdef0123456789abcdef",
+        "NATIVE_PUBLIC_URL": "https://bench.lambda-url.us-east-1.on.aws/",
     }
     Api.polled.clear()
     start = time.perf_counter()
@@ -94,21 +100,22 @@ def init_once(binary, port):
 
 def main():
     runs = int(ARGS[0]) if ARGS else 5
-    missing = [str(p) for _, p in BINARIES if not p.exists()]
+    missing = [str(p) for name, p in BINARIES if not p.exists() and name != "native-tick"]
     if missing:
         sys.exit("build first (see the header of this script); missing: " + ", ".join(missing))
     server = ThreadingHTTPServer(("127.0.0.1", 0), Api)
     server.daemon_threads = True
     threading.Thread(target=server.serve_forever, daemon=True).start()
     port = server.server_address[1]
-    times = {name: [] for name, _ in BINARIES}
+    binaries = [(n, p) for n, p in BINARIES if p.exists()]
+    times = {name: [] for name, _ in binaries}
     for _ in range(runs):
-        for name, path in BINARIES:
+        for name, path in binaries:
             times[name].append(init_once(path, port))
     base = statistics.median(times["lambda_hello"])
     print(f"init ({TARGET.name} build), {runs} alternating runs; ratio of medians to lambda_hello")
     print(f"{'binary':<15} {'median':>9} {'fastest':>9} {'ratio':>6} {'size':>9}")
-    for name, path in BINARIES:
+    for name, path in binaries:
         med = statistics.median(times[name])
         size = path.stat().st_size / 1e6
         print(f"{name:<15} {med * 1e3:>7.2f}ms {min(times[name]) * 1e3:>7.2f}ms {med / base:>6.2f} {size:>7.1f}MB")
