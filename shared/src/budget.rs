@@ -39,13 +39,22 @@ pub fn current() -> Option<Instant> {
     NOT_AFTER.try_with(|t| *t).ok()
 }
 
+/// Deadlines below this many ms since the epoch (September 2001) are not times but what is left:
+/// `cargo lambda watch`, the local runtime API, sends `600000` for ten minutes.
+const EPOCH_FLOOR_MS: u64 = 1_000_000_000_000;
+
 /// The end of a Lambda request whose deadline is `deadline_ms` (ms since the epoch, as the
-/// runtime API gives it), less [`DEADLINE_MARGIN`].
+/// runtime API gives it; a value below September 2001 is taken as the ms left, as local
+/// emulators mean it), less [`DEADLINE_MARGIN`].
 pub fn lambda_end(deadline_ms: u64) -> Instant {
-    let now_ms = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis() as u64);
-    let left = Duration::from_millis(deadline_ms.saturating_sub(now_ms));
+    let left = if deadline_ms < EPOCH_FLOOR_MS {
+        Duration::from_millis(deadline_ms)
+    } else {
+        let now_ms = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| d.as_millis() as u64);
+        Duration::from_millis(deadline_ms.saturating_sub(now_ms))
+    };
     Instant::now() + left.saturating_sub(DEADLINE_MARGIN)
 }
 
@@ -228,6 +237,28 @@ mod tests {
         assert!(
             end <= Instant::now(),
             "a deadline in the past leaves no time"
+        );
+    }
+
+    /// GIVEN the deadline `cargo lambda watch` sends (600000: ten minutes, not a time) WHEN
+    /// the end is computed THEN scripts get ten minutes less the margin, not none; a real
+    /// deadline (ms since the epoch) an hour ahead gives an hour.
+    #[test]
+    fn a_local_emulators_deadline_is_the_time_left() {
+        let end = lambda_end(600_000);
+        let left = end.saturating_duration_since(Instant::now());
+        assert!(
+            left > Duration::from_secs(590) && left <= Duration::from_secs(598),
+            "{left:?}"
+        );
+        let now_ms = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .unwrap()
+            .as_millis() as u64;
+        let left = lambda_end(now_ms + 3_600_000).saturating_duration_since(Instant::now());
+        assert!(
+            left > Duration::from_secs(3590) && left <= Duration::from_secs(3598),
+            "{left:?}"
         );
     }
 
