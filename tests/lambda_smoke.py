@@ -27,14 +27,11 @@ import uuid
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
-import boto3
-
 ROOT = Path(__file__).resolve().parent.parent
-ACCOUNT, REGION, PREFIX = "123456789012", "us-east-1", "native"
-
-
-def name(role):
-    return f"{PREFIX}-{role}-{ACCOUNT}-{REGION}"
+# The stack as infra/local_stack.py makes it in moto (what an operator runs before
+# `cargo lambda watch`): the smoke run checks that script too.
+sys.path.insert(0, str(ROOT / "infra"))
+from local_stack import ACCOUNT, REGION, name, provision  # noqa: E402
 
 
 class RuntimeApi(BaseHTTPRequestHandler):
@@ -76,75 +73,6 @@ class RuntimeApi(BaseHTTPRequestHandler):
         self.send_response(202)
         self.send_header("Content-Length", "0")
         self.end_headers()
-
-
-def provision(endpoint):
-    kw = dict(endpoint_url=endpoint, region_name=REGION)
-    s3, sqs, ddb = (boto3.client(s, **kw) for s in ("s3", "sqs", "dynamodb"))
-    # Idempotent, so that a second run against the same moto works.
-    existing = {b["Name"] for b in s3.list_buckets().get("Buckets", [])}
-    for role in ("in", "out", "batch", "scripts"):
-        if name(role) not in existing:
-            s3.create_bucket(Bucket=name(role))
-    urls = {}
-    for q in ("events", "work"):
-        dlq = sqs.create_queue(QueueName=f"{PREFIX}-{q}-dlq")["QueueUrl"]
-        arn = sqs.get_queue_attributes(QueueUrl=dlq, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
-        policy = json.dumps({"deadLetterTargetArn": arn, "maxReceiveCount": 5})
-        urls[q] = sqs.create_queue(
-            QueueName=f"{PREFIX}-{q}",
-            Attributes={"RedrivePolicy": policy, "VisibilityTimeout": "360"},
-        )["QueueUrl"]
-        urls[q + "_dlq"] = dlq
-        sqs.purge_queue(QueueUrl=urls[q])
-    table = f"{PREFIX}-table"
-    if table in ddb.list_tables()["TableNames"]:
-        ddb.delete_table(TableName=table)
-    ddb.create_table(
-        TableName=table,
-        BillingMode="PAY_PER_REQUEST",
-        AttributeDefinitions=[
-            {"AttributeName": "pk", "AttributeType": "S"},
-            {"AttributeName": "sk", "AttributeType": "S"},
-        ],
-        KeySchema=[
-            {"AttributeName": "pk", "KeyType": "HASH"},
-            {"AttributeName": "sk", "KeyType": "RANGE"},
-        ],
-    )
-    ddb.update_time_to_live(
-        TableName=table, TimeToLiveSpecification={"AttributeName": "ttl", "Enabled": True}
-    )
-    # The hello tenant, as `native deploy hello --bucket <scripts>` uploads it.
-    tenant = ROOT / "examples/hello/tenants/hello"
-    for f in sorted(tenant.rglob("*")):
-        if f.is_file():
-            s3.put_object(Bucket=name("scripts"), Key=f"hello/{f.relative_to(tenant)}", Body=f.read_bytes())
-    # What the route event points at: the document the start script would have written.
-    s3.put_object(
-        Bucket=name("in"),
-        Key="hello/greetings/Ada.json",
-        Body=json.dumps({"name": "Ada", "requested_by": "smoke"}).encode(),
-    )
-    s3.put_object(
-        Bucket=name("in"),
-        Key="hello/greetings/Grace.json",
-        Body=json.dumps({"name": "Grace", "requested_by": "smoke"}).encode(),
-    )
-    env = {
-        "NATIVE_TABLE": table,
-        "NATIVE_EVENTS_QUEUE_URL": urls["events"],
-        "NATIVE_WORK_QUEUE_URL": urls["work"],
-        "NATIVE_EVENTS_DLQ_URL": urls["events_dlq"],
-        "NATIVE_WORK_DLQ_URL": urls["work_dlq"],
-        "NATIVE_SCRIPTS_BUCKET": name("scripts"),
-        "NATIVE_BUCKETS": json.dumps({"In": name("in"), "Out": name("out")}),
-        "NATIVE_BATCH_BUCKET": name("batch"),
-        "NATIVE_BATCH_PREFIX": "tenants/",
-        # Scripts' data calls through the tenant role, as the template sets it (moto's STS).
-        "NATIVE_TENANT_ROLE_ARN": f"arn:aws:iam::{ACCOUNT}:role/native-TenantRole-SMOKE",
-    }
-    return s3, sqs, urls, env
 
 
 def run(binary, event_file, env, replace=None):

@@ -10,7 +10,8 @@
 #    its IAM policies (infra/iam, rendered from it, checked with parliament) and the
 #    partner contract's JSON Schemas (tests/schemas.py), and what tests/template.py checks;
 # 3. starts moto on a free 127.0.0.1 port and points the AWS tests at it (stopped at exit);
-# 4. runs the Lambda binaries against a local runtime API (tests/lambda_smoke.py);
+# 4. runs the Lambda binaries against a local runtime API (tests/lambda_smoke.py), and the
+#    README's local run with cargo-lambda (installed with pip when missing; tests/cargo_lambda.sh);
 # 5. runs the tests: one debug build of the whole workspace with every feature.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
@@ -87,6 +88,9 @@ if [ "$#" -eq 0 ]; then
     say "the Lambda binaries against a local runtime API and moto"
     cargo build --all-features --quiet -p native-invoke -p native-route -p native-queue -p native-tick -p native-http -p native-server -p native-cli
     python3 tests/lambda_smoke.py
+    # The README's local run: infra/local_stack.py, cargo lambda watch and invoke.
+    say "the README's local run with cargo lambda (tests/cargo_lambda.sh)"
+    bash tests/cargo_lambda.sh
     set -- --workspace
 fi
 say "cargo test --all-features $*"
