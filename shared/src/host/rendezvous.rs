@@ -45,8 +45,25 @@ fn need_str(lua: &Lua, t: &Table, func: &str, field: &str) -> mlua::Result<Strin
         .ok_or_else(|| raise(lua, format!("{func}: parameter \"{field}\" is required")))
 }
 
+/// The `namespace` field (default `default`), checked here so that a bad one is named as the
+/// script wrote it, not as the HTTP API's `namespace_name`.
 fn namespace(lua: &Lua, t: &Table, func: &str) -> mlua::Result<String> {
-    Ok(opt_str(lua, t, func, "namespace")?.unwrap_or_else(|| DEFAULT_NAMESPACE.into()))
+    let ns = opt_str(lua, t, func, "namespace")?.unwrap_or_else(|| DEFAULT_NAMESPACE.into());
+    named(lua, func, "namespace", ns)
+}
+
+/// The `name` field (the HTTP API's `barrier_name`), required and checked.
+fn barrier_name(lua: &Lua, t: &Table, func: &str) -> mlua::Result<String> {
+    let name = need_str(lua, t, func, "name")?;
+    named(lua, func, "name", name)
+}
+
+fn named(lua: &Lua, func: &str, field: &str, v: String) -> mlua::Result<String> {
+    match crate::rendezvous::check_name(field, &v) {
+        Ok(()) => Ok(v),
+        Err(Error::InvalidInput(m)) => Err(raise(lua, format!("{func}: {m}"))),
+        Err(e) => Err(raise(lua, format!("{func}: {e}"))),
+    }
 }
 
 fn whole(
@@ -145,7 +162,7 @@ fn create(lua: &Lua, t: Table) -> mlua::Result<Value> {
     let continue_with = opt_str(lua, &t, F, "continue_with")?;
     let spec = CreateBarrier {
         namespace: namespace(lua, &t, F)?,
-        name: need_str(lua, &t, F, "name")?,
+        name: barrier_name(lua, &t, F)?,
         description: opt_str(lua, &t, F, "description")?.unwrap_or_default(),
         expected_processes: need_whole(lua, &t, F, "expected_processes", PROCESSES)?,
         delete_inactive_after_seconds: need_whole(
@@ -170,7 +187,7 @@ fn create(lua: &Lua, t: Table) -> mlua::Result<Value> {
 
 fn get(lua: &Lua, t: Table) -> mlua::Result<Value> {
     const F: &str = "native.rendezvous.get";
-    let (ns, name) = (namespace(lua, &t, F)?, need_str(lua, &t, F, "name")?);
+    let (ns, name) = (namespace(lua, &t, F)?, barrier_name(lua, &t, F)?);
     let inv = invocation(lua)?;
     let r = rdv(&inv);
     let found = run(lua, &inv, F, async {
@@ -191,7 +208,7 @@ fn get(lua: &Lua, t: Table) -> mlua::Result<Value> {
 fn arrive(lua: &Lua, t: Table) -> mlua::Result<Table> {
     const F: &str = "native.rendezvous.arrive";
     let ns = namespace(lua, &t, F)?;
-    let name = need_str(lua, &t, F, "name")?;
+    let name = barrier_name(lua, &t, F)?;
     let process_id = need_str(lua, &t, F, "process_id")?;
     let generation = need_whole(lua, &t, F, "expected_generation", POSITIVE)?;
     let meta = metadata(lua, &t, F)?;
@@ -212,7 +229,7 @@ fn update(lua: &Lua, t: Table) -> mlua::Result<Value> {
     const F: &str = "native.rendezvous.update";
     let spec = UpdateBarrier {
         namespace: namespace(lua, &t, F)?,
-        name: need_str(lua, &t, F, "name")?,
+        name: barrier_name(lua, &t, F)?,
         description: opt_str(lua, &t, F, "description")?.unwrap_or_default(),
         expected_processes: need_whole(lua, &t, F, "expected_processes", PROCESSES)?,
         metadata: metadata(lua, &t, F)?,
@@ -232,7 +249,7 @@ fn update(lua: &Lua, t: Table) -> mlua::Result<Value> {
 
 fn delete(lua: &Lua, t: Table) -> mlua::Result<()> {
     const F: &str = "native.rendezvous.delete";
-    let (ns, name) = (namespace(lua, &t, F)?, need_str(lua, &t, F, "name")?);
+    let (ns, name) = (namespace(lua, &t, F)?, barrier_name(lua, &t, F)?);
     let inv = invocation(lua)?;
     run(lua, &inv, F, rdv(&inv).delete(&ns, &name))
 }
@@ -265,7 +282,7 @@ fn list(lua: &Lua, t: Option<Table>) -> mlua::Result<Table> {
 fn participants(lua: &Lua, t: Table) -> mlua::Result<Table> {
     const F: &str = "native.rendezvous.participants";
     let ns = namespace(lua, &t, F)?;
-    let name = need_str(lua, &t, F, "name")?;
+    let name = barrier_name(lua, &t, F)?;
     let generation = whole(lua, &t, F, "generation", 0..=(1 << 53))?.unwrap_or(0);
     let cursor = opt_str(lua, &t, F, "cursor")?.unwrap_or_default();
     let limit = whole(lua, &t, F, "limit", 1..=250)?.unwrap_or(0);
