@@ -7,6 +7,9 @@
   resource depends on it: it takes the domain of each request instead) and on the tick (which
   runs no script); the Globals do not set it (the HTTP function would then depend on its own
   URL); the Fargate server has it too;
+- the callback-signing key (NATIVE_CALLBACK_SECRET) is given to the functions that run scripts
+  (which sign callback URLs; the HTTP function also checks them) and to no other: not in the
+  Globals, not to the tick;
 - every function runs under a role of this template with explicit statements (`Role`), never
   SAM's policy templates (`Policies`: DynamoDBCrudPolicy and the like grant Scan, UpdateItem
   and more on a whole table), so that infra/iam and parliament see everything it may do.
@@ -35,6 +38,8 @@ def main():
     globals_env = template.get("Globals", {}).get("Function", {}).get("Environment", {})
     if "NATIVE_PUBLIC_URL" in globals_env.get("Variables", {}):
         problems.append("Globals sets NATIVE_PUBLIC_URL: the HTTP function would depend on its own URL")
+    if "NATIVE_CALLBACK_SECRET" in globals_env.get("Variables", {}):
+        problems.append("Globals sets NATIVE_CALLBACK_SECRET: every function, the tick included, would hold the key")
     functions = 0
     for name, res in template["Resources"].items():
         if res.get("Type") != "AWS::Serverless::Function":
@@ -48,6 +53,11 @@ def main():
         if not (isinstance(role, dict) and role.get("Fn::GetAtt", [None])[0] in template["Resources"]):
             problems.append(f"{name} has no Role of this template (Role: !GetAtt <Role>.Arn)")
         env = props.get("Environment", {}).get("Variables", {})
+        has_key = "NATIVE_CALLBACK_SECRET" in env
+        if binary in NO_SCRIPTS and has_key:
+            problems.append(f"{name} ({binary}) holds NATIVE_CALLBACK_SECRET, but {NO_SCRIPTS[binary]}")
+        if binary not in NO_SCRIPTS and not has_key:
+            problems.append(f"{name} ({binary}) runs scripts but has no NATIVE_CALLBACK_SECRET: its callback URLs cannot be signed")
         url = env.get("NATIVE_PUBLIC_URL")
         if binary in NO_SCRIPTS or binary in FROM_REQUEST:
             if url is not None:
@@ -72,7 +82,7 @@ def main():
         sys.exit("template.yaml:\n  " + "\n  ".join(problems))
     print(
         f"template.yaml: {functions} functions, each with its own explicit role; NATIVE_PUBLIC_URL "
-        "on every one that runs scripts and on the server"
+        "on every one that runs scripts and on the server; the callback key only where scripts run"
     )
 
 
