@@ -27,7 +27,7 @@ use serde_json::Value;
 
 use crate::barrier::Budget;
 use crate::ports::{
-    now_ms, Item, KvStore, NewItem, ObjectStore, PutMode, Queue, QueueKind, MAX_DELAY_S,
+    now_ms, Item, KvStore, NewItem, ObjectStore, PutMode, Queue, QueueKind, TxOp, MAX_DELAY_S,
 };
 use crate::{Error, Result};
 
@@ -165,19 +165,30 @@ impl Timers<'_> {
         body: String,
         guard: Option<Guard>,
     ) -> Result<String> {
-        self.set_row(at_ms, script, body, guard, None, None).await
+        self.set_row(at_ms, script, body, guard, None).await
     }
 
-    /// [`Timers::set`] for a barrier's dispatch guard.
-    pub async fn set_for_dispatch(
+    /// The two writes of a barrier's dispatch guard timer (the row, created, and the tenant's
+    /// index row), for the completing call to apply in the same transaction as its claim, so
+    /// that no crash leaves a claim without its guard. No backend call here.
+    pub fn dispatch_guard_ops(
         &self,
         at_ms: i64,
         script: &str,
         body: String,
         dispatch: DispatchGuard,
-    ) -> Result<String> {
-        self.set_row(at_ms, script, body, None, None, Some(dispatch))
-            .await
+    ) -> Result<[TxOp; 2]> {
+        let (row, index) = self.rows(at_ms, script, body, None, None, Some(dispatch))?;
+        Ok([
+            TxOp::Put {
+                item: row,
+                mode: PutMode::Create,
+            },
+            TxOp::Put {
+                item: index,
+                mode: PutMode::Overwrite,
+            },
+        ])
     }
 
     /// [`Timers::set`] for a batch job's stale timer.
@@ -188,8 +199,7 @@ impl Timers<'_> {
         body: String,
         job: JobGuard,
     ) -> Result<String> {
-        self.set_row(at_ms, script, body, None, Some(job), None)
-            .await
+        self.set_row(at_ms, script, body, None, Some(job)).await
     }
 
     async fn set_row(
@@ -199,8 +209,26 @@ impl Timers<'_> {
         body: String,
         guard: Option<Guard>,
         job: Option<JobGuard>,
-        dispatch: Option<DispatchGuard>,
     ) -> Result<String> {
+        let (row, index) = self.rows(at_ms, script, body, guard, job, None)?;
+        let id = row.sk.clone();
+        self.budget.spend(1)?;
+        self.kv.put(row, PutMode::Create).await?;
+        self.budget.spend(1)?;
+        self.kv.put(index, PutMode::Overwrite).await?;
+        Ok(id)
+    }
+
+    /// A new timer's row (its sort key is the id) and the tenant's index row.
+    fn rows(
+        &self,
+        at_ms: i64,
+        script: &str,
+        body: String,
+        guard: Option<Guard>,
+        job: Option<JobGuard>,
+        dispatch: Option<DispatchGuard>,
+    ) -> Result<(NewItem, NewItem)> {
         let now = now_ms();
         if at_ms > now.saturating_add(MAX_AHEAD_MS) || at_ms < 0 {
             return Err(Error::InvalidInput(format!(
@@ -217,32 +245,20 @@ impl Timers<'_> {
             dispatch,
         };
         let expires = at_ms.max(now) / 1000 + KEEP_AFTER_DUE_S;
-        self.budget.spend(1)?;
-        self.kv
-            .put(
-                NewItem {
-                    pk: pk(self.tenant),
-                    sk: id.clone(),
-                    value: serde_json::to_string(&row).unwrap_or_default(),
-                    expires_at_s: expires,
-                },
-                PutMode::Create,
-            )
-            .await?;
-        self.budget.spend(1)?;
-        self.kv
-            .put(
-                NewItem {
-                    pk: INDEX_PK.into(),
-                    sk: self.tenant.to_string(),
-                    value: "{}".into(),
-                    // The index row outlives every timer it may point at.
-                    expires_at_s: (now + MAX_AHEAD_MS) / 1000 + 2 * KEEP_AFTER_DUE_S,
-                },
-                PutMode::Overwrite,
-            )
-            .await?;
-        Ok(id)
+        let row = NewItem {
+            pk: pk(self.tenant),
+            sk: id,
+            value: serde_json::to_string(&row).unwrap_or_default(),
+            expires_at_s: expires,
+        };
+        let index = NewItem {
+            pk: INDEX_PK.into(),
+            sk: self.tenant.to_string(),
+            value: "{}".into(),
+            // The index row outlives every timer it may point at.
+            expires_at_s: (now + MAX_AHEAD_MS) / 1000 + 2 * KEEP_AFTER_DUE_S,
+        };
+        Ok((row, index))
     }
 
     /// Cancels a timer. Returns false when there is no such timer (fired, cancelled, expired)

@@ -21,6 +21,7 @@ native_tests::on_both_backends!(
     the_guard_never_doubles_a_dispatch_that_was_not_lost,
     a_crash_at_every_store_call_of_the_redispatching_tick_still_sends,
     the_tick_leaves_a_guard_whose_claim_an_ack_took_over,
+    a_claim_whose_reply_was_lost_still_has_its_guard,
 );
 
 #[derive(Default)]
@@ -68,9 +69,9 @@ async fn create(t: &TestBackends, id: &str) {
     .unwrap();
 }
 
-/// The completing ack's calls: read meta, the transaction, the pending query, the claim, the
-/// guard timer and its index row, then the continuation's send.
-const ACK_SEND_CALL: u32 = 7;
+/// The completing ack's calls: read meta, the transaction, the pending query, the claim with
+/// its guard timer (one transaction), then the continuation's send.
+const ACK_SEND_CALL: u32 = 5;
 
 /// Acks the last member of `id` with the continuation's send failing after the claim, as a
 /// process that dies there would. Returns the time just after the ack.
@@ -194,8 +195,8 @@ async fn the_guard_never_doubles_a_dispatch_that_was_not_lost(backend: Backend) 
     let r = b.ack("b1", "a", ok()).await.unwrap();
     let acked = now_ms();
     assert!(r.complete && r.dispatched);
-    // THEN the completing ack made 8 calls: 3 of any ack, claim, guard (2), send, mark
-    assert_eq!(c.0.get(), 8);
+    // THEN the completing ack made 6 calls: 3 of any ack, the claim with its guard, send, mark
+    assert_eq!(c.0.get(), 6);
     assert_eq!(sent(q).await, vec![continuation("b1")]);
     // AND left a guard timer for the barrier
     let timers = Timers {
@@ -292,4 +293,38 @@ async fn the_tick_leaves_a_guard_whose_claim_an_ack_took_over(backend: Backend) 
     // AND once the claim lapsed, the next tick sends it
     assert_eq!(tick_at(&t, lapsed(acked) + LEASE_MS + 1).await.fired, 1);
     assert_eq!(sent(q).await, vec![continuation("b1")]);
+}
+
+/// The completing ack's claim: read meta, the transaction, the pending query, then the claim
+/// with its guard (one transaction).
+const ACK_CLAIM_CALL: u32 = 4;
+
+async fn a_claim_whose_reply_was_lost_still_has_its_guard(backend: Backend) {
+    // GIVEN a final ack whose claim was written but whose process died before hearing so (the
+    // reply lost: nothing after the claim ran), and that no one retries
+    let t = TestBackends::new(backend).await;
+    let q = t.backends.queue.as_ref();
+    create(&t, "b1").await;
+    let plan = Arc::new(Plan::default());
+    let f = Faulty {
+        kv: t.backends.kv.clone(),
+        queue: t.backends.queue.clone(),
+        plan: plan.clone(),
+    };
+    plan.arm(ACK_CLAIM_CALL, Fault::LoseReply);
+    let c = Count::default();
+    let err = barriers(&f, &f, &c).ack("b1", "a", ok()).await.unwrap_err();
+    assert_eq!(plan.hit(), Some("kv.transact"), "{err}");
+    let acked = now_ms();
+    assert!(sent(q).await.is_empty());
+    // WHEN a tick runs after the claim lapsed
+    let r = tick_at(&t, lapsed(acked)).await;
+    // THEN the claim's guard was there with it: the continuation is sent, once (with the claim
+    // and the guard written apart, a death between them left a claim no tick would finish)
+    assert_eq!(r.fired, 1, "{r:?}");
+    assert_eq!(sent(q).await, vec![continuation("b1")]);
+    assert!(dispatched(&t, "b1").await);
+    let r = tick_at(&t, lapsed(acked) + 2 * LEASE_MS).await;
+    assert_eq!((r.fired, r.void), (0, 0), "{r:?}");
+    assert!(sent(q).await.is_empty());
 }

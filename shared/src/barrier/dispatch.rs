@@ -4,33 +4,32 @@
 //! The completing call (the ack that resolves the last member, a cancel's included) makes these
 //! calls:
 //!
-//! 1. claim: create the `d` row with a lease of [`LEASE_MS`] and `sent: false` (or take over a
-//!    row whose lease lapsed);
-//! 2. set a *dispatch guard*: a timer row (two calls, see [`crate::timer`]) due
+//! 1. claim, in one transaction with its guard: create the `d` row with a lease of
+//!    [`LEASE_MS`] and `sent: false` (or take over a row whose lease lapsed), and a *dispatch
+//!    guard*, a timer row (with the tenant's timer index row, see [`crate::timer`]) due
 //!    [`GUARD_AFTER_LEASE_MS`] after the lease lapses, holding the continuation's message;
-//! 3. send the continuation;
-//! 4. mark the `d` row `sent: true` (if it still has this claim's version).
+//! 2. send the continuation;
+//! 3. mark the `d` row `sent: true`.
 //!
 //! A call that dies after the claim leaves the claim to lapse; a retried ack then takes it over.
-//! For an ack that is never retried (a dead letter, or a script's `on_invoke` that failed), the
-//! tick fires the guard ([`redispatch`]): `sent` or gone -> the guard is deleted, nothing is
-//! sent; lease lapsed and not sent -> the tick claims, sends and marks as the ack would have;
-//! lease held (a retried ack took over and set a guard of its own) -> the guard is left for a
-//! later tick. The guard is not deleted by the completing call when it marks `sent`: that would
-//! be one more call on every completion's path, while the tick's check of a sent barrier is two
-//! calls (read `d`, delete the guard) off it.
+//! For an ack that is never retried (a dead letter, a direct invocation that failed, a callback
+//! URL's POST), the tick fires the guard ([`redispatch`]): `sent` or gone -> the guard is
+//! deleted, nothing is sent; lease lapsed and not sent -> the tick claims, sends and marks as
+//! the ack would have; lease held (a retried ack took over and set a guard of its own) -> the
+//! guard is left for a later tick. Since the claim and the guard are written together, there is
+//! no moment at which a claim stands without its guard. The guard is not deleted by the
+//! completing call when it marks `sent`: that would be one more call on every completion's path,
+//! while the tick's check of a sent barrier is two calls (read `d`, delete the guard) off it.
 //!
 //! Before the claim, the completing call checks that its invocation can afford every call up to
-//! the mark, so running out of `max_data_ops` never strikes between the claim and the guard.
-//! What the guard does not cover: a process that dies (or a guard write that fails) between the
-//! claim and the guard, one store call; that is repaired only by a retried ack, as before. The
-//! guard is written after the claim rather than before it so that the duplicate final acks of
-//! a completed barrier (redeliveries) write nothing.
+//! the mark, so running out of `max_data_ops` never strikes between the claim and the send.
+//! The duplicate final acks of a completed barrier (redeliveries) write nothing: their
+//! transaction fails on the claim's condition, and one read of `d` says it was sent.
 
 use serde_json::{json, Value};
 
 use super::{pk, Barriers, Meta, LEASE_MS};
-use crate::ports::{now_ms, Item, KvStore, NewItem, PutMode, Queue, QueueKind};
+use crate::ports::{now_ms, Item, KvStore, NewItem, PutMode, Queue, QueueKind, TxOp};
 use crate::runtime::WorkMessage;
 use crate::timer::{DispatchGuard, Timers};
 use crate::{Error, Result};
@@ -38,8 +37,8 @@ use crate::{Error, Result};
 /// The guard timer is due this long after the claim's lease lapses.
 pub const GUARD_AFTER_LEASE_MS: i64 = 1_000;
 
-/// Calls from the claim to the mark: claim, the guard timer, send, mark.
-const CLAIM_CALLS: u32 = 1 + Timers::SET_CALLS + 2;
+/// Calls from the claim to the mark: the claim with its guard (one transaction), send, mark.
+const CLAIM_CALLS: u32 = 3;
 
 /// Where a `d` row stands at a moment.
 #[derive(Debug, PartialEq)]
@@ -83,8 +82,8 @@ impl Barriers<'_> {
         Ok(())
     }
 
-    /// The completing call: claims the dispatch, sets its guard, sends the continuation, marks
-    /// it sent (see the module docs). Returns whether this call sent it.
+    /// The completing call: claims the dispatch and sets its guard in one transaction, sends
+    /// the continuation, marks it sent (see the module docs). Returns whether this call sent it.
     pub(super) async fn complete(&self, id: &str, meta: &Meta) -> Result<bool> {
         let Some(script) = meta.continue_with.clone().filter(|_| self.queue_enabled) else {
             return Ok(false);
@@ -92,30 +91,6 @@ impl Barriers<'_> {
         let now = now_ms();
         let claim =
             |sent: bool| claim_row(self.tenant, id, now + LEASE_MS, sent, meta.expires_at_s);
-        self.afford_claim()?;
-        self.budget.spend(1)?;
-        let version = match self.kv.put(claim(false), PutMode::Create).await {
-            Ok(v) => v,
-            Err(Error::AlreadyExists { .. }) => {
-                let Some(d) = self.get(id, "d").await? else {
-                    return Err(busy());
-                };
-                match claim_of(&d, now) {
-                    Claim::Sent => return Ok(false),
-                    Claim::Held => return Err(busy()),
-                    // Whoever held it died before marking the send.
-                    Claim::Lapsed => {}
-                }
-                self.afford_claim()?;
-                self.budget.spend(1)?;
-                match self.kv.put(claim(false), PutMode::Update(d.version)).await {
-                    Ok(v) => v,
-                    Err(Error::Precondition { .. }) => return Err(busy()),
-                    Err(e) => return Err(e),
-                }
-            }
-            Err(e) => return Err(e),
-        };
         let body = serde_json::to_string(&WorkMessage {
             tenant: self.tenant.to_string(),
             script: script.clone(),
@@ -128,23 +103,68 @@ impl Barriers<'_> {
             tenant: self.tenant,
             budget: self.budget,
         };
-        let guard = DispatchGuard { id: id.to_string() };
-        timers
-            .set_for_dispatch(
+        // The claim and its guard, all or nothing: a claim never stands without the guard that
+        // lets the tick finish it.
+        let claim_with_guard = |mode: PutMode| -> Result<Vec<TxOp>> {
+            let guard = timers.dispatch_guard_ops(
                 now + LEASE_MS + GUARD_AFTER_LEASE_MS,
                 &script,
                 body.clone(),
-                guard,
-            )
-            .await?;
+                DispatchGuard { id: id.to_string() },
+            )?;
+            let mut ops = vec![TxOp::Put {
+                item: claim(false),
+                mode,
+            }];
+            ops.extend(guard);
+            Ok(ops)
+        };
+        self.afford_claim()?;
+        self.budget.spend(1)?;
+        match self.kv.transact(claim_with_guard(PutMode::Create)?).await? {
+            Ok(()) => {}
+            Err(0) => {
+                let Some(d) = self.get(id, "d").await? else {
+                    return Err(busy());
+                };
+                match claim_of(&d, now) {
+                    Claim::Sent => return Ok(false),
+                    Claim::Held => return Err(busy()),
+                    // Whoever held it died before marking the send.
+                    Claim::Lapsed => {}
+                }
+                self.afford_claim()?;
+                self.budget.spend(1)?;
+                match self
+                    .kv
+                    .transact(claim_with_guard(PutMode::Update(d.version))?)
+                    .await?
+                {
+                    Ok(()) => {}
+                    Err(0) => return Err(busy()),
+                    Err(i) => return Err(guard_refused(i)),
+                }
+            }
+            Err(i) => return Err(guard_refused(i)),
+        }
         self.budget.spend(1)?;
         self.queue.send(QueueKind::Work, body, 0).await?;
         self.budget.spend(1)?;
-        match self.kv.put(claim(true), PutMode::Update(version)).await {
-            // Someone took over a lapsed lease meanwhile and sends again: at least once.
-            Ok(_) | Err(Error::Precondition { .. }) => Ok(true),
-            Err(e) => Err(e),
-        }
+        // Unconditional: a call that took over a lapsed lease meanwhile sends too (at least
+        // once), and its own mark says the same.
+        self.kv.put(claim(true), PutMode::Overwrite).await?;
+        Ok(true)
+    }
+}
+
+/// A guard timer's row that could not be created (its id, time and randomness, taken).
+fn guard_refused(i: usize) -> Error {
+    Error::Backend {
+        backend: "kv",
+        message: format!(
+            "the dispatch guard's timer row (operation {i} of the claim) could not be written; retry"
+        ),
+        source: None,
     }
 }
 
