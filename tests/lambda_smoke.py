@@ -220,6 +220,14 @@ def main():
     assert out["statusCode"] == 401, (out, err)
     assert json.loads(out["body"])["code"] == "unauthenticated", out
 
+    # A function whose configuration is wrong does not start, and says which variable and what
+    # to do in one line (not the error's fields in braces).
+    bad = {**os.environ, **env, "AWS_LAMBDA_RUNTIME_API": "127.0.0.1:9", "NATIVE_BUCKETS": '{"In": "Bad_Name"}'}
+    p = subprocess.run([str(binary_path("native-invoke"))], env=bad, capture_output=True, text=True, timeout=30)
+    assert p.returncode != 0, p
+    assert p.stderr.startswith("Error: environment: NATIVE_BUCKETS (buckets.map.In):"), p.stderr
+    assert "Config {" not in p.stderr, p.stderr
+
     # The Fargate server, started on a free port against moto and called over HTTP; SIGTERM
     # stops it with exit 0.
     server_smoke(env, key)

@@ -38,9 +38,38 @@ pub struct InvokeRequest {
     pub event: Value,
 }
 
+/// Why a function could not start. A `main` that returns an error prints it with `Debug`, which
+/// for the core's error is its fields in braces; this prints its message, which names the
+/// variable and what to do.
+pub struct StartError(pub crate::Error);
+
+impl std::fmt::Debug for StartError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}", self.0)
+    }
+}
+
+impl std::fmt::Display for StartError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}", self.0)
+    }
+}
+
+impl std::error::Error for StartError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        Some(&self.0)
+    }
+}
+
+impl From<crate::Error> for StartError {
+    fn from(e: crate::Error) -> Self {
+        StartError(e)
+    }
+}
+
 /// What a function builds once per cold start: the configuration from the environment, the
 /// SDK clients, tenants from the scripts bucket, and the runtime over them.
-pub async fn cold_start() -> Result<Runtime> {
+pub async fn cold_start() -> std::result::Result<Runtime, StartError> {
     let config = AwsConfig::from_env()?;
     let sdk = load_sdk_config().await;
     let rt = scoped_runtime_for(&config, &sdk);
@@ -58,7 +87,7 @@ pub async fn cold_start() -> Result<Runtime> {
 
 /// The runtime of the long-running server (Fargate): a function's, performing `job:http` in the
 /// background.
-pub async fn server_start() -> Result<Runtime> {
+pub async fn server_start() -> std::result::Result<Runtime, StartError> {
     Ok(cold_start().await?.with_http_jobs())
 }
 
