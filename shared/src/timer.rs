@@ -39,6 +39,9 @@ pub const MAX_AHEAD_MS: i64 = 365 * 86_400_000;
 pub const KEEP_AFTER_DUE_S: i64 = 7 * 86_400;
 /// How long a tick holds its claim on a timer between sending it and deleting its row.
 pub const LEASE_MS: i64 = 60_000;
+/// An index row younger than this is kept even when its tenant has no timer rows: a timer row
+/// written after its index row (see [`Timers::dispatch_guard`]) may be on its way.
+pub const INDEX_GRACE_MS: i64 = 60_000;
 /// Rows read per query.
 const PAGE: usize = 25;
 
@@ -168,27 +171,28 @@ impl Timers<'_> {
         self.set_row(at_ms, script, body, guard, None).await
     }
 
-    /// The two writes of a barrier's dispatch guard timer (the row, created, and the tenant's
-    /// index row), for the completing call to apply in the same transaction as its claim, so
-    /// that no crash leaves a claim without its guard. No backend call here.
-    pub fn dispatch_guard_ops(
+    /// A barrier's dispatch guard timer, for the completing call to write: the row, as an
+    /// operation of the transaction that also writes its claim (so that no crash leaves a
+    /// claim without its guard), and the tenant's index row, which it writes just before that
+    /// transaction (a tick keeps an index row younger than [`INDEX_GRACE_MS`], so the guard
+    /// that follows cannot be missed). The index row stays out of the transaction: every
+    /// completing transaction of a tenant would write that one item, and DynamoDB cancels
+    /// transactions that meet on an item. No backend call here.
+    pub fn dispatch_guard(
         &self,
         at_ms: i64,
         script: &str,
         body: String,
         dispatch: DispatchGuard,
-    ) -> Result<[TxOp; 2]> {
+    ) -> Result<(TxOp, NewItem)> {
         let (row, index) = self.rows(at_ms, script, body, None, None, Some(dispatch))?;
-        Ok([
+        Ok((
             TxOp::Put {
                 item: row,
                 mode: PutMode::Create,
             },
-            TxOp::Put {
-                item: index,
-                mode: PutMode::Overwrite,
-            },
-        ])
+            index,
+        ))
     }
 
     /// [`Timers::set`] for a batch job's stale timer.
@@ -254,7 +258,7 @@ impl Timers<'_> {
         let index = NewItem {
             pk: INDEX_PK.into(),
             sk: self.tenant.to_string(),
-            value: "{}".into(),
+            value: serde_json::json!({ "at_ms": now }).to_string(),
             // The index row outlives every timer it may point at.
             expires_at_s: (now + MAX_AHEAD_MS) / 1000 + 2 * KEEP_AFTER_DUE_S,
         };
@@ -434,7 +438,16 @@ async fn tick_tenant(
         let page = kv.query(&pk, "", after.as_deref(), PAGE).await?;
         if first && page.items.is_empty() {
             // No timers: take the tenant off the index, unless a timer was set since the
-            // index row was read (that write changed its version).
+            // index row was read (that write changed its version), or the row is younger than
+            // INDEX_GRACE_MS: a writer that puts the index row before its timer row (a
+            // barrier's dispatch guard) may be about to write it.
+            let written: i64 = serde_json::from_str::<serde_json::Value>(&index.value)
+                .ok()
+                .and_then(|v| v["at_ms"].as_i64())
+                .unwrap_or(0);
+            if written > opts.now_ms - INDEX_GRACE_MS {
+                return Ok(());
+            }
             report.calls += 1;
             match kv.delete(INDEX_PK, tenant, Some(&index.version)).await {
                 Ok(_) | Err(Error::Precondition { .. }) => return Ok(()),

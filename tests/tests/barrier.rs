@@ -231,8 +231,8 @@ async fn backend_calls_per_ack_and_create(backend: Backend) {
     b.ack("b", "m00001.xml", ok()).await.unwrap();
     assert_eq!(
         c.0.get(),
-        6,
-        "final ack: meta, transaction, query, claim with its dispatch guard (one transaction), send, mark"
+        7,
+        "final ack: meta, transaction, query, timer index, claim with its dispatch guard (one transaction), send, mark"
     );
     for n in [1000, 10_000] {
         c.0.set(0);
@@ -598,8 +598,9 @@ async fn crashes_at_every_step_are_repaired_by_redelivery(backend: Backend) {
             let calls = match phase {
                 "create" => Barriers::create_calls(3),
                 "first ack" => 3,
-                // meta, transaction, query, claim with its guard (one transaction), send, mark
-                _ => 6,
+                // meta, transaction, query, timer index, claim with its guard (one
+                // transaction), send, mark
+                _ => 7,
             };
             for k in 1..=calls {
                 n += 1;
@@ -695,7 +696,7 @@ async fn crashes_at_every_step_are_repaired_by_redelivery(backend: Backend) {
                 let sent = continuations(e.q()).await;
                 assert!(!sent.is_empty(), "{case}: completed without a continuation");
                 assert!(sent.iter().all(|s| s == id));
-                if fault == Fault::Fail || phase != "last ack" || k != 5 {
+                if fault == Fault::Fail || phase != "last ack" || k != 6 {
                     assert!(sent.len() <= 2, "{case}: {} continuations", sent.len());
                 }
             }

@@ -9,7 +9,9 @@ use std::sync::Arc;
 use native_core::barrier::Budget;
 use native_core::ports::{now_ms, KvStore, Queue, QueueKind};
 use native_core::runtime::WorkMessage;
-use native_core::timer::{tick, TickOptions, TickReport, Timers, INDEX_PK, LEASE_MS};
+use native_core::timer::{
+    tick, TickOptions, TickReport, Timers, INDEX_GRACE_MS, INDEX_PK, LEASE_MS,
+};
 use native_core::Result;
 use native_tests::faults::{Fault, Faulty, Plan};
 use native_tests::{Backend, TestBackends, TestProject};
@@ -21,6 +23,7 @@ native_tests::on_both_backends!(
     cancel_stops_a_timer_unless_a_tick_is_firing_it,
     scripts_set_and_cancel_timers_and_on_queue_runs_when_due,
     bad_timer_calls_raise_clear_errors,
+    a_fresh_index_row_outlives_an_empty_partition_for_its_grace,
 );
 
 #[derive(Default)]
@@ -437,4 +440,39 @@ async fn bad_timer_calls_raise_clear_errors(backend: Backend) {
             .await
             .unwrap();
     assert!(got.as_str().unwrap().contains("has no queue"), "{got}");
+}
+
+async fn a_fresh_index_row_outlives_an_empty_partition_for_its_grace(backend: Backend) {
+    // GIVEN a tenant whose index row was just written and whose timer row is not there yet (a
+    // barrier's dispatch guard writes the index row first, then the guard in a transaction)
+    let t = TestBackends::new(backend).await;
+    let (kv, q, o) = (
+        t.backends.kv.as_ref(),
+        t.backends.queue.as_ref(),
+        t.backends.objects.as_ref(),
+    );
+    let c = Count::default();
+    let timers = Timers {
+        kv,
+        tenant: "acme",
+        budget: &c,
+    };
+    let t0 = native_core::ports::now_ms();
+    let id = timers
+        .set(t0 + 3_600_000, "later", "{}".into(), None)
+        .await
+        .unwrap();
+    assert!(timers.cancel(&id).await.unwrap());
+    let index = || async { kv.query(INDEX_PK, "", None, 10).await.unwrap().items.len() };
+    assert_eq!(index().await, 1);
+    // WHEN a tick finds the partition empty within the grace THEN it keeps the index row
+    let r = tick(kv, q, o, at(t0 + 1_000)).await.unwrap();
+    assert_eq!(r.calls, 2, "{r:?}");
+    assert_eq!(index().await, 1);
+    // WHEN a tick finds it empty after the grace THEN it takes the tenant off the index
+    let r = tick(kv, q, o, at(t0 + INDEX_GRACE_MS + 1_000))
+        .await
+        .unwrap();
+    assert_eq!(r.calls, 3, "{r:?}");
+    assert_eq!(index().await, 0);
 }

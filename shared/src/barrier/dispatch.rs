@@ -4,12 +4,13 @@
 //! The completing call (the ack that resolves the last member, a cancel's included) makes these
 //! calls:
 //!
-//! 1. claim, in one transaction with its guard: create the `d` row with a lease of
+//! 1. the tenant's timer index row (see [`crate::timer`]), so that a tick looks for the guard;
+//! 2. claim, in one transaction with its guard: create the `d` row with a lease of
 //!    [`LEASE_MS`] and `sent: false` (or take over a row whose lease lapsed), and a *dispatch
-//!    guard*, a timer row (with the tenant's timer index row, see [`crate::timer`]) due
-//!    [`GUARD_AFTER_LEASE_MS`] after the lease lapses, holding the continuation's message;
-//! 2. send the continuation;
-//! 3. mark the `d` row `sent: true`.
+//!    guard*, a timer row due [`GUARD_AFTER_LEASE_MS`] after the lease lapses, holding the
+//!    continuation's message;
+//! 3. send the continuation;
+//! 4. mark the `d` row `sent: true`.
 //!
 //! A call that dies after the claim leaves the claim to lapse; a retried ack then takes it over.
 //! For an ack that is never retried (a dead letter, a direct invocation that failed, a callback
@@ -23,8 +24,8 @@
 //!
 //! Before the claim, the completing call checks that its invocation can afford every call up to
 //! the mark, so running out of `max_data_ops` never strikes between the claim and the send.
-//! The duplicate final acks of a completed barrier (redeliveries) write nothing: their
-//! transaction fails on the claim's condition, and one read of `d` says it was sent.
+//! The duplicate final acks of a completed barrier (redeliveries) write only the index row:
+//! their transaction fails on the claim's condition, and one read of `d` says it was sent.
 
 use serde_json::{json, Value};
 
@@ -37,8 +38,9 @@ use crate::{Error, Result};
 /// The guard timer is due this long after the claim's lease lapses.
 pub const GUARD_AFTER_LEASE_MS: i64 = 1_000;
 
-/// Calls from the claim to the mark: the claim with its guard (one transaction), send, mark.
-const CLAIM_CALLS: u32 = 3;
+/// Calls from the claim to the mark: the timer index row, the claim with its guard (one
+/// transaction), send, mark.
+const CLAIM_CALLS: u32 = 4;
 
 /// Where a `d` row stands at a moment.
 #[derive(Debug, PartialEq)]
@@ -104,24 +106,27 @@ impl Barriers<'_> {
             budget: self.budget,
         };
         // The claim and its guard, all or nothing: a claim never stands without the guard that
-        // lets the tick finish it.
-        let claim_with_guard = |mode: PutMode| -> Result<Vec<TxOp>> {
-            let guard = timers.dispatch_guard_ops(
-                now + LEASE_MS + GUARD_AFTER_LEASE_MS,
-                &script,
-                body.clone(),
-                DispatchGuard { id: id.to_string() },
-            )?;
-            let mut ops = vec![TxOp::Put {
-                item: claim(false),
-                mode,
-            }];
-            ops.extend(guard);
-            Ok(ops)
+        // lets the tick finish it. The tenant's timer index row goes first, on its own.
+        let (guard, index) = timers.dispatch_guard(
+            now + LEASE_MS + GUARD_AFTER_LEASE_MS,
+            &script,
+            body.clone(),
+            DispatchGuard { id: id.to_string() },
+        )?;
+        let claim_with_guard = |mode: PutMode| {
+            vec![
+                TxOp::Put {
+                    item: claim(false),
+                    mode,
+                },
+                guard.clone(),
+            ]
         };
         self.afford_claim()?;
         self.budget.spend(1)?;
-        match self.kv.transact(claim_with_guard(PutMode::Create)?).await? {
+        self.kv.put(index, PutMode::Overwrite).await?;
+        self.budget.spend(1)?;
+        match self.kv.transact(claim_with_guard(PutMode::Create)).await? {
             Ok(()) => {}
             Err(0) => {
                 let Some(d) = self.get(id, "d").await? else {
@@ -137,7 +142,7 @@ impl Barriers<'_> {
                 self.budget.spend(1)?;
                 match self
                     .kv
-                    .transact(claim_with_guard(PutMode::Update(d.version))?)
+                    .transact(claim_with_guard(PutMode::Update(d.version)))
                     .await?
                 {
                     Ok(()) => {}
