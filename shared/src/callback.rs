@@ -16,7 +16,6 @@
 //! from each request's domain name ([`base_from_domain`], [`at_base`]); without either, URLs
 //! are relative.
 
-use std::cell::RefCell;
 use std::future::Future;
 use std::path::Path;
 
@@ -33,36 +32,17 @@ pub const SECRET_VAR: &str = "NATIVE_CALLBACK_SECRET";
 /// The longest a URL may live: a barrier's life.
 pub const MAX_TTL_S: i64 = crate::barrier::TTL_S;
 
-tokio::task_local! {
-    static REQUEST_BASE: Option<String>;
-}
-
-thread_local! {
-    static THREAD_BASE: RefCell<Option<String>> = const { RefCell::new(None) };
-}
-
 /// Runs `f` as the work of an HTTP request that arrived at `base` (e.g. `https://<function
 /// URL domain>`): callback URLs signed inside it start there unless `NATIVE_PUBLIC_URL` is set.
+/// The base travels in the request's [`crate::observe::RequestContext`], onto the script's
+/// thread too.
 pub async fn at_base<F: Future>(base: Option<String>, f: F) -> F::Output {
-    REQUEST_BASE.scope(base, f).await
+    crate::observe::in_context(|c| c.public_base = base, f).await
 }
 
 /// The base of the request the current task or thread serves, if one was set.
 pub fn request_base() -> Option<String> {
-    REQUEST_BASE
-        .try_with(Clone::clone)
-        .ok()
-        .flatten()
-        .or_else(|| THREAD_BASE.with(|b| b.borrow().clone()))
-}
-
-/// Runs `f` on this (blocking) thread with `base` as its request's base: how a script, run on
-/// its own thread, signs URLs for the request that runs it.
-pub fn on_thread<R>(base: Option<String>, f: impl FnOnce() -> R) -> R {
-    let old = THREAD_BASE.with(|b| b.replace(base));
-    let out = f();
-    THREAD_BASE.with(|b| *b.borrow_mut() = old);
-    out
+    crate::observe::context().public_base
 }
 
 /// `https://<domain>` for the domain name of a function URL request (its
@@ -334,10 +314,10 @@ mod tests {
         // WHEN URLs are signed inside a request that arrived at a function URL
         let (task, thread, explicit) = at_base(base.clone(), async {
             let task = bare.url(&target());
-            // As the runtime hands a script to its thread: the base read on the task.
-            let b = request_base();
+            // As the runtime hands a script to its thread: the context read on the task.
+            let c = crate::observe::context();
             let thread = std::thread::scope(|s| {
-                s.spawn(|| on_thread(b, || bare.url(&target())))
+                s.spawn(|| crate::observe::on_thread(c, || bare.url(&target())))
                     .join()
                     .unwrap()
             });

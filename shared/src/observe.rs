@@ -2,9 +2,9 @@
 //! in CloudWatch's Embedded Metric Format (EMF), written as log lines that CloudWatch turns
 //! into metrics without an API call.
 //!
-//! - [`in_request`] marks the work of one Lambda request with its id (a task-local; the
-//!   runtime carries it onto the script's thread with [`on_thread`]); [`LambdaLog`] adds it to
-//!   every record as `aws_request_id` and writes JSON lines on stdout.
+//! - [`in_request`] marks the work of one Lambda request with its id (in a [`RequestContext`],
+//!   a task-local the runtime carries onto the script's thread with [`on_thread`]);
+//!   [`LambdaLog`] adds it to every record as `aws_request_id` and writes JSON lines on stdout.
 //! - [`invocation_metrics`] and [`dead_letter_metrics`] build the EMF records: namespace
 //!   [`NAMESPACE`] (or `NATIVE_METRICS_NAMESPACE`), one dimension, `tenant`, so that each tenant
 //!   costs a fixed number of custom metrics; the script is a property, searchable in Logs
@@ -20,34 +20,63 @@ use crate::host::LogSink;
 /// The default metrics namespace.
 pub const NAMESPACE: &str = "native";
 
+/// What the work of one request carries onto every thread it runs on (a task-local, and on a
+/// script's thread a thread-local set by [`on_thread`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RequestContext {
+    /// Lambda's request id, for log lines.
+    pub aws_request_id: Option<String>,
+    /// The public address the request came to (`https://<function URL domain>`), for callback
+    /// URLs when `NATIVE_PUBLIC_URL` is not set (see [`crate::callback::at_base`]).
+    pub public_base: Option<String>,
+}
+
 tokio::task_local! {
-    static REQUEST_ID: Option<String>;
+    static REQUEST: RequestContext;
 }
 
 thread_local! {
-    static THREAD_REQUEST_ID: RefCell<Option<String>> = const { RefCell::new(None) };
+    static THREAD_REQUEST: RefCell<RequestContext> = const {
+        RefCell::new(RequestContext { aws_request_id: None, public_base: None })
+    };
+}
+
+/// The context of the current task or thread: each field from the task where it is set there,
+/// else from the thread.
+pub fn context() -> RequestContext {
+    let thread = THREAD_REQUEST.with(|r| r.borrow().clone());
+    match REQUEST.try_with(Clone::clone) {
+        Ok(task) => RequestContext {
+            aws_request_id: task.aws_request_id.or(thread.aws_request_id),
+            public_base: task.public_base.or(thread.public_base),
+        },
+        Err(_) => thread,
+    }
+}
+
+/// Runs `f` in the current context changed by `set`.
+pub async fn in_context<F: Future>(set: impl FnOnce(&mut RequestContext), f: F) -> F::Output {
+    let mut c = context();
+    set(&mut c);
+    REQUEST.scope(c, f).await
 }
 
 /// Runs `f` as the work of the Lambda request `aws_request_id` (None: of no request).
 pub async fn in_request<F: Future>(aws_request_id: Option<String>, f: F) -> F::Output {
-    REQUEST_ID.scope(aws_request_id, f).await
+    in_context(|c| c.aws_request_id = aws_request_id, f).await
 }
 
 /// The Lambda request id of the current task or thread, if one is set.
 pub fn request_id() -> Option<String> {
-    REQUEST_ID
-        .try_with(Clone::clone)
-        .ok()
-        .flatten()
-        .or_else(|| THREAD_REQUEST_ID.with(|r| r.borrow().clone()))
+    context().aws_request_id
 }
 
-/// Runs `f` on this (blocking) thread with `id` as its request id: how a script's log lines,
-/// written on its own thread, get the id of the request that runs it.
-pub fn on_thread<R>(id: Option<String>, f: impl FnOnce() -> R) -> R {
-    let before = THREAD_REQUEST_ID.with(|r| r.replace(id));
+/// Runs `f` on this (blocking) thread in `context`: how a script, run on its own thread, gets
+/// the request id for its log lines and the public address for its callback URLs.
+pub fn on_thread<R>(context: RequestContext, f: impl FnOnce() -> R) -> R {
+    let before = THREAD_REQUEST.with(|r| r.replace(context));
     let out = f();
-    THREAD_REQUEST_ID.with(|r| *r.borrow_mut() = before);
+    THREAD_REQUEST.with(|r| *r.borrow_mut() = before);
     out
 }
 
@@ -155,9 +184,9 @@ mod tests {
             "outside a request nothing is added"
         );
         let (on_task, on_thread) = in_request(Some("req-1".into()), async {
-            let id = request_id();
+            let c = context();
             let t = tokio::task::spawn_blocking(move || {
-                on_thread(id, || LambdaLog::stamp(&json!({ "msg": "y" })))
+                on_thread(c, || LambdaLog::stamp(&json!({ "msg": "y" })))
             });
             (LambdaLog::stamp(&rec), t.await.unwrap())
         })

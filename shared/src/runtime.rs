@@ -255,15 +255,12 @@ impl Runtime {
         };
         let services = self.services_for(&call.tenant.name).await?;
         let handle = tokio::runtime::Handle::current();
-        let aws_request_id = crate::observe::request_id();
-        let base = crate::callback::request_base();
+        let request = crate::observe::context();
         let (tenant, script) = (call.tenant.name.clone(), call.script.clone());
         let started = std::time::Instant::now();
         let (out, data_ops) = crate::engine::handoff::run(move || {
-            crate::callback::on_thread(base, || {
-                crate::observe::on_thread(aws_request_id, || {
-                    engine.run_measured(&services, &handle, &call, not_after)
-                })
+            crate::observe::on_thread(request, || {
+                engine.run_measured(&services, &handle, &call, not_after)
             })
         })
         .await?;
