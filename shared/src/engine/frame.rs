@@ -11,6 +11,7 @@
 use mlua::ffi;
 use mlua::{Function, Lua, LuaString, Table, Value};
 
+use super::sandbox::Ctx;
 use crate::host::json_push;
 
 /// What the frame is made of.
@@ -25,14 +26,8 @@ pub struct Parts<'a> {
     pub main: &'a Function,
     /// mlua's array metatable, for the event's arrays.
     pub array_mt: &'a Table,
-    /// The invocation's id.
-    pub request_id: &'a str,
-    /// 1 on first delivery.
-    pub attempt: u32,
-    /// The chain depth.
-    pub depth: u32,
-    /// The deadline, in ms since the epoch.
-    pub deadline_ms: i64,
+    /// The invocation's id, attempt, depth and deadline for `ctx`.
+    pub ctx: Ctx<'a>,
     /// The event.
     pub event: &'a serde_json::Value,
 }
@@ -68,13 +63,17 @@ pub fn make(lua: &Lua, p: Parts<'_>) -> mlua::Result<(Table, Function, Table, Va
             ffi::lua_rawsetfield(state, 8, c"tenant".as_ptr());
             ffi::lua_pushvalue(state, 3);
             ffi::lua_rawsetfield(state, 8, c"script".as_ptr());
-            ffi::lua_pushlstring(state, p.request_id.as_ptr().cast(), p.request_id.len());
+            ffi::lua_pushlstring(
+                state,
+                p.ctx.request_id.as_ptr().cast(),
+                p.ctx.request_id.len(),
+            );
             ffi::lua_rawsetfield(state, 8, c"request_id".as_ptr());
-            ffi::lua_pushnumber(state, f64::from(p.attempt));
+            ffi::lua_pushnumber(state, f64::from(p.ctx.attempt));
             ffi::lua_rawsetfield(state, 8, c"attempt".as_ptr());
-            ffi::lua_pushnumber(state, f64::from(p.depth));
+            ffi::lua_pushnumber(state, f64::from(p.ctx.depth));
             ffi::lua_rawsetfield(state, 8, c"depth".as_ptr());
-            ffi::lua_pushnumber(state, p.deadline_ms as f64);
+            ffi::lua_pushnumber(state, p.ctx.deadline_ms as f64);
             ffi::lua_rawsetfield(state, 8, c"deadline_ms".as_ptr());
             ffi::lua_setreadonly(state, 8, 1);
             // 9: the event.

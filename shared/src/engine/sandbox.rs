@@ -267,10 +267,7 @@ impl Vm {
                 script: &loaded.name_lua,
                 main: &loaded.main,
                 array_mt: &self.array_mt,
-                request_id: ctx.request_id,
-                attempt: ctx.attempt,
-                depth: ctx.depth,
-                deadline_ms: ctx.deadline_ms,
+                ctx,
                 event,
             },
         )
