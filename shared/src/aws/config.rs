@@ -227,11 +227,12 @@ fn rename_fields(e: Error) -> Error {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use std::collections::HashMap;
 
-    fn vars(extra: &[(&str, &str)]) -> Result<AwsConfig> {
+    /// A configuration from the variables a function needs, plus `extra`.
+    pub(crate) fn vars(extra: &[(&str, &str)]) -> Result<AwsConfig> {
         let mut m: HashMap<String, String> = [
             ("NATIVE_TABLE", "native"),
             (

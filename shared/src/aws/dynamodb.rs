@@ -15,7 +15,7 @@ use aws_sdk_dynamodb::types::{
     WriteRequest,
 };
 
-use super::{sdk_err, token};
+use super::{sdk_err, token, LazyClient};
 use crate::ports::{
     check_batch_len, now_ms, Item, ItemPage, KvStore, NewItem, PutMode, TxOp, MAX_TX_OPS,
 };
@@ -29,7 +29,7 @@ const BATCH_ATTEMPTS: u32 = 8;
 /// The key-value table in DynamoDB.
 #[derive(Debug, Clone)]
 pub struct DynamoKv {
-    client: aws_sdk_dynamodb::Client,
+    client: LazyClient<aws_sdk_dynamodb::Client>,
     table: String,
 }
 
@@ -82,7 +82,19 @@ impl DynamoKv {
     /// The port over `table`.
     pub fn new(client: aws_sdk_dynamodb::Client, table: &str) -> Self {
         DynamoKv {
-            client,
+            client: LazyClient::ready(client),
+            table: table.to_string(),
+        }
+    }
+
+    /// The port over `table` with the client that `make` makes when it is first used
+    /// ([`LazyClient`]).
+    pub fn on_first_use(
+        make: impl FnOnce() -> aws_sdk_dynamodb::Client + Send + 'static,
+        table: &str,
+    ) -> Self {
+        DynamoKv {
+            client: LazyClient::on_first_use(make),
             table: table.to_string(),
         }
     }

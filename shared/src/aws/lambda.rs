@@ -19,7 +19,8 @@ use serde_json::{json, Value};
 pub use aws_lambda_events::event::sqs::{BatchItemFailure, SqsBatchResponse, SqsEvent, SqsMessage};
 
 use super::{
-    load_sdk_config, AwsConfig, Clients, S3Tenants, SdkConfig, StsTenantScope, RECHECK_EVERY,
+    backends_on_first_use, load_sdk_config, AwsConfig, Clients, S3Tenants, SdkConfig,
+    StsTenantScope, RECHECK_EVERY,
 };
 use crate::ports::QueueKind;
 use crate::runtime::Runtime;
@@ -94,7 +95,11 @@ pub async fn server_start() -> std::result::Result<Runtime, StartError> {
 /// The runtime of a function over given clients (tests point them at an emulator); scripts'
 /// calls use these clients' credentials.
 pub fn runtime_for(config: &AwsConfig, clients: &Clients) -> Runtime {
-    let backends = clients.backends(config);
+    runtime_over(config, clients.backends(config))
+}
+
+/// The runtime of a function over `backends`, tenants read from the scripts bucket.
+fn runtime_over(config: &AwsConfig, backends: crate::ports::Backends) -> Runtime {
     let tenants = S3Tenants::new(
         backends.objects.clone(),
         &config.scripts_bucket,
@@ -118,7 +123,7 @@ pub fn scoped_runtime_for(config: &AwsConfig, sdk: &SdkConfig) -> Runtime {
         .ok()
         .filter(|n| !n.trim().is_empty())
         .unwrap_or_else(|| crate::observe::NAMESPACE.to_string());
-    let mut rt = runtime_for(config, &Clients::new(sdk))
+    let mut rt = runtime_over(config, backends_on_first_use(sdk, config))
         .with_log(Arc::new(crate::observe::LambdaLog))
         .with_metrics(&namespace);
     if let Some(budget) = crate::budget::MemoryBudget::from_lambda_env() {

@@ -10,6 +10,7 @@ mod config;
 pub mod deployed;
 mod dynamodb;
 pub mod lambda;
+mod lazy;
 mod s3;
 mod scripts;
 pub mod signed;
@@ -21,6 +22,7 @@ use std::sync::Arc;
 
 pub use config::{AwsConfig, ENV_FILE};
 pub use dynamodb::DynamoKv;
+pub use lazy::LazyClient;
 pub use s3::S3Objects;
 pub use scripts::{upload_tenant, S3Tenants, RECHECK_EVERY};
 pub use sqs::{QueueUrls, SqsQueues};
@@ -132,39 +134,68 @@ pub struct Clients {
 }
 
 impl Clients {
-    /// Clients from an SDK configuration. With an endpoint override (an emulator), S3 uses
-    /// path-style addressing, which emulators serve without wildcard DNS.
+    /// Clients from an SDK configuration, made now (tools and tests; functions make theirs on
+    /// first use, [`backends_on_first_use`]). S3 as [`s3_client`] makes it.
     pub fn new(sdk: &SdkConfig) -> Self {
-        let s3 = aws_sdk_s3::config::Builder::from(sdk)
-            .force_path_style(sdk.endpoint_url().is_some())
-            .build();
         Clients {
-            s3: aws_sdk_s3::Client::from_conf(s3),
+            s3: s3_client(sdk),
             dynamodb: aws_sdk_dynamodb::Client::new(sdk),
             sqs: aws_sdk_sqs::Client::new(sdk),
             secrets: aws_sdk_secretsmanager::Client::new(sdk),
         }
     }
 
-    /// The three ports over these clients, as `config` names the table and queues.
+    /// The ports over these clients, as `config` names the table, queues and vault prefix.
     pub fn backends(&self, config: &AwsConfig) -> Backends {
         Backends {
             objects: Arc::new(S3Objects::new(self.s3.clone())),
             kv: Arc::new(DynamoKv::new(self.dynamodb.clone(), &config.table)),
-            queue: Arc::new(SqsQueues::new(
-                self.sqs.clone(),
-                QueueUrls {
-                    events: config.events_queue_url.clone(),
-                    work: config.work_queue_url.clone(),
-                    events_dlq: config.events_dlq_url.clone(),
-                    work_dlq: config.work_dlq_url.clone(),
-                },
-            )),
+            queue: Arc::new(SqsQueues::new(self.sqs.clone(), queue_urls(config))),
             vault: Arc::new(SecretsVault::new(
                 self.secrets.clone(),
                 &config.vault_prefix,
             )),
         }
+    }
+}
+
+/// The ports as a function holds them: each over a client made from `sdk` when first used
+/// ([`LazyClient`]), so a start makes none and a process makes only those its events use.
+pub fn backends_on_first_use(sdk: &SdkConfig, config: &AwsConfig) -> Backends {
+    let (s3, dynamodb, sqs, secrets) = (sdk.clone(), sdk.clone(), sdk.clone(), sdk.clone());
+    Backends {
+        objects: Arc::new(S3Objects::on_first_use(move || s3_client(&s3))),
+        kv: Arc::new(DynamoKv::on_first_use(
+            move || aws_sdk_dynamodb::Client::new(&dynamodb),
+            &config.table,
+        )),
+        queue: Arc::new(SqsQueues::on_first_use(
+            move || aws_sdk_sqs::Client::new(&sqs),
+            queue_urls(config),
+        )),
+        vault: Arc::new(SecretsVault::on_first_use(
+            move || aws_sdk_secretsmanager::Client::new(&secrets),
+            &config.vault_prefix,
+        )),
+    }
+}
+
+/// An S3 client of `sdk`; with an endpoint override (an emulator), path-style addressing,
+/// which emulators serve without wildcard DNS.
+fn s3_client(sdk: &SdkConfig) -> aws_sdk_s3::Client {
+    let config = aws_sdk_s3::config::Builder::from(sdk)
+        .force_path_style(sdk.endpoint_url().is_some())
+        .build();
+    aws_sdk_s3::Client::from_conf(config)
+}
+
+/// The queues `config` names.
+fn queue_urls(config: &AwsConfig) -> QueueUrls {
+    QueueUrls {
+        events: config.events_queue_url.clone(),
+        work: config.work_queue_url.clone(),
+        events_dlq: config.events_dlq_url.clone(),
+        work_dlq: config.work_dlq_url.clone(),
     }
 }
 
@@ -191,4 +222,82 @@ pub mod sdk {
     pub use aws_sdk_secretsmanager as secretsmanager;
     pub use aws_sdk_sqs as sqs;
     pub use aws_sdk_sts as sts;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    /// An HTTP client that counts the SDK clients built over it (each calls
+    /// `validate_base_client_config` once as it is made) and connects nowhere.
+    #[derive(Debug, Default)]
+    struct Counting(Arc<AtomicUsize>);
+
+    impl HttpClient for Counting {
+        fn http_connector(
+            &self,
+            settings: &HttpConnectorSettings,
+            components: &RuntimeComponents,
+        ) -> SharedHttpConnector {
+            LazyHttps::default().http_connector(settings, components)
+        }
+
+        fn validate_base_client_config(
+            &self,
+            _: &aws_sdk_s3::config::RuntimeComponentsBuilder,
+            _: &aws_sdk_s3::config::ConfigBag,
+        ) -> Result<(), aws_smithy_runtime_api::box_error::BoxError> {
+            self.0.fetch_add(1, Ordering::SeqCst);
+            Ok(())
+        }
+    }
+
+    fn counted_sdk() -> (SdkConfig, Arc<AtomicUsize>) {
+        let made = Arc::new(AtomicUsize::new(0));
+        let sdk = SdkConfig::builder()
+            .http_client(SharedHttpClient::new(Counting(made.clone())))
+            .behavior_version(BehaviorVersion::latest())
+            .region(aws_config::Region::new("us-east-1"))
+            .credentials_provider(
+                aws_credential_types::provider::SharedCredentialsProvider::new(
+                    aws_sdk_s3::config::Credentials::new("k", "s", None, None, "test"),
+                ),
+            )
+            .build();
+        (sdk, made)
+    }
+
+    fn config() -> AwsConfig {
+        config::tests::vars(&[]).unwrap()
+    }
+
+    #[test]
+    fn a_function_start_makes_no_sdk_client() {
+        let (sdk, made) = counted_sdk();
+        let config = config();
+        let backends = backends_on_first_use(&sdk, &config);
+        let scope = StsTenantScope::new(&sdk, "arn:aws:iam::123456789012:role/t", &config);
+        assert_eq!(made.load(Ordering::SeqCst), 0, "no client made at start");
+        // What an eager start made, for comparison: one per service.
+        let _ = Clients::new(&sdk);
+        assert_eq!(made.load(Ordering::SeqCst), 4);
+        drop((backends, scope));
+    }
+
+    #[test]
+    fn a_port_makes_its_client_on_first_use_once() {
+        let (sdk, made) = counted_sdk();
+        let objects = S3Objects::on_first_use(move || s3_client(&sdk));
+        assert_eq!(made.load(Ordering::SeqCst), 0);
+        let again = objects.clone();
+        let _ = objects.client();
+        let _ = again.client();
+        let _ = objects.client().config();
+        assert_eq!(
+            made.load(Ordering::SeqCst),
+            1,
+            "made once, shared by clones"
+        );
+    }
 }

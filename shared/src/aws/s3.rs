@@ -7,20 +7,29 @@ use aws_sdk_s3::error::{ProvideErrorMetadata, SdkError};
 use aws_sdk_s3::primitives::ByteStream;
 use bytes::Bytes;
 
-use super::sdk_err;
+use super::{sdk_err, LazyClient};
 use crate::ports::{now_ms, ListPage, ObjectMeta, ObjectReader, ObjectStore, PutMode};
 use crate::{Error, Result};
 
 /// Buckets in S3.
 #[derive(Debug, Clone)]
 pub struct S3Objects {
-    client: aws_sdk_s3::Client,
+    client: LazyClient<aws_sdk_s3::Client>,
 }
 
 impl S3Objects {
     /// The port over an S3 client.
     pub fn new(client: aws_sdk_s3::Client) -> Self {
-        S3Objects { client }
+        S3Objects {
+            client: LazyClient::ready(client),
+        }
+    }
+
+    /// The port over the client that `make` makes when it is first used ([`LazyClient`]).
+    pub fn on_first_use(make: impl FnOnce() -> aws_sdk_s3::Client + Send + 'static) -> Self {
+        S3Objects {
+            client: LazyClient::on_first_use(make),
+        }
     }
 
     /// The client, for what the port does not cover (notifications, bucket setup).

@@ -12,7 +12,7 @@ use aws_sdk_sqs::error::ProvideErrorMetadata;
 use aws_sdk_sqs::types::{MessageSystemAttributeName, QueueAttributeName};
 use tokio::sync::OnceCell;
 
-use super::sdk_err;
+use super::{sdk_err, LazyClient};
 use crate::ports::{DeadLetter, Keep, Message, Queue, QueueKind, QueueStats, MAX_DELAY_S};
 use crate::{Error, Result};
 
@@ -32,7 +32,7 @@ pub struct QueueUrls {
 /// The events and work queues in SQS.
 #[derive(Debug)]
 pub struct SqsQueues {
-    client: aws_sdk_sqs::Client,
+    client: LazyClient<aws_sdk_sqs::Client>,
     urls: QueueUrls,
     events_dlq: OnceCell<String>,
     work_dlq: OnceCell<String>,
@@ -73,6 +73,19 @@ fn bad_receipt(receipt: &str) -> Error {
 impl SqsQueues {
     /// The port over the queues at `urls`.
     pub fn new(client: aws_sdk_sqs::Client, urls: QueueUrls) -> Self {
+        Self::over(LazyClient::ready(client), urls)
+    }
+
+    /// The port over the queues at `urls` with the client that `make` makes when it is first
+    /// used ([`LazyClient`]).
+    pub fn on_first_use(
+        make: impl FnOnce() -> aws_sdk_sqs::Client + Send + 'static,
+        urls: QueueUrls,
+    ) -> Self {
+        Self::over(LazyClient::on_first_use(make), urls)
+    }
+
+    fn over(client: LazyClient<aws_sdk_sqs::Client>, urls: QueueUrls) -> Self {
         let events_dlq = OnceCell::new_with(urls.events_dlq.clone());
         let work_dlq = OnceCell::new_with(urls.work_dlq.clone());
         SqsQueues {

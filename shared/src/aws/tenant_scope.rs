@@ -17,7 +17,7 @@ use std::time::{Duration, SystemTime};
 
 use aws_sdk_sts::types::Tag;
 
-use super::{sdk_err, AwsConfig, DynamoKv, S3Objects, SdkConfig, SecretsVault};
+use super::{sdk_err, AwsConfig, DynamoKv, LazyClient, S3Objects, SdkConfig, SecretsVault};
 use crate::ports::{Backends, KvStore, ObjectStore, Vault};
 use crate::runtime::TenantScope;
 use crate::Result;
@@ -81,7 +81,7 @@ struct Cached {
 /// Backends per tenant over credentials of the tenant role.
 pub struct StsTenantScope {
     sdk: SdkConfig,
-    sts: aws_sdk_sts::Client,
+    sts: LazyClient<aws_sdk_sts::Client>,
     role_arn: String,
     table: String,
     vault_prefix: String,
@@ -105,7 +105,10 @@ impl StsTenantScope {
     pub fn new(sdk: &SdkConfig, role_arn: &str, config: &AwsConfig) -> Self {
         StsTenantScope {
             sdk: sdk.clone(),
-            sts: aws_sdk_sts::Client::new(sdk),
+            sts: {
+                let sdk = sdk.clone();
+                LazyClient::on_first_use(move || aws_sdk_sts::Client::new(&sdk))
+            },
             role_arn: role_arn.to_string(),
             table: config.table.clone(),
             vault_prefix: config.vault_prefix.clone(),
@@ -222,13 +225,17 @@ impl StsTenantScope {
             .credentials_provider(creds)
             .interceptor(secrets_signed.clone())
             .build();
-        let s3 = aws_sdk_s3::Client::from_conf(s3);
-        let dynamodb = aws_sdk_dynamodb::Client::from_conf(dynamodb);
+        // Each client is made when the tenant's script first uses it.
         Ok(Cached {
-            objects: Arc::new(S3Objects::new(s3)),
-            kv: Arc::new(DynamoKv::new(dynamodb, &self.table)),
-            vault: Arc::new(SecretsVault::new(
-                aws_sdk_secretsmanager::Client::from_conf(secrets),
+            objects: Arc::new(S3Objects::on_first_use(move || {
+                aws_sdk_s3::Client::from_conf(s3)
+            })),
+            kv: Arc::new(DynamoKv::on_first_use(
+                move || aws_sdk_dynamodb::Client::from_conf(dynamodb),
+                &self.table,
+            )),
+            vault: Arc::new(SecretsVault::on_first_use(
+                move || aws_sdk_secretsmanager::Client::from_conf(secrets),
                 &self.vault_prefix,
             )),
             s3_signed,

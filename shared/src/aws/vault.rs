@@ -12,7 +12,7 @@ use async_trait::async_trait;
 use aws_sdk_secretsmanager::types::{Filter, FilterNameStringType};
 use aws_sdk_secretsmanager::Client;
 
-use super::sdk_err;
+use super::{sdk_err, LazyClient};
 use crate::ports::{check_secret, Secret, Vault};
 use crate::Result;
 
@@ -26,7 +26,7 @@ type Cache = HashMap<(String, String), (Instant, Option<Secret>)>;
 
 /// Secrets Manager as the vault.
 pub struct SecretsVault {
-    client: Client,
+    client: LazyClient<Client>,
     prefix: String,
     cache: Mutex<Cache>,
 }
@@ -40,6 +40,16 @@ impl std::fmt::Debug for SecretsVault {
 impl SecretsVault {
     /// The vault over `client`, with secret ids under `prefix` (empty or ending in `/`).
     pub fn new(client: Client, prefix: &str) -> Self {
+        Self::over(LazyClient::ready(client), prefix)
+    }
+
+    /// The vault with the client that `make` makes when it is first used ([`LazyClient`]):
+    /// most scripts never read a secret.
+    pub fn on_first_use(make: impl FnOnce() -> Client + Send + 'static, prefix: &str) -> Self {
+        Self::over(LazyClient::on_first_use(make), prefix)
+    }
+
+    fn over(client: LazyClient<Client>, prefix: &str) -> Self {
         SecretsVault {
             client,
             prefix: prefix.to_string(),
