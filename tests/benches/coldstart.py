@@ -3,9 +3,11 @@
 
     cargo build --release -p native-invoke -p native-route -p native-queue -p native-http \\
         -p native-tick --bins --example lambda_hello
-    python3 tests/benches/coldstart.py [--debug] [RUNS]   # CARGO_TARGET_DIR is honoured
+    python3 tests/benches/coldstart.py [--debug] [--also NAME=PATH ...] [RUNS]
+    # CARGO_TARGET_DIR is honoured
 
-(`--debug` reads the binaries of a build without --release.)
+(`--debug` reads the binaries of a build without --release; `--also` adds binaries kept aside,
+e.g. the same function built before a change, to the same alternating run.)
 
 "Init" is the time from spawning the process to its first GET of
 /2018-06-01/runtime/invocation/next on a small Lambda Runtime API served here on 127.0.0.1
@@ -25,8 +27,23 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent.parent
-DEBUG = "--debug" in sys.argv[1:]
-ARGS = [a for a in sys.argv[1:] if a != "--debug"]
+def parse_args(argv):
+    debug, also, rest = False, [], []
+    it = iter(argv)
+    for a in it:
+        if a == "--debug":
+            debug = True
+        elif a == "--also":
+            name, _, path = next(it, "").partition("=")
+            if not name or not path:
+                sys.exit("--also takes NAME=PATH, e.g. --also invoke-before=/tmp/native-invoke")
+            also.append((name, Path(path)))
+        else:
+            rest.append(a)
+    return debug, also, rest
+
+
+DEBUG, ALSO, ARGS = parse_args(sys.argv[1:])
 TARGET = Path(os.environ.get("CARGO_TARGET_DIR", ROOT / "target")) / ("debug" if DEBUG else "release")
 BINARIES = [
     ("lambda_hello", TARGET / "examples" / "lambda_hello"),
@@ -35,7 +52,7 @@ BINARIES = [
     ("native-queue", TARGET / "native-queue"),
     ("native-http", TARGET / "native-http"),
     ("native-tick", TARGET / "native-tick"),
-]
+] + ALSO
 
 
 class Api(BaseHTTPRequestHandler):
@@ -101,6 +118,7 @@ def init_once(binary, port):
 def main():
     runs = int(ARGS[0]) if ARGS else 5
     missing = [str(p) for name, p in BINARIES if not p.exists() and name != "native-tick"]
+    missing += [str(p) for _, p in ALSO if not p.exists()]
     if missing:
         sys.exit("build first (see the header of this script); missing: " + ", ".join(missing))
     server = ThreadingHTTPServer(("127.0.0.1", 0), Api)
@@ -114,11 +132,12 @@ def main():
             times[name].append(init_once(path, port))
     base = statistics.median(times["lambda_hello"])
     print(f"init ({TARGET.name} build), {runs} alternating runs; ratio of medians to lambda_hello")
-    print(f"{'binary':<15} {'median':>9} {'fastest':>9} {'ratio':>6} {'size':>9}")
+    width = max(15, *(len(n) for n, _ in binaries))
+    print(f"{'binary':<{width}} {'median':>9} {'fastest':>9} {'ratio':>6} {'size':>9}")
     for name, path in binaries:
         med = statistics.median(times[name])
         size = path.stat().st_size / 1e6
-        print(f"{name:<15} {med * 1e3:>7.2f}ms {min(times[name]) * 1e3:>7.2f}ms {med / base:>6.2f} {size:>7.1f}MB")
+        print(f"{name:<{width}} {med * 1e3:>7.2f}ms {min(times[name]) * 1e3:>7.2f}ms {med / base:>6.2f} {size:>7.1f}MB")
 
 
 if __name__ == "__main__":
