@@ -18,19 +18,7 @@ fn native_bin() -> PathBuf {
 
 /// `native --project DIR ARGS`, asserting success; its stdout.
 fn native(project: &Path, args: &[&str]) -> String {
-    let o = Command::new(native_bin())
-        .arg("--project")
-        .arg(project)
-        .args(args)
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
-    assert!(
-        o.status.success(),
-        "native {args:?}: {}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    String::from_utf8(o.stdout).unwrap()
+    native_tests::cli::run_ok(&native_bin(), project, args)
 }
 
 /// `native serve` on `project`, from this crate's binary.

@@ -1,20 +1,14 @@
 //! `native clock`: the embedded backend's project clock, followed by every process on the
 //! project, so that time-based behaviour is tested without sleeping.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::path::Path;
+use std::process::Output;
 
 use native_tests::{write_tenant, DEPLOYMENT};
 use serde_json::Value;
 
 fn native(project: &Path, args: &[&str]) -> Output {
-    Command::new(PathBuf::from(env!("CARGO_BIN_EXE_native")))
-        .arg("--project")
-        .arg(project)
-        .args(args)
-        .stdin(Stdio::null())
-        .output()
-        .unwrap()
+    native_tests::cli::run(Path::new(env!("CARGO_BIN_EXE_native")), project, args)
 }
 
 fn ok(project: &Path, args: &[&str]) -> String {

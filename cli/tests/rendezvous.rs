@@ -5,7 +5,7 @@
 use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -20,13 +20,7 @@ fn native_bin() -> PathBuf {
 
 /// `native --project DIR ARGS`: exit code, stdout, stderr.
 fn native(project: &Path, args: &[&str]) -> (i32, String, String) {
-    let o = Command::new(native_bin())
-        .arg("--project")
-        .arg(project)
-        .args(args)
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
+    let o = native_tests::cli::run(&native_bin(), project, args);
     (
         o.status.code().unwrap_or(-1),
         String::from_utf8_lossy(&o.stdout).into_owned(),

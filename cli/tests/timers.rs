@@ -2,20 +2,14 @@
 //! `native drain` fires what is due and nothing before, `native timers` lists what is pending,
 //! `native barrier ack` and `native barrier cancel` act as a partner or an operator would.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::path::Path;
+use std::process::Output;
 
 use native_tests::{write_tenant, DEPLOYMENT};
 use serde_json::Value;
 
 fn native(project: &Path, args: &[&str]) -> Output {
-    Command::new(PathBuf::from(env!("CARGO_BIN_EXE_native")))
-        .arg("--project")
-        .arg(project)
-        .args(args)
-        .stdin(Stdio::null())
-        .output()
-        .unwrap()
+    native_tests::cli::run(Path::new(env!("CARGO_BIN_EXE_native")), project, args)
 }
 
 fn ok(project: &Path, args: &[&str]) -> String {

@@ -3,6 +3,8 @@
 
 #[cfg(feature = "aws")]
 pub mod aws_env;
+pub mod barriers;
+pub mod cli;
 pub mod faults;
 pub mod serve;
 

@@ -1,13 +1,12 @@
 //! native.barrier, the seed's guarantees: races, crashes between steps, duplicates, unknown
 //! members, oversized outcomes, expiry, busy claims, retried creates, no-queue mode, isolation.
 
-use std::cell::Cell;
 use std::sync::Arc;
 
-use native_core::barrier::{AckResult, Barriers, Budget, CreateSpec, Outcome};
+use native_core::barrier::{AckResult, Barriers, CreateSpec, Outcome};
 use native_core::ports::{KvStore, NewItem, PutMode, Queue, QueueKind};
 use native_core::runtime::WorkMessage;
-use native_core::Result;
+use native_tests::barriers::{barriers, Count};
 use native_tests::faults::{Fault, Faulty, Plan};
 use native_tests::{Backend, TestBackends, TestProject};
 use serde_json::{json, Value};
@@ -33,20 +32,6 @@ native_tests::on_both_backends!(
     a_slow_second_create_cannot_bring_back_acked_members,
 );
 
-/// A budget without a limit that counts calls.
-#[derive(Default)]
-struct Count(Cell<u32>);
-
-impl Budget for Count {
-    fn spend(&self, calls: u32) -> Result<()> {
-        self.0.set(self.0.get() + calls);
-        Ok(())
-    }
-    fn left(&self) -> u32 {
-        u32::MAX
-    }
-}
-
 /// Fresh storage on a backend, and its key-value store and queue.
 struct Env {
     t: TestBackends,
@@ -64,16 +49,6 @@ impl Env {
 async fn env(backend: Backend) -> Env {
     Env {
         t: TestBackends::new(backend).await,
-    }
-}
-
-fn barriers<'a>(kv: &'a dyn KvStore, q: &'a dyn Queue, budget: &'a Count) -> Barriers<'a> {
-    Barriers {
-        kv,
-        queue: q,
-        tenant: "acme",
-        queue_enabled: true,
-        budget,
     }
 }
 

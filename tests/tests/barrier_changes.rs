@@ -2,14 +2,13 @@
 //! and `cancel`, each racing the final ack (exactly one continuation), and what the overdue
 //! script and the continuation see.
 
-use std::cell::Cell;
 use std::sync::Arc;
 
-use native_core::barrier::{Barriers, Budget, CreateSpec, Outcome};
+use native_core::barrier::{CreateSpec, Outcome};
 use native_core::ports::{now_ms, Queue, QueueKind};
 use native_core::runtime::WorkMessage;
 use native_core::timer::{tick, TickOptions};
-use native_core::Result;
+use native_tests::barriers::{barriers, Count};
 use native_tests::faults::{Faulty, Plan};
 use native_tests::{Backend, TestBackends, TestProject};
 use serde_json::{json, Value};
@@ -20,33 +19,6 @@ native_tests::on_both_backends!(
     add_is_idempotent_per_member_and_refused_once_complete,
     cancel_resolves_pending_members_and_the_continuation_sees_it,
 );
-
-#[derive(Default)]
-struct Count(Cell<u32>);
-
-impl Budget for Count {
-    fn spend(&self, calls: u32) -> Result<()> {
-        self.0.set(self.0.get() + calls);
-        Ok(())
-    }
-    fn left(&self) -> u32 {
-        u32::MAX
-    }
-}
-
-fn barriers<'a>(
-    kv: &'a dyn native_core::ports::KvStore,
-    q: &'a dyn Queue,
-    c: &'a Count,
-) -> Barriers<'a> {
-    Barriers {
-        kv,
-        queue: q,
-        tenant: "acme",
-        queue_enabled: true,
-        budget: c,
-    }
-}
 
 fn spec(id: &str, members: &[&str]) -> CreateSpec {
     CreateSpec {

@@ -4,14 +4,13 @@
 //! crashes at any of its store calls. On both backends; the tick takes its now as an option, so
 //! time moves without sleeping.
 
-use std::cell::Cell;
 use std::sync::Arc;
 
-use native_core::barrier::{Barriers, Budget, CreateSpec, Outcome, GUARD_AFTER_LEASE_MS, LEASE_MS};
-use native_core::ports::{now_ms, KvStore, Queue, QueueKind};
+use native_core::barrier::{CreateSpec, Outcome, GUARD_AFTER_LEASE_MS, LEASE_MS};
+use native_core::ports::{now_ms, Queue, QueueKind};
 use native_core::runtime::WorkMessage;
 use native_core::timer::{tick, TickOptions, TickReport, Timers};
-use native_core::Result;
+use native_tests::barriers::{barriers, Count};
 use native_tests::faults::{Fault, Faulty, Plan};
 use native_tests::{Backend, TestBackends};
 use serde_json::{json, Value};
@@ -23,29 +22,6 @@ native_tests::on_both_backends!(
     the_tick_leaves_a_guard_whose_claim_an_ack_took_over,
     a_claim_whose_reply_was_lost_still_has_its_guard,
 );
-
-#[derive(Default)]
-struct Count(Cell<u32>);
-
-impl Budget for Count {
-    fn spend(&self, calls: u32) -> Result<()> {
-        self.0.set(self.0.get() + calls);
-        Ok(())
-    }
-    fn left(&self) -> u32 {
-        u32::MAX
-    }
-}
-
-fn barriers<'a>(kv: &'a dyn KvStore, q: &'a dyn Queue, c: &'a Count) -> Barriers<'a> {
-    Barriers {
-        kv,
-        queue: q,
-        tenant: "acme",
-        queue_enabled: true,
-        budget: c,
-    }
-}
 
 fn ok() -> Outcome {
     Outcome {

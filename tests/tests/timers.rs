@@ -3,16 +3,14 @@
 //! ticks, cancel, the index, and the script API. The tick takes its now as an option, so these
 //! tests move time without sleeping and without touching the process's clock.
 
-use std::cell::Cell;
 use std::sync::Arc;
 
-use native_core::barrier::Budget;
 use native_core::ports::{now_ms, KvStore, Queue, QueueKind};
 use native_core::runtime::WorkMessage;
 use native_core::timer::{
     tick, TickOptions, TickReport, Timers, INDEX_GRACE_MS, INDEX_PK, LEASE_MS,
 };
-use native_core::Result;
+use native_tests::barriers::Count;
 use native_tests::faults::{Fault, Faulty, Plan};
 use native_tests::{Backend, TestBackends, TestProject};
 use serde_json::{json, Value};
@@ -25,19 +23,6 @@ native_tests::on_both_backends!(
     bad_timer_calls_raise_clear_errors,
     a_fresh_index_row_outlives_an_empty_partition_for_its_grace,
 );
-
-#[derive(Default)]
-struct Count(Cell<u32>);
-
-impl Budget for Count {
-    fn spend(&self, calls: u32) -> Result<()> {
-        self.0.set(self.0.get() + calls);
-        Ok(())
-    }
-    fn left(&self) -> u32 {
-        u32::MAX
-    }
-}
 
 fn body(n: u32) -> String {
     serde_json::to_string(&WorkMessage {
