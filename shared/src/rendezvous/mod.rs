@@ -693,8 +693,7 @@ impl<'a, B: Budget + ?Sized> Rendezvous<'a, B> {
             next.barrier.last_activity_at = now;
             let tripped = next.barrier.arrived_processes >= next.barrier.expected_processes;
             if tripped {
-                next.barrier.generation += 1;
-                next.barrier.arrived_processes = 0;
+                next.barrier.trip();
             }
             let mut ops = vec![
                 TxOp::Put {
@@ -711,26 +710,12 @@ impl<'a, B: Budget + ?Sized> Rendezvous<'a, B> {
                     mode: PutMode::Update(found.version.clone()),
                 },
             ];
-            let continues = tripped && self.continues(b);
-            if continues {
-                ops.push(TxOp::Put {
-                    item: self.claim_item(b, &found.parts_pk, b.generation, false),
-                    mode: PutMode::Create,
-                });
-            }
+            let continues = tripped && self.claim_continuation(&found, &mut ops);
             self.budget.spend(1)?;
             match self.kv.transact(ops).await? {
                 Ok(()) => {
                     if tripped {
-                        notify::wake(
-                            self.tenant,
-                            ns,
-                            name,
-                            Some((&next.incarnation, &next.barrier)),
-                        );
-                        if continues {
-                            self.send_continuation(&found, b.generation).await?;
-                        }
+                        self.after_trip(ns, name, &found, &next, continues).await?;
                     }
                     return Ok(Arrival {
                         barrier: next.barrier,
@@ -765,6 +750,45 @@ impl<'a, B: Budget + ?Sized> Rendezvous<'a, B> {
 
     fn continues(&self, b: &Barrier) -> bool {
         b.continue_with.is_some() && self.queue_enabled
+    }
+
+    /// For a transaction that trips `found`'s current generation: adds the claim on its
+    /// continuation to `ops` when the barrier continues, so that the trip and the claim commit
+    /// together. Whether it did.
+    fn claim_continuation(&self, found: &Found, ops: &mut Vec<TxOp>) -> bool {
+        let b = &found.row.barrier;
+        if !self.continues(b) {
+            return false;
+        }
+        ops.push(TxOp::Put {
+            item: self.claim_item(b, &found.parts_pk, b.generation, false),
+            mode: PutMode::Create,
+        });
+        true
+    }
+
+    /// After the transaction that tripped `found`'s generation into `next` committed: wakes
+    /// this process's waiters, and sends the continuation under the claim it took
+    /// (`continues`, from [`Self::claim_continuation`]).
+    async fn after_trip(
+        &self,
+        ns: &str,
+        name: &str,
+        found: &Found,
+        next: &BarrierRow,
+        continues: bool,
+    ) -> Result<()> {
+        notify::wake(
+            self.tenant,
+            ns,
+            name,
+            Some((&next.incarnation, &next.barrier)),
+        );
+        if continues {
+            self.send_continuation(found, found.row.barrier.generation)
+                .await?;
+        }
+        Ok(())
     }
 
     /// Sends the continuation of `generation` under the claim this call holds, and marks it
@@ -862,33 +886,19 @@ impl<'a, B: Budget + ?Sized> Rendezvous<'a, B> {
             next.barrier.updated_at = self.now_ns();
             let tripped = b.arrived_processes > 0 && spec.expected_processes == b.arrived_processes;
             if tripped {
-                next.barrier.generation += 1;
-                next.barrier.arrived_processes = 0;
+                next.barrier.trip();
             }
             let mut ops = vec![TxOp::Put {
                 item: Self::barrier_item(&found.pk, &next),
                 mode: PutMode::Update(found.version.clone()),
             }];
-            let continues = tripped && self.continues(b);
-            if continues {
-                ops.push(TxOp::Put {
-                    item: self.claim_item(b, &found.parts_pk, b.generation, false),
-                    mode: PutMode::Create,
-                });
-            }
+            let continues = tripped && self.claim_continuation(&found, &mut ops);
             self.budget.spend(1)?;
             match self.kv.transact(ops).await? {
                 Ok(()) => {
                     if tripped {
-                        notify::wake(
-                            self.tenant,
-                            &spec.namespace,
-                            &spec.name,
-                            Some((&next.incarnation, &next.barrier)),
-                        );
-                        if continues {
-                            self.send_continuation(&found, b.generation).await?;
-                        }
+                        self.after_trip(&spec.namespace, &spec.name, &found, &next, continues)
+                            .await?;
                     }
                     return Ok(next.barrier);
                 }

@@ -74,6 +74,12 @@ impl Barrier {
         (self.last_activity_at / 1_000_000)
             .saturating_add((self.delete_inactive_after_seconds as i64).saturating_mul(1000))
     }
+
+    /// Trips the current generation: the next one starts with no arrivals.
+    pub(crate) fn trip(&mut self) {
+        self.generation += 1;
+        self.arrived_processes = 0;
+    }
 }
 
 /// One process's arrival in one generation.
