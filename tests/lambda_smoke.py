@@ -12,8 +12,9 @@ It provisions what template.yaml makes (named as the stack `native` in moto's ac
 scripts bucket as `native deploy` would, then for each function starts its binary against a
 small Lambda Runtime API served here, hands it its sample event from events/, and checks the
 answer. "init" is the time from spawning the process to its first poll of the runtime API for an
-event (what Lambda reports as Init Duration: configuration and SDK clients); "first response"
-adds the first event's work, including moto's round trips to load the tenant.
+event (what Lambda reports as Init Duration: the configuration; SDK clients are made when first
+used); "first response" adds the first event's work, including the clients it uses and moto's
+round trips to load the tenant.
 """
 
 import json
