@@ -14,13 +14,56 @@ use crate::config::Script;
 const EXPORTS: &str =
     "\nreturn { on_invoke = on_invoke, on_queue = on_queue, on_route = on_route }\n";
 
-/// Bytecode by the sha256 of its source.
-type Cache = Mutex<HashMap<[u8; 32], Arc<Vec<u8>>>>;
+/// A source's sha256 as a map key, for the maps every invocation looks scripts up in: hashed
+/// by its first eight bytes only, compared whole. The maps' own hasher is keyed at random, so
+/// a tenant that grinds sources for chosen digests still cannot aim them at one bucket; and
+/// hashing 8 bytes rather than 32 (and a length) halves the cost of each lookup.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub struct SourceKey(pub [u8; 32]);
 
-/// How often each source hash was compiled, for tests that prove the cache works.
-fn compiles() -> &'static Mutex<HashMap<[u8; 32], u32>> {
-    static COMPILES: OnceLock<Mutex<HashMap<[u8; 32], u32>>> = OnceLock::new();
-    COMPILES.get_or_init(Default::default)
+impl std::hash::Hash for SourceKey {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        let [a, b, c, d, e, f, g, h, ..] = self.0;
+        state.write_u64(u64::from_le_bytes([a, b, c, d, e, f, g, h]));
+    }
+}
+
+/// What the process keeps of compiled scripts, by the sha256 of their source: the bytecode, and
+/// how often each source was compiled (which tests read to prove the cache works).
+#[derive(Default)]
+struct Cache {
+    code: HashMap<SourceKey, Arc<Vec<u8>>>,
+    compiles: HashMap<SourceKey, u32>,
+    /// The bytecode's bytes, and [`ENTRY_BYTES`] for each entry.
+    bytes: usize,
+}
+
+/// The most the cache holds, in bytes. A server runs for as long as its tenants deploy new
+/// versions of their scripts, and every distinct source compiled would otherwise stay; past the
+/// bound the cache starts again, and each script compiles once more on its next run (a few
+/// milliseconds for a large one).
+const MAX_CACHED_BYTES: usize = 64 * 1024 * 1024;
+
+/// What an entry costs beside its bytecode (two map slots, the `Arc`), counted against the
+/// bound so that many tiny scripts count too.
+const ENTRY_BYTES: usize = 128;
+
+impl Cache {
+    fn insert(&mut self, key: SourceKey, code: Arc<Vec<u8>>, max_bytes: usize) {
+        let size = code.len() + ENTRY_BYTES;
+        // Two threads may compile one source at once: the second replaces the first.
+        if let Some(old) = self.code.remove(&key) {
+            self.bytes -= old.len() + ENTRY_BYTES;
+        }
+        if self.bytes + size > max_bytes {
+            self.code.clear();
+            self.compiles.clear();
+            self.bytes = 0;
+        }
+        *self.compiles.entry(key).or_default() += 1;
+        self.bytes += size;
+        self.code.insert(key, code);
+    }
 }
 
 /// How many times a source was compiled in this process (0 or 1 when the cache works).
@@ -29,17 +72,15 @@ pub fn compile_count_of(source: &str) -> u32 {
         source.as_bytes(),
     ))
     .into();
-    compiles()
-        .lock()
-        .unwrap_or_else(|p| p.into_inner())
-        .get(&hash)
-        .copied()
-        .unwrap_or(0)
+    cache().compiles.get(&SourceKey(hash)).copied().unwrap_or(0)
 }
 
-fn cache() -> &'static Cache {
-    static CACHE: OnceLock<Cache> = OnceLock::new();
-    CACHE.get_or_init(Default::default)
+fn cache() -> std::sync::MutexGuard<'static, Cache> {
+    static CACHE: OnceLock<Mutex<Cache>> = OnceLock::new();
+    CACHE
+        .get_or_init(Default::default)
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
 }
 
 fn compiler() -> Compiler {
@@ -49,23 +90,11 @@ fn compiler() -> Compiler {
 /// Compiles a script, or returns its cached bytecode. The key is the sha256 of the source: the
 /// Luau version cannot change within a process, and the cache lives only in memory.
 pub fn bytecode(script: &Script) -> Result<Arc<Vec<u8>>, String> {
-    if let Some(b) = cache()
-        .lock()
-        .unwrap_or_else(|p| p.into_inner())
-        .get(&script.hash)
-    {
+    if let Some(b) = cache().code.get(&SourceKey(script.hash)) {
         return Ok(b.clone());
     }
     let code = Arc::new(compile(&script.name, &script.source)?);
-    *compiles()
-        .lock()
-        .unwrap_or_else(|p| p.into_inner())
-        .entry(script.hash)
-        .or_default() += 1;
-    cache()
-        .lock()
-        .unwrap_or_else(|p| p.into_inner())
-        .insert(script.hash, code.clone());
+    cache().insert(SourceKey(script.hash), code.clone(), MAX_CACHED_BYTES);
     Ok(code)
 }
 
@@ -99,12 +128,35 @@ pub fn compile(name: &str, source: &str) -> Result<Vec<u8>, String> {
 
 /// How many scripts are cached (for tests and diagnostics).
 pub fn cached_count() -> usize {
-    cache().lock().unwrap_or_else(|p| p.into_inner()).len()
+    cache().code.len()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_cache_starts_again_past_its_bound() {
+        // GIVEN a cache bounded at 1 000 bytes
+        let mut cache = Cache::default();
+        let key = |n: u8| SourceKey([n; 32]);
+        let code = || Arc::new(vec![0u8; 300]);
+        // WHEN two scripts of 300 bytes (428 with their entries) are compiled
+        cache.insert(key(1), code(), 1_000);
+        cache.insert(key(2), code(), 1_000);
+        // THEN both are kept
+        assert_eq!((cache.code.len(), cache.bytes), (2, 856));
+        // WHEN the same source is put again THEN it counts once, compiled twice
+        cache.insert(key(2), code(), 1_000);
+        assert_eq!(
+            (cache.code.len(), cache.bytes, cache.compiles[&key(2)]),
+            (2, 856, 2)
+        );
+        // WHEN a third would pass the bound THEN the cache holds only the third
+        cache.insert(key(3), code(), 1_000);
+        assert_eq!((cache.code.len(), cache.bytes), (1, 428));
+        assert!(cache.code.contains_key(&key(3)) && !cache.compiles.contains_key(&key(1)));
+    }
 
     #[test]
     fn a_bom_is_ignored_and_a_nul_byte_is_an_error_with_its_line() {

@@ -112,9 +112,12 @@ impl Engine {
 
     fn give_back(&self, tenant: &Tenant, vm: Vm) {
         let mut pools = self.pools.lock().unwrap_or_else(|p| p.into_inner());
-        let entry = pools
-            .entry(tenant.name.clone())
-            .or_insert_with(|| (tenant.version, Vec::new()));
+        // Not `entry(name.clone())`: that copies the name on every invocation to find a pool
+        // that is nearly always there.
+        let Some(entry) = pools.get_mut(&tenant.name) else {
+            pools.insert(tenant.name.clone(), (tenant.version, vec![vm]));
+            return;
+        };
         if entry.0 != tenant.version {
             // The tenant changed: VMs built for the old config go.
             *entry = (tenant.version, Vec::new());
@@ -300,14 +303,19 @@ fn run_in(
 }
 
 /// A new invocation id: 32 lower-case hex digits of a random 128-bit number (written here
-/// rather than through `format!`, which is a tenth of a no-op invocation's work).
+/// rather than through `format!`, which is a tenth of a no-op invocation's work, and into an
+/// array, as a digit-by-digit `collect` was another 4% of it).
 fn request_id() -> String {
     const HEX: &[u8; 16] = b"0123456789abcdef";
-    let n = rand::random::<u128>();
-    let digits: Vec<u8> = (0..32)
-        .map(|i| HEX[((n >> (124 - 4 * i)) & 0xf) as usize])
-        .collect();
-    String::from_utf8(digits).unwrap_or_default()
+    let mut digits = [0u8; 32];
+    for (pair, byte) in digits
+        .chunks_exact_mut(2)
+        .zip(rand::random::<u128>().to_be_bytes())
+    {
+        pair[0] = HEX[usize::from(byte >> 4)];
+        pair[1] = HEX[usize::from(byte & 0xf)];
+    }
+    String::from_utf8_lossy(&digits).into_owned()
 }
 
 /// The error under mlua's wrapping (callback errors, added context).

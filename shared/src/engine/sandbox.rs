@@ -112,7 +112,7 @@ pub struct Vm {
     /// Each script's main function as loaded once into this VM, by source hash, with the
     /// script name it was loaded under (which errors name). An invocation runs a clone of it
     /// with its own environment, rather than loading the bytecode again.
-    chunks: std::cell::RefCell<std::collections::HashMap<[u8; 32], Loaded>>,
+    chunks: std::cell::RefCell<std::collections::HashMap<super::bytecode::SourceKey, Loaded>>,
     /// The tenant's name as a Luau string, made once (each string made from Rust is a
     /// protected call).
     tenant_name: mlua::LuaString,
@@ -232,7 +232,7 @@ impl Vm {
         ctx: Ctx<'_>,
         event: &serde_json::Value,
     ) -> mlua::Result<(Table, mlua::Function, Table, Value)> {
-        let cached = match self.chunks.borrow().get(hash) {
+        let cached = match self.chunks.borrow().get(&super::bytecode::SourceKey(*hash)) {
             // Two scripts of one tenant may have the same source: each keeps its own name.
             Some(l) if l.name == ctx.script => Some(l.clone()),
             _ => None,
@@ -255,7 +255,7 @@ impl Vm {
                 if chunks.len() >= CACHED_CHUNKS {
                     chunks.clear();
                 }
-                chunks.insert(*hash, l.clone());
+                chunks.insert(super::bytecode::SourceKey(*hash), l.clone());
                 l
             }
         };
