@@ -6,6 +6,7 @@
 
 use mlua::{Lua, LuaOptions, LuaSerdeExt, StdLib, Table, Value};
 
+use super::bytecode::SourceKey;
 use crate::config::{Deployment, Tenant};
 use crate::host;
 
@@ -112,7 +113,7 @@ pub struct Vm {
     /// Each script's main function as loaded once into this VM, by source hash, with the
     /// script name it was loaded under (which errors name). An invocation runs a clone of it
     /// with its own environment, rather than loading the bytecode again.
-    chunks: std::cell::RefCell<std::collections::HashMap<super::bytecode::SourceKey, Loaded>>,
+    chunks: std::cell::RefCell<std::collections::HashMap<SourceKey, Loaded>>,
     /// The tenant's name as a Luau string, made once (each string made from Rust is a
     /// protected call).
     tenant_name: mlua::LuaString,
@@ -232,7 +233,8 @@ impl Vm {
         ctx: Ctx<'_>,
         event: &serde_json::Value,
     ) -> mlua::Result<(Table, mlua::Function, Table, Value)> {
-        let cached = match self.chunks.borrow().get(&super::bytecode::SourceKey(*hash)) {
+        let key = SourceKey(*hash);
+        let cached = match self.chunks.borrow().get(&key) {
             // Two scripts of one tenant may have the same source: each keeps its own name.
             Some(l) if l.name == ctx.script => Some(l.clone()),
             _ => None,
@@ -255,7 +257,7 @@ impl Vm {
                 if chunks.len() >= CACHED_CHUNKS {
                     chunks.clear();
                 }
-                chunks.insert(super::bytecode::SourceKey(*hash), l.clone());
+                chunks.insert(key, l.clone());
                 l
             }
         };
