@@ -15,6 +15,7 @@ import collections
 import re
 import subprocess
 import sys
+from pathlib import Path
 
 
 def run(*cmd):
@@ -34,7 +35,7 @@ def main(path):
             symbols.append((int(m.group(1), 16), int(m.group(2) or "0", 16), m.group(3)))
     symbols.sort()
     starts = [s[0] for s in symbols]
-    data = open(path, "rb").read()
+    data = Path(path).read_bytes()
 
     def section(addr):
         for name, start, offset, size in sections:
@@ -65,7 +66,7 @@ def main(path):
         by_sections[(site_section, target_section)] += 1
         if target_section == ".rodata":
             text = data[offset : offset + 120]
-            m = re.match(rb"/root/\.cargo/registry/src/[^/]+/([^/]+)-[0-9][^/]*/", text)
+            m = re.match(rb"/[^\s\x00]*?/registry/src/[^/]+/([^/]+)-[0-9][^/]*/", text)  # any CARGO_HOME
             if m:
                 strings["source path, registry crate"] += 1
                 paths[m.group(1).decode()] += 1
