@@ -9,7 +9,12 @@
 //! hidden classes: the n-th key of a row is compared with the n-th key of the row before, and
 //! when the bytes are equal the string already interned is pushed again (no hashing, no string
 //! table lookup); the n-th table of a row is created with the size the n-th table of the row
-//! before ended with (no rehashing while it fills).
+//! before ended with (no rehashing while it fills). An object whose keys turn out to be those of
+//! the same object of the row before is a copy of that table (one allocation and a `memcpy`
+//! of its hash part, `lua_clonetable`) whose values are overwritten, so that no key is inserted
+//! anew; an object of another shape has the keys it did not set cleared again. A short string
+//! value equal to the same (n-th) string of the row before is pushed again from its slot (an
+//! enum or a flag column costs no interning), until a column shows that its values differ.
 //!
 //! Same mapping as [`super::to_lua`]: objects and arrays become tables, arrays carry mlua's array
 //! metatable so that they encode back as arrays, `null` is nil. What it accepts is exactly
@@ -30,10 +35,20 @@ const MAX_DEPTH: u32 = 127;
 /// Keys remembered per row shape, and tables whose size is remembered.
 const SHAPE_KEYS: usize = 64;
 const SHAPE_TABLES: usize = 32;
+/// String values remembered per row shape, and the longest one remembered.
+const SHAPE_STRS: usize = 32;
+const MAX_SHAPE_STR: usize = 64;
+/// Misses in a row after which a string column stops being compared (until the next batch).
+const STR_MISSES: u8 = 4;
 /// Largest size hint given to a new table, whatever the row before held.
 const MAX_HINT: u32 = 64;
-/// The first stack slot of the interned keys in `parse_rows`.
+/// The first stack slot of the interned keys in `parse_rows`; the remembered string values
+/// and the objects of the row before follow them.
 const KEY_SLOTS: c_int = 3;
+const STR_SLOTS: c_int = KEY_SLOTS + SHAPE_KEYS as c_int;
+const TABLE_SLOTS: c_int = STR_SLOTS + SHAPE_STRS as c_int;
+/// Every slot `parse_rows` keeps: keys, strings, objects.
+const SHAPE_SLOTS: c_int = (SHAPE_KEYS + SHAPE_STRS + SHAPE_TABLES) as c_int;
 
 /// Parses one JSON line per span of `data` into `buf[1..]`, in one protected call. Returns how
 /// many rows it stored and, if a line is not JSON, that line's number and the parse error (the
@@ -57,12 +72,13 @@ pub fn parse_rows(
     // are owned outside the closure, so nothing leaks.
     unsafe {
         lua.exec_raw::<()>((array_mt, buf), |state| {
-            // The interned keys live in stack slots 3.. (pushing one again is a copy of a slot).
-            if ffi::lua_checkstack(state, SHAPE_KEYS as c_int + 8) == 0 {
+            // The interned keys, remembered strings and the objects of the row before live in
+            // stack slots 3.. (pushing one again is a copy of a slot).
+            if ffi::lua_checkstack(state, SHAPE_SLOTS + 8) == 0 {
                 full = true;
                 return;
             }
-            ffi::lua_settop(state, KEY_SLOTS + SHAPE_KEYS as c_int - 1);
+            ffi::lua_settop(state, KEY_SLOTS + SHAPE_SLOTS - 1);
             for (i, &(start, end, line)) in spans.iter().enumerate() {
                 let text = &data[start..end];
                 let mut p = Parser::new(text, state, 1, KEY_SLOTS, &mut shapes);
@@ -182,8 +198,30 @@ struct Shapes {
     keys: Vec<Option<Vec<u8>>>,
     /// The size the n-th table of the last row ended with.
     sizes: Vec<u32>,
+    /// The n-th short string value of the last row (its bytes; the string is in slot
+    /// `STR_SLOTS + n`), and how many rows in a row it differed.
+    strs: Vec<(Option<Vec<u8>>, u8)>,
+    /// The keys (interned strings, by address) the n-th table of the last row set, when it
+    /// was an object; the table itself is in slot `TABLE_SLOTS + n`.
+    objects: Vec<Option<Vec<*const std::ffi::c_void>>>,
+    /// The keys set so far by the objects being read, innermost last.
+    set: Vec<*const std::ffi::c_void>,
     /// Unescaped string bytes.
     scratch: Vec<u8>,
+}
+
+/// A mask with the high bit set in the lowest byte of `w` (little-endian) that is a quote, a
+/// backslash, a control byte or past ASCII (bytes above that one may be flagged falsely: a
+/// borrow only runs upwards, so the lowest flag is exact).
+#[inline]
+fn special(w: u64) -> u64 {
+    const LO: u64 = 0x0101_0101_0101_0101;
+    const HI: u64 = 0x8080_8080_8080_8080;
+    let zero = |x: u64| x.wrapping_sub(LO) & !x & HI;
+    zero(w ^ (LO * u64::from(b'"')))
+        | zero(w ^ (LO * u64::from(b'\\')))
+        | (w.wrapping_sub(LO * 0x20) & !w & HI)
+        | (w & HI)
 }
 
 /// Not JSON: the message is serde_json's (see [`why`]).
@@ -199,12 +237,11 @@ struct Parser<'a> {
     mt: c_int,
     /// Stack index of the first interned key (see `Shapes::keys`), 0 for none.
     cache: c_int,
-    keys: &'a mut Vec<Option<Vec<u8>>>,
-    sizes: &'a mut Vec<u32>,
-    scratch: &'a mut Vec<u8>,
-    /// Ordinals of the next key and the next table in this document.
+    shapes: &'a mut Shapes,
+    /// Ordinals of the next key, the next table and the next string value in this document.
     key_no: usize,
     table_no: usize,
+    str_no: usize,
     depth: u32,
 }
 
@@ -228,11 +265,10 @@ impl<'a> Parser<'a> {
             state,
             mt,
             cache,
-            keys: &mut shapes.keys,
-            sizes: &mut shapes.sizes,
-            scratch: &mut shapes.scratch,
+            shapes,
             key_no: 0,
             table_no: 0,
+            str_no: 0,
             depth: 0,
         }
     }
@@ -271,12 +307,7 @@ impl<'a> Parser<'a> {
         match self.s.get(self.i) {
             Some(b'{') => self.object(),
             Some(b'[') => self.array(),
-            Some(b'"') => {
-                let at = self.string()?;
-                let (p, n) = self.bytes(&at);
-                ffi::lua_pushlstring(state, p.cast(), n);
-                Ok(())
-            }
+            Some(b'"') => self.string_value(),
             Some(b't') => {
                 self.eat(b"true")?;
                 ffi::lua_pushboolean(state, 1);
@@ -310,23 +341,86 @@ impl<'a> Parser<'a> {
         self.i += 1;
         let no = self.table_no;
         self.table_no += 1;
-        Ok((self.sizes.get(no).copied().unwrap_or(0), no))
+        Ok((self.shapes.sizes.get(no).copied().unwrap_or(0), no))
     }
 
     fn leave(&mut self, no: usize, size: u32) {
         self.depth -= 1;
         if no < SHAPE_TABLES {
-            if self.sizes.len() <= no {
-                self.sizes.resize(no + 1, 0);
+            let sizes = &mut self.shapes.sizes;
+            if sizes.len() <= no {
+                sizes.resize(no + 1, 0);
             }
-            self.sizes[no] = size.min(MAX_HINT);
+            sizes[no] = size.min(MAX_HINT);
         }
+    }
+
+    /// Pushes a new table for object `no`: a copy of the same object of the row before when
+    /// there is one (its keys are then overwritten rather than inserted), else an empty table
+    /// sized by the hint. Returns whether it is a copy.
+    unsafe fn new_object(&mut self, no: usize, hint: u32) -> bool {
+        let state = self.state;
+        let copy = self.cache != 0 && matches!(self.shapes.objects.get(no), Some(Some(_)));
+        if copy {
+            ffi::lua_clonetable(state, TABLE_SLOTS + no as c_int);
+        } else {
+            ffi::lua_createtable(state, 0, hint as c_int);
+        }
+        copy
+    }
+
+    /// Ends object `no` (on top of the stack), whose keys are `shapes.set[base..]`: clears in
+    /// a copy the keys of the row before that this row did not set, and remembers this object
+    /// for the next row.
+    unsafe fn end_object(&mut self, no: usize, base: usize, copy: bool) {
+        let state = self.state;
+        if self.cache == 0 {
+            return;
+        }
+        let set = &self.shapes.set[base..];
+        if copy {
+            let before = self.shapes.objects[no].as_deref().unwrap_or(&[]);
+            if before != set && ffi::lua_checkstack(state, 4) != 0 {
+                // Another shape: a key of the copy that this row did not set goes. A key with a
+                // value is a live string, so its address is not one a string of this row that
+                // was collected since could have had (see the module's tests).
+                ffi::lua_pushnil(state);
+                while ffi::lua_next(state, -2) != 0 {
+                    ffi::lua_pop(state, 1);
+                    if !set.contains(&ffi::lua_topointer(state, -1)) {
+                        ffi::lua_pushvalue(state, -1);
+                        ffi::lua_pushnil(state);
+                        ffi::lua_rawset(state, -4);
+                    }
+                }
+            }
+        }
+        // A copy is as large as what it copies: only objects of at most MAX_HINT keys are
+        // copied, so that one wide row cannot make every row after it as wide.
+        if no < SHAPE_TABLES {
+            let objects = &mut self.shapes.objects;
+            if objects.len() <= no {
+                objects.resize(no + 1, None);
+            }
+            if self.shapes.set.len() - base > MAX_HINT as usize {
+                objects[no] = None;
+                self.shapes.set.truncate(base);
+                return;
+            }
+            let keys = objects[no].get_or_insert_with(Vec::new);
+            keys.clear();
+            keys.extend_from_slice(&self.shapes.set[base..]);
+            ffi::lua_pushvalue(state, -1);
+            ffi::lua_replace(state, TABLE_SLOTS + no as c_int);
+        }
+        self.shapes.set.truncate(base);
     }
 
     unsafe fn object(&mut self) -> Parsed {
         let (hint, no) = self.enter()?;
         let state = self.state;
-        ffi::lua_createtable(state, 0, hint as c_int);
+        let copy = self.new_object(no, hint);
+        let base = self.shapes.set.len();
         let mut n = 0u32;
         self.ws();
         if self.s.get(self.i) == Some(&b'}') {
@@ -338,10 +432,14 @@ impl<'a> Parser<'a> {
                     return Err(Bad);
                 }
                 self.key()?;
+                if self.cache != 0 {
+                    self.shapes.set.push(ffi::lua_topointer(state, -1));
+                }
                 self.ws();
                 self.eat(b":")?;
                 self.value()?;
-                // A nil value sets nothing: the key is absent, as for `null` elsewhere.
+                // A nil value sets nothing: the key is absent, as for `null` elsewhere (in a
+                // copy, it clears the key the row before set).
                 ffi::lua_rawset(state, -3);
                 n += 1;
                 self.ws();
@@ -355,6 +453,7 @@ impl<'a> Parser<'a> {
                 }
             }
         }
+        self.end_object(no, base, copy);
         self.leave(no, n);
         Ok(())
     }
@@ -402,7 +501,7 @@ impl<'a> Parser<'a> {
             // The same key as the row before, read without scanning: a remembered key was read
             // without escapes, so it holds no quote, backslash or control byte, and the same
             // bytes followed by a quote are that whole key again.
-            if let Some(Some(k)) = self.keys.get(no) {
+            if let Some(Some(k)) = self.shapes.keys.get(no) {
                 let from = self.i + 1;
                 let end = from + k.len();
                 if self.s.get(from..end) == Some(k.as_slice()) && self.s.get(end) == Some(&b'"') {
@@ -420,10 +519,11 @@ impl<'a> Parser<'a> {
         }
         ffi::lua_pushvalue(state, -1);
         ffi::lua_replace(state, self.cache + no as c_int);
-        if self.keys.len() <= no {
-            self.keys.resize(no + 1, None);
+        let keys = &mut self.shapes.keys;
+        if keys.len() <= no {
+            keys.resize(no + 1, None);
         }
-        let slot = &mut self.keys[no];
+        let slot = &mut keys[no];
         match at {
             Str::Text(..) => {
                 let k = slot.get_or_insert_with(Vec::new);
@@ -439,42 +539,102 @@ impl<'a> Parser<'a> {
     fn bytes(&self, at: &Str) -> (*const u8, usize) {
         match *at {
             Str::Text(a, b) => (self.s[a..b].as_ptr(), b - a),
-            Str::Scratch => (self.scratch.as_ptr(), self.scratch.len()),
+            Str::Scratch => (self.shapes.scratch.as_ptr(), self.shapes.scratch.len()),
         }
     }
 
-    /// Reads a string (at its opening quote): unescaped, UTF-8 checked.
+    /// Pushes a string value: the string of the row before at the same ordinal when the bytes
+    /// are the same, else a new one (remembered when short, while the column repeats itself).
+    unsafe fn string_value(&mut self) -> Parsed {
+        let state = self.state;
+        let at = self.string()?;
+        let (p, n) = self.bytes(&at);
+        let no = self.str_no;
+        self.str_no += 1;
+        if self.cache == 0 || no >= SHAPE_STRS || n > MAX_SHAPE_STR {
+            ffi::lua_pushlstring(state, p.cast(), n);
+            return Ok(());
+        }
+        let strs = &mut self.shapes.strs;
+        if strs.len() <= no {
+            strs.resize(no + 1, (None, 0));
+        }
+        let (last, misses) = &mut strs[no];
+        let text = std::slice::from_raw_parts(p, n);
+        if *misses >= STR_MISSES {
+            ffi::lua_pushlstring(state, p.cast(), n);
+            return Ok(());
+        }
+        let slot = STR_SLOTS + no as c_int;
+        if last.as_deref() == Some(text) {
+            *misses = 0;
+            ffi::lua_pushvalue(state, slot);
+            return Ok(());
+        }
+        *misses += u8::from(last.is_some());
+        let v = last.get_or_insert_with(Vec::new);
+        v.clear();
+        v.extend_from_slice(text);
+        ffi::lua_pushlstring(state, p.cast(), n);
+        ffi::lua_pushvalue(state, -1);
+        ffi::lua_replace(state, slot);
+        Ok(())
+    }
+
+    /// Reads a string (at its opening quote): unescaped, UTF-8 checked. ASCII text is scanned
+    /// eight bytes at a time for the closing quote, a backslash, a control byte or a byte
+    /// past ASCII (which is then checked as UTF-8).
     fn string(&mut self) -> Result<Str, Bad> {
         self.i += 1;
         let start = self.i;
         let s = self.s;
-        let rest = &s[self.i..];
+        let mut i = start;
+        let mut ascii = true;
+        while let Some(word) = s.get(i..i + 8) {
+            let w = u64::from_le_bytes(word.try_into().expect("eight bytes"));
+            let hit = special(w);
+            if hit != 0 {
+                i += (hit.trailing_zeros() / 8) as usize;
+                if s[i] < 0x80 {
+                    return self.string_end(start, i, true);
+                }
+                ascii = false;
+                break;
+            }
+            i += 8;
+        }
+        let rest = &s[i..];
         let Some(n) = rest
             .iter()
             .position(|&b| matches!(b, b'"' | b'\\' | 0..=0x1f))
         else {
             return Err(Bad);
         };
-        self.i += n;
-        match rest[n] {
+        self.string_end(start, i + n, ascii && rest[..n].is_ascii())
+    }
+
+    /// A string from `start` whose first quote, backslash or control byte is at `at`; `ascii`
+    /// when every byte before it is known to be ASCII.
+    fn string_end(&mut self, start: usize, at: usize, ascii: bool) -> Result<Str, Bad> {
+        self.i = at;
+        match self.s[at] {
             b'"' => {}
             b'\\' => return self.escaped(start),
             _ => return Err(Bad),
         }
-        let end = self.i;
         self.i += 1;
-        let text = &s[start..end];
-        if !text.is_ascii() && std::str::from_utf8(text).is_err() {
+        let text = &self.s[start..at];
+        if !ascii && std::str::from_utf8(text).is_err() {
             return Err(Bad);
         }
-        Ok(Str::Text(start, end))
+        Ok(Str::Text(start, at))
     }
 
     /// The rest of a string that has escapes, from `start`, into the scratch buffer.
     fn escaped(&mut self, start: usize) -> Result<Str, Bad> {
         let s = self.s;
-        self.scratch.clear();
-        self.scratch.extend_from_slice(&s[start..self.i]);
+        self.shapes.scratch.clear();
+        self.shapes.scratch.extend_from_slice(&s[start..self.i]);
         loop {
             let Some(&b) = s.get(self.i) else {
                 return Err(Bad);
@@ -500,19 +660,20 @@ impl<'a> Parser<'a> {
                         b'u' => {
                             let c = self.unicode()?;
                             let mut utf8 = [0u8; 4];
-                            self.scratch
+                            self.shapes
+                                .scratch
                                 .extend_from_slice(c.encode_utf8(&mut utf8).as_bytes());
                             continue;
                         }
                         _ => return Err(Bad),
                     };
-                    self.scratch.push(c);
+                    self.shapes.scratch.push(c);
                 }
-                _ => self.scratch.push(b),
+                _ => self.shapes.scratch.push(b),
             }
         }
         // Escapes write whole characters, so checking the result checks the raw bytes too.
-        if std::str::from_utf8(&self.scratch[..]).is_err() {
+        if std::str::from_utf8(&self.shapes.scratch[..]).is_err() {
             return Err(Bad);
         }
         Ok(Str::Scratch)
@@ -560,66 +721,66 @@ impl<'a> Parser<'a> {
         if neg {
             self.i += 1;
         }
-        let mut m: u64 = 0;
-        let mut exact = true;
-        let digit = |i: usize| s.get(i).filter(|c| c.is_ascii_digit()).map(|c| c - b'0');
-        match digit(self.i) {
-            Some(0) => self.i += 1,
-            Some(_) => {
-                while let Some(d) = digit(self.i) {
-                    match m.checked_mul(10).and_then(|m| m.checked_add(u64::from(d))) {
-                        Some(v) => m = v,
-                        None => exact = false,
-                    }
-                    self.i += 1;
-                }
-            }
-            None => return Err(Bad),
-        }
-        let mut scale: i32 = 0;
-        let mut float = false;
+        let digits = |from: usize| {
+            s.get(from..)
+                .map_or(0, |r| r.iter().take_while(|c| c.is_ascii_digit()).count())
+        };
+        let int = self.i;
+        let int_len = match s.get(int) {
+            // A leading zero stands alone ("01" is two tokens, refused by the caller).
+            Some(b'0') => 1,
+            Some(b'1'..=b'9') => digits(int),
+            _ => return Err(Bad),
+        };
+        self.i += int_len;
+        let (mut frac, mut frac_len) = (self.i, 0);
         if s.get(self.i) == Some(&b'.') {
-            float = true;
-            self.i += 1;
-            if digit(self.i).is_none() {
+            frac = self.i + 1;
+            frac_len = digits(frac);
+            if frac_len == 0 {
                 return Err(Bad);
             }
-            while let Some(d) = digit(self.i) {
-                match m.checked_mul(10).and_then(|m| m.checked_add(u64::from(d))) {
-                    Some(v) if exact => {
-                        m = v;
-                        scale -= 1;
-                    }
-                    _ => exact = false,
-                }
-                self.i += 1;
-            }
+            self.i = frac + frac_len;
         }
+        let mut exp = false;
         if let Some(b'e' | b'E') = s.get(self.i) {
-            float = true;
+            exp = true;
             self.i += 1;
             if let Some(b'+' | b'-') = s.get(self.i) {
                 self.i += 1;
             }
-            if digit(self.i).is_none() {
+            let n = digits(self.i);
+            if n == 0 {
                 return Err(Bad);
             }
-            // The exponent only matters through the fast path, which needs it small.
-            exact = false;
-            while digit(self.i).is_some() {
-                self.i += 1;
-            }
+            self.i += n;
         }
-        let v = if exact && !float {
-            m as f64
-        } else if exact && m <= 1 << 53 && scale >= -22 {
-            m as f64 / POW10[scale.unsigned_abs() as usize]
+        // Up to 19 digits fit a u64 whatever they are.
+        let fast = if !exp && int_len + frac_len <= 19 {
+            let mut m = 0u64;
+            for &c in &s[int..int + int_len] {
+                m = m * 10 + u64::from(c - b'0');
+            }
+            for &c in &s[frac..frac + frac_len] {
+                m = m * 10 + u64::from(c - b'0');
+            }
+            match frac_len {
+                0 => Some(m as f64),
+                n if m <= 1 << 53 && n <= 22 => Some(m as f64 / POW10[n]),
+                _ => None,
+            }
         } else {
-            // SAFETY: the bytes were checked above to be an ASCII JSON number, which is also
-            // the syntax the standard library's float parser reads.
-            let text =
-                unsafe { std::str::from_utf8_unchecked(&s[start + usize::from(neg)..self.i]) };
-            text.parse::<f64>().map_err(|_| Bad)?
+            None
+        };
+        let v = match fast {
+            Some(v) => v,
+            None => {
+                // SAFETY: the bytes were checked above to be an ASCII JSON number, which is
+                // also the syntax the standard library's float parser reads.
+                let text =
+                    unsafe { std::str::from_utf8_unchecked(&s[start + usize::from(neg)..self.i]) };
+                text.parse::<f64>().map_err(|_| Bad)?
+            }
         };
         if !v.is_finite() {
             return Err(Bad);
@@ -861,6 +1022,74 @@ mod tests {
             }
         }
         assert!(checked > 3_000, "{checked} rows checked");
+    }
+
+    #[test]
+    fn rows_of_changing_shapes_keep_only_their_own_keys() {
+        // GIVEN rows whose objects are copies of the row before's: the same keys, fewer, more,
+        // reordered, with nulls, duplicated, nested, and a wide one
+        let wide: String = (0..100).map(|i| format!(r#""k{i}":{i},"#)).collect();
+        let texts = [
+            r#"{"a":1,"b":{"x":1,"y":2},"c":"s"}"#.to_string(),
+            r#"{"a":2,"b":{"x":3,"y":4},"c":"s"}"#.into(),
+            r#"{"a":3,"b":{"y":5},"c":"t"}"#.into(),
+            r#"{"c":"u","a":4}"#.into(),
+            r#"{"a":null,"c":null,"d":[1,{"z":1}]}"#.into(),
+            r#"{"a":5,"a":6}"#.into(),
+            r#"{"a":7,"b":{"x":1,"y":2},"c":"s"}"#.into(),
+            format!(r#"{{{wide}"last":true}}"#),
+            r#"{"k1":1}"#.into(),
+            r#"{}"#.into(),
+            r#"{"a":"\u0041","b":{"x":1,"y":2}}"#.into(),
+            r#"[{"a":1}]"#.into(),
+            r#"{"a":1,"b":{"x":1,"y":2},"c":"s"}"#.into(),
+        ];
+        let mut data = Vec::new();
+        let mut spans = Vec::new();
+        for (i, t) in texts.iter().enumerate() {
+            let start = data.len();
+            data.extend_from_slice(t.as_bytes());
+            spans.push((start, data.len(), i as u64 + 1));
+        }
+        let lua = Lua::new();
+        let buf = lua.create_table().unwrap();
+        // WHEN they are parsed in one batch
+        let (n, bad) = parse_rows(&lua, &buf, &data, &spans).unwrap();
+        // THEN each row is exactly serde_json's value: no key of the row before survives
+        assert_eq!((n, bad), (texts.len(), None));
+        for (i, t) in texts.iter().enumerate() {
+            let got = doubles(lua.from_value(buf.get(i + 1).unwrap()).unwrap());
+            let want = theirs(t.as_bytes()).unwrap();
+            assert!(same(&want, &got), "row {}: {want} != {got}", i + 1);
+        }
+    }
+
+    #[test]
+    fn strings_of_every_length_are_scanned_as_serde_json_reads_them() {
+        // GIVEN strings of 0 to 24 bytes with a quote, a backslash escape, a control byte, a
+        // UTF-8 character or a byte that is not UTF-8 at every position
+        let lua = Lua::new();
+        let mut checked = 0;
+        for len in 0..24usize {
+            for at in 0..=len {
+                for odd in ["\"", "\\n", "\u{1}", "é", "\u{ff}", "\u{7f}", "\u{1F600}"] {
+                    let mut body: String = "abcdefghijklmnopqrstuvwxyz"[..len].to_string();
+                    body.insert_str(at, odd);
+                    let mut bytes = format!("[\"{body}\", \"{body}\"]").into_bytes();
+                    if odd == "\u{ff}" {
+                        // a lone continuation byte: not UTF-8
+                        let i = bytes.iter().position(|&b| b == 0xc3).unwrap();
+                        bytes.remove(i);
+                    }
+                    // WHEN both parse it
+                    let (a, b) = (theirs(&bytes), ours(&lua, &bytes));
+                    // THEN they agree on whether it is JSON and on its value
+                    assert_eq!(a, b, "{:?}", String::from_utf8_lossy(&bytes));
+                    checked += 1;
+                }
+            }
+        }
+        assert!(checked > 2_000);
     }
 
     #[test]
