@@ -54,6 +54,50 @@ async fn entry_points_as_globals_locals_or_returned_table() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_entry_point_that_is_not_a_function_is_named_and_callers_have_no_position() {
+    // GIVEN an entry point that is a number, one in a returned table that is a string, one
+    // that raises at level 2 (its caller, the host) and one that returns several values
+    let p = TestProject::new(
+        "acme",
+        "{}",
+        &[
+            ("num", "on_invoke = 42"),
+            ("tbl", "return { on_invoke = 'x' }"),
+            (
+                "lvl",
+                "function on_invoke(ctx, ev) error('from the caller', 2) end",
+            ),
+            ("many", "function on_invoke(ctx, ev) return 1, 2, 3 end"),
+        ],
+    );
+    // WHEN each runs
+    let err = |s: &'static str| {
+        let p = &p;
+        async move {
+            p.invoke("acme", s, json!({}))
+                .await
+                .unwrap_err()
+                .to_string()
+        }
+    };
+    // THEN each error says what the entry point is and what to do; the host as the caller has
+    // no position (the host's own frames are not the script's); the first value is the result
+    let e = err("num").await;
+    assert!(e.contains("num.luau's on_invoke is a number, not a function: define it as function on_invoke(ctx, ev)"), "{e}");
+    let e = err("tbl").await;
+    assert!(
+        e.contains("tbl.luau's on_invoke is a string, not a function"),
+        "{e}"
+    );
+    let e = err("lvl").await;
+    assert_eq!(
+        e,
+        "script \"lvl\" of tenant \"acme\" failed: from the caller"
+    );
+    assert_eq!(p.invoke("acme", "many", json!({})).await.unwrap(), json!(1));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn ctx_has_request_id_and_deadline() {
     let p = one("function on_invoke(ctx) return { id = ctx.request_id, dl = ctx.deadline_ms } end");
     let a = run(&p, json!({})).await.unwrap();

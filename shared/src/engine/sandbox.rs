@@ -95,6 +95,24 @@ return function(v, level)
 end
 "#;
 
+/// An invocation from its frame: runs the main function, finds the entry point (in the table
+/// it returned, else in its globals) and calls it, so that the host makes one call into the VM
+/// rather than three (each a protected call with its own error handler) and two lookups.
+/// Compiled without line information, so that `error(msg, 2)` in an entry point names no
+/// position, as when the host called it directly. `type` and `rawget` are the read-only
+/// globals' builtins, which Luau calls without a frame (a `type` passed in as a local would be
+/// a full call that interns its answer: 270 instructions).
+const ENTER: &str = r#"
+return function(main, env, key, ctx, ev)
+  local r = main()
+  local f = nil
+  if type(r) == "table" then f = rawget(r, key) end
+  if f == nil then f = rawget(env, key) end
+  if type(f) ~= "function" then return false, f end
+  return true, f(ctx, ev)
+end
+"#;
+
 /// The most scripts whose loaded main function a VM keeps; past it the cache starts again.
 const CACHED_CHUNKS: usize = 64;
 
@@ -104,19 +122,16 @@ pub struct Vm {
     pub lua: Lua,
     /// The read-only globals every invocation's environment falls through to.
     pub globals: Table,
-    /// The metatable for invocation environments.
-    env_meta: Table,
-    /// mlua's array metatable (read-only), for events' arrays.
-    array_mt: Table,
+    /// What every invocation's frame is made from (see `frame::kit`).
+    kit: Table,
     /// Names looked up in every invocation (the entry points), as Luau strings.
     keys: std::cell::RefCell<Vec<(&'static str, mlua::LuaString)>>,
     /// Each script's main function as loaded once into this VM, by source hash, with the
     /// script name it was loaded under (which errors name). An invocation runs a clone of it
     /// with its own environment, rather than loading the bytecode again.
     chunks: std::cell::RefCell<std::collections::HashMap<SourceKey, Loaded>>,
-    /// The tenant's name as a Luau string, made once (each string made from Rust is a
-    /// protected call).
-    tenant_name: mlua::LuaString,
+    /// Runs an invocation from its frame (see `ENTER`).
+    pub enter: mlua::Function,
 }
 
 /// A script's main function as loaded into a VM, with its name as given and as a Luau string.
@@ -205,20 +220,24 @@ impl Vm {
             mlua::state::GcIncParams::default().goal(400),
         ));
         lua.sandbox(true)?;
+        let enter: mlua::Function = lua
+            .load(ENTER)
+            .set_name("=[native]")
+            .set_environment(g.clone())
+            .set_compiler(mlua::chunk::Compiler::new().set_debug_level(0))
+            .call(())?;
         let env_meta = lua.create_table()?;
         env_meta.raw_set("__index", g.clone())?;
         env_meta.raw_set("__metatable", "locked")?;
         env_meta.set_readonly(true);
-        let array_mt = lua.array_metatable();
-        let tenant_name = lua.create_string(&tenant.name)?;
+        let kit = super::frame::kit(&lua, env_meta, lua.array_metatable(), &tenant.name)?;
         Ok(Vm {
             lua,
             globals: g,
-            env_meta,
-            array_mt,
+            kit,
             keys: Default::default(),
             chunks: Default::default(),
-            tenant_name,
+            enter,
         })
     }
 
@@ -264,11 +283,9 @@ impl Vm {
         super::frame::make(
             &self.lua,
             super::frame::Parts {
-                env_meta: &self.env_meta,
-                tenant: &self.tenant_name,
+                kit: &self.kit,
                 script: &loaded.name_lua,
                 main: &loaded.main,
-                array_mt: &self.array_mt,
                 ctx,
                 event,
             },
