@@ -288,11 +288,18 @@ fn run_in(
                 "{}.luau has no {name}(ctx, ev): define it as a global function or return it in a table",
                 call.script
             ),
-            other => format!(
-                "{}.luau's {name} is a {}, not a function: define it as function {name}(ctx, ev)",
-                call.script,
-                other.type_name()
-            ),
+            other => {
+                // Luau's word for it: a script has no integers, only numbers.
+                let what = match other {
+                    Value::Integer(_) | Value::Number(_) => "number",
+                    v => v.type_name(),
+                };
+                let a = if what.starts_with(['a', 'e', 'i', 'o', 'u']) { "an" } else { "a" };
+                format!(
+                    "{}.luau's {name} is {a} {what}, not a function: define it as function {name}(ctx, ev)",
+                    call.script
+                )
+            }
         }));
     }
     if out.is_nil() {
