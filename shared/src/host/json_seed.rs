@@ -224,6 +224,27 @@ fn special(w: u64) -> u64 {
         | (w & HI)
 }
 
+/// The n-th entry of a shape's list, grown with `empty` up to it.
+fn nth<T: Clone>(list: &mut Vec<T>, no: usize, empty: T) -> &mut T {
+    if list.len() <= no {
+        list.resize(no + 1, empty);
+    }
+    &mut list[no]
+}
+
+/// Remembers `bytes` in `last`, reusing its buffer.
+fn refill(last: &mut Option<Vec<u8>>, bytes: &[u8]) {
+    let v = last.get_or_insert_with(Vec::new);
+    v.clear();
+    v.extend_from_slice(bytes);
+}
+
+/// Keeps a copy of the value on top of the stack in `slot`, leaving the stack as it was.
+unsafe fn keep_top(state: *mut lua_State, slot: c_int) {
+    ffi::lua_pushvalue(state, -1);
+    ffi::lua_replace(state, slot);
+}
+
 /// Not JSON: the message is serde_json's (see [`why`]).
 struct Bad;
 
@@ -347,11 +368,7 @@ impl<'a> Parser<'a> {
     fn leave(&mut self, no: usize, size: u32) {
         self.depth -= 1;
         if no < SHAPE_TABLES {
-            let sizes = &mut self.shapes.sizes;
-            if sizes.len() <= no {
-                sizes.resize(no + 1, 0);
-            }
-            sizes[no] = size.min(MAX_HINT);
+            *nth(&mut self.shapes.sizes, no, 0) = size.min(MAX_HINT);
         }
     }
 
@@ -383,7 +400,7 @@ impl<'a> Parser<'a> {
             if before != set && ffi::lua_checkstack(state, 4) != 0 {
                 // Another shape: a key of the copy that this row did not set goes. A key with a
                 // value is a live string, so its address is not one a string of this row that
-                // was collected since could have had (see the module's tests).
+                // was collected since could have had.
                 ffi::lua_pushnil(state);
                 while ffi::lua_next(state, -2) != 0 {
                     ffi::lua_pop(state, 1);
@@ -398,20 +415,16 @@ impl<'a> Parser<'a> {
         // A copy is as large as what it copies: only objects of at most MAX_HINT keys are
         // copied, so that one wide row cannot make every row after it as wide.
         if no < SHAPE_TABLES {
-            let objects = &mut self.shapes.objects;
-            if objects.len() <= no {
-                objects.resize(no + 1, None);
+            let Shapes { objects, set, .. } = &mut *self.shapes;
+            let before = nth(objects, no, None);
+            if set.len() - base > MAX_HINT as usize {
+                *before = None;
+            } else {
+                let keys = before.get_or_insert_with(Vec::new);
+                keys.clear();
+                keys.extend_from_slice(&set[base..]);
+                keep_top(state, TABLE_SLOTS + no as c_int);
             }
-            if self.shapes.set.len() - base > MAX_HINT as usize {
-                objects[no] = None;
-                self.shapes.set.truncate(base);
-                return;
-            }
-            let keys = objects[no].get_or_insert_with(Vec::new);
-            keys.clear();
-            keys.extend_from_slice(&self.shapes.set[base..]);
-            ffi::lua_pushvalue(state, -1);
-            ffi::lua_replace(state, TABLE_SLOTS + no as c_int);
         }
         self.shapes.set.truncate(base);
     }
@@ -517,19 +530,10 @@ impl<'a> Parser<'a> {
         if !remember {
             return Ok(());
         }
-        ffi::lua_pushvalue(state, -1);
-        ffi::lua_replace(state, self.cache + no as c_int);
-        let keys = &mut self.shapes.keys;
-        if keys.len() <= no {
-            keys.resize(no + 1, None);
-        }
-        let slot = &mut keys[no];
+        keep_top(state, self.cache + no as c_int);
+        let slot = nth(&mut self.shapes.keys, no, None);
         match at {
-            Str::Text(..) => {
-                let k = slot.get_or_insert_with(Vec::new);
-                k.clear();
-                k.extend_from_slice(std::slice::from_raw_parts(p, n));
-            }
+            Str::Text(..) => refill(slot, std::slice::from_raw_parts(p, n)),
             // Its unescaped bytes are not its text: not remembered.
             Str::Scratch => *slot = None,
         }
@@ -555,11 +559,7 @@ impl<'a> Parser<'a> {
             ffi::lua_pushlstring(state, p.cast(), n);
             return Ok(());
         }
-        let strs = &mut self.shapes.strs;
-        if strs.len() <= no {
-            strs.resize(no + 1, (None, 0));
-        }
-        let (last, misses) = &mut strs[no];
+        let (last, misses) = nth(&mut self.shapes.strs, no, (None, 0));
         let text = std::slice::from_raw_parts(p, n);
         if *misses >= STR_MISSES {
             ffi::lua_pushlstring(state, p.cast(), n);
@@ -572,12 +572,9 @@ impl<'a> Parser<'a> {
             return Ok(());
         }
         *misses += u8::from(last.is_some());
-        let v = last.get_or_insert_with(Vec::new);
-        v.clear();
-        v.extend_from_slice(text);
+        refill(last, text);
         ffi::lua_pushlstring(state, p.cast(), n);
-        ffi::lua_pushvalue(state, -1);
-        ffi::lua_replace(state, slot);
+        keep_top(state, slot);
         Ok(())
     }
 
