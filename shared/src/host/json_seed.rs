@@ -193,9 +193,9 @@ impl<'de> de::Visitor<'de> for Check {
 /// What the parser remembers from one row to the next (see the module's header).
 #[derive(Default)]
 struct Shapes {
-    /// The bytes of the n-th key of the last row when it had no escapes; the string itself is
-    /// in stack slot `cache + n`.
-    keys: Vec<Option<Vec<u8>>>,
+    /// The n-th key of the last row when it had no escapes; the string itself is in stack
+    /// slot `cache + n`.
+    keys: Vec<Option<Key>>,
     /// The size the n-th table of the last row ended with.
     sizes: Vec<u32>,
     /// The n-th short string value of the last row (its bytes; the string is in slot
@@ -222,6 +222,35 @@ fn special(w: u64) -> u64 {
         | zero(w ^ (LO * u64::from(b'\\')))
         | (w.wrapping_sub(LO * 0x20) & !w & HI)
         | (w & HI)
+}
+
+/// A remembered key: its text with the closing quote (`name"`), which the same key of the
+/// next row is compared with in place, and the address of its interned string.
+#[derive(Clone)]
+struct Key {
+    quoted: Vec<u8>,
+    at: *const std::ffi::c_void,
+}
+
+/// Whether `s[at..]` starts with `pat`, compared a word at a time without a call (keys are
+/// short, and `memcmp`'s call and set-up cost more than the compare).
+#[inline(always)]
+fn has_at(s: &[u8], at: usize, pat: &[u8]) -> bool {
+    let n = pat.len();
+    let Some(t) = s.get(at..at + n) else {
+        return false;
+    };
+    let w8 = |b: &[u8], i: usize| u64::from_le_bytes(b[i..i + 8].try_into().expect("8 bytes"));
+    let w4 = |b: &[u8], i: usize| u32::from_le_bytes(b[i..i + 4].try_into().expect("4 bytes"));
+    let w2 = |b: &[u8], i: usize| u16::from_le_bytes(b[i..i + 2].try_into().expect("2 bytes"));
+    match n {
+        // Two overlapping words cover lengths up to twice their size.
+        8..=16 => w8(t, 0) == w8(pat, 0) && w8(t, n - 8) == w8(pat, n - 8),
+        4..=7 => w4(t, 0) == w4(pat, 0) && w4(t, n - 4) == w4(pat, n - 4),
+        2..=3 => w2(t, 0) == w2(pat, 0) && w2(t, n - 2) == w2(pat, n - 2),
+        1 => t[0] == pat[0],
+        _ => t == pat,
+    }
 }
 
 /// The n-th entry of a shape's list, grown with `empty` up to it.
@@ -305,6 +334,18 @@ impl<'a> Parser<'a> {
         }
     }
 
+    /// The next byte that is not whitespace, skipping the whitespace before it (compact JSON
+    /// has none, so one compare decides).
+    #[inline(always)]
+    fn peek(&mut self) -> Option<u8> {
+        let b = *self.s.get(self.i)?;
+        if b > b' ' {
+            return Some(b);
+        }
+        self.ws();
+        self.s.get(self.i).copied()
+    }
+
     #[inline]
     fn ws(&mut self) {
         while let Some(b' ' | b'\n' | b'\r' | b'\t') = self.s.get(self.i) {
@@ -322,10 +363,12 @@ impl<'a> Parser<'a> {
         }
     }
 
+    /// One value, pushed. Inlined where it is read, so that a scalar member costs no call:
+    /// only objects and arrays recurse.
+    #[inline(always)]
     unsafe fn value(&mut self) -> Parsed {
-        self.ws();
         let state = self.state;
-        match self.s.get(self.i) {
+        match self.peek() {
             Some(b'{') => self.object(),
             Some(b'[') => self.array(),
             Some(b'"') => self.string_value(),
@@ -429,34 +472,36 @@ impl<'a> Parser<'a> {
         self.shapes.set.truncate(base);
     }
 
+    #[inline(never)]
     unsafe fn object(&mut self) -> Parsed {
         let (hint, no) = self.enter()?;
         let state = self.state;
         let copy = self.new_object(no, hint);
         let base = self.shapes.set.len();
         let mut n = 0u32;
-        self.ws();
-        if self.s.get(self.i) == Some(&b'}') {
+        if self.peek() == Some(b'}') {
             self.i += 1;
         } else {
             loop {
-                self.ws();
-                if self.s.get(self.i) != Some(&b'"') {
+                if self.peek() != Some(b'"') {
                     return Err(Bad);
                 }
-                self.key()?;
+                let key = self.key()?;
                 if self.cache != 0 {
-                    self.shapes.set.push(ffi::lua_topointer(state, -1));
+                    self.shapes.set.push(key);
                 }
-                self.ws();
-                self.eat(b":")?;
+                if self.s.get(self.i) == Some(&b':') {
+                    self.i += 1;
+                } else {
+                    self.ws();
+                    self.eat(b":")?;
+                }
                 self.value()?;
                 // A nil value sets nothing: the key is absent, as for `null` elsewhere (in a
                 // copy, it clears the key the row before set).
                 ffi::lua_rawset(state, -3);
                 n += 1;
-                self.ws();
-                match self.s.get(self.i) {
+                match self.peek() {
                     Some(b',') => self.i += 1,
                     Some(b'}') => {
                         self.i += 1;
@@ -471,6 +516,7 @@ impl<'a> Parser<'a> {
         Ok(())
     }
 
+    #[inline(never)]
     unsafe fn array(&mut self) -> Parsed {
         let (hint, no) = self.enter()?;
         let state = self.state;
@@ -478,16 +524,14 @@ impl<'a> Parser<'a> {
         let hint = if hint == 0 { 4 } else { hint };
         ffi::lua_createtable(state, hint as c_int, 0);
         let mut n = 0u32;
-        self.ws();
-        if self.s.get(self.i) == Some(&b']') {
+        if self.peek() == Some(b']') {
             self.i += 1;
         } else {
             loop {
                 self.value()?;
                 n += 1;
                 ffi::lua_rawseti(state, -2, ffi::lua_Integer::from(n));
-                self.ws();
-                match self.s.get(self.i) {
+                match self.peek() {
                     Some(b',') => self.i += 1,
                     Some(b']') => {
                         self.i += 1;
@@ -504,8 +548,8 @@ impl<'a> Parser<'a> {
     }
 
     /// Pushes a key: the string interned for the same key of the row before when the bytes are
-    /// the same, else a new one, remembered for the next row.
-    unsafe fn key(&mut self) -> Parsed {
+    /// the same, else a new one, remembered for the next row. Returns the string's address.
+    unsafe fn key(&mut self) -> Result<*const std::ffi::c_void, Bad> {
         let state = self.state;
         let no = self.key_no;
         self.key_no += 1;
@@ -515,29 +559,37 @@ impl<'a> Parser<'a> {
             // without escapes, so it holds no quote, backslash or control byte, and the same
             // bytes followed by a quote are that whole key again.
             if let Some(Some(k)) = self.shapes.keys.get(no) {
-                let from = self.i + 1;
-                let end = from + k.len();
-                if self.s.get(from..end) == Some(k.as_slice()) && self.s.get(end) == Some(&b'"') {
-                    self.i = end + 1;
+                if has_at(self.s, self.i + 1, &k.quoted) {
+                    self.i += 1 + k.quoted.len();
                     ffi::lua_pushvalue(state, self.cache + no as c_int);
-                    return Ok(());
+                    return Ok(k.at);
                 }
             }
         }
         let at = self.string()?;
         let (p, n) = self.bytes(&at);
         ffi::lua_pushlstring(state, p.cast(), n);
+        let addr = ffi::lua_topointer(state, -1);
         if !remember {
-            return Ok(());
+            return Ok(addr);
         }
         keep_top(state, self.cache + no as c_int);
         let slot = nth(&mut self.shapes.keys, no, None);
         match at {
-            Str::Text(..) => refill(slot, std::slice::from_raw_parts(p, n)),
+            Str::Text(..) => {
+                let k = slot.get_or_insert_with(|| Key {
+                    quoted: Vec::new(),
+                    at: addr,
+                });
+                k.quoted.clear();
+                k.quoted.extend_from_slice(std::slice::from_raw_parts(p, n));
+                k.quoted.push(b'"');
+                k.at = addr;
+            }
             // Its unescaped bytes are not its text: not remembered.
             Str::Scratch => *slot = None,
         }
-        Ok(())
+        Ok(addr)
     }
 
     fn bytes(&self, at: &Str) -> (*const u8, usize) {
@@ -566,7 +618,10 @@ impl<'a> Parser<'a> {
             return Ok(());
         }
         let slot = STR_SLOTS + no as c_int;
-        if last.as_deref() == Some(text) {
+        if last
+            .as_ref()
+            .is_some_and(|l| l.len() == n && has_at(text, 0, l))
+        {
             *misses = 0;
             ffi::lua_pushvalue(state, slot);
             return Ok(());
@@ -755,11 +810,16 @@ impl<'a> Parser<'a> {
         // Up to 19 digits fit a u64 whatever they are.
         let fast = if !exp && int_len + frac_len <= 19 {
             let mut m = 0u64;
+            // At most 19 digits: neither can overflow.
             for &c in &s[int..int + int_len] {
-                m = m * 10 + u64::from(c - b'0');
+                m = m
+                    .wrapping_mul(10)
+                    .wrapping_add(u64::from(c.wrapping_sub(b'0')));
             }
             for &c in &s[frac..frac + frac_len] {
-                m = m * 10 + u64::from(c - b'0');
+                m = m
+                    .wrapping_mul(10)
+                    .wrapping_add(u64::from(c.wrapping_sub(b'0')));
             }
             match frac_len {
                 0 => Some(m as f64),
@@ -1022,9 +1082,9 @@ mod tests {
     }
 
     #[test]
-    fn rows_of_changing_shapes_keep_only_their_own_keys() {
+    fn rows_of_changing_shapes_keep_only_their_own_keys_and_elements() {
         // GIVEN rows whose objects are copies of the row before's: the same keys, fewer, more,
-        // reordered, with nulls, duplicated, nested, and a wide one
+        // reordered, with nulls, duplicated, nested, and a wide one; and arrays likewise
         let wide: String = (0..100).map(|i| format!(r#""k{i}":{i},"#)).collect();
         let texts = [
             r#"{"a":1,"b":{"x":1,"y":2},"c":"s"}"#.to_string(),
@@ -1040,6 +1100,22 @@ mod tests {
             r#"{"a":"\u0041","b":{"x":1,"y":2}}"#.into(),
             r#"[{"a":1}]"#.into(),
             r#"{"a":1,"b":{"x":1,"y":2},"c":"s"}"#.into(),
+            // Arrays copied from the row before's: longer, shorter, empty, with nulls, nested,
+            // turned into an object and back, and one too long to be copied
+            r#"{"t":[1,2,3],"u":[[1],[2,3]]}"#.into(),
+            r#"{"t":[4],"u":[[],[5]]}"#.into(),
+            r#"{"t":[],"u":[[6,7,8]]}"#.into(),
+            r#"{"t":[9,null,10,null],"u":[]}"#.into(),
+            r#"{"t":[11,12,13,14,15],"u":{"x":[1]}}"#.into(),
+            r#"{"t":{"0":1},"u":[[16]]}"#.into(),
+            format!(
+                "[{}]",
+                (0..100)
+                    .map(|i| i.to_string())
+                    .collect::<Vec<_>>()
+                    .join(",")
+            ),
+            r#"[1,2]"#.into(),
         ];
         let mut data = Vec::new();
         let mut spans = Vec::new();
