@@ -283,6 +283,88 @@ impl Rows {
         }
     }
 
+    /// Appends rows to `out` and their spans to `spans` until `spans` holds `rows` or `out`
+    /// holds `bytes`, as [`Self::next_line_into`] does one at a time (the same checks, errors
+    /// and counting), but takes the lines that lie whole in the reader's buffer in one pass
+    /// rather than going back to the reader for each. Returns whether the rows have ended.
+    pub fn next_lines_into(
+        &mut self,
+        src: &mut dyn PartSource,
+        out: &mut Vec<u8>,
+        spans: &mut Vec<(usize, usize, u64, usize)>,
+        rows: usize,
+        bytes: usize,
+    ) -> Result<bool> {
+        while spans.len() < rows && out.len() < bytes {
+            if self.take_buffered(src, out, spans, (rows, bytes))? {
+                continue;
+            }
+            // A line across the buffer's end, one too long, or the end of a part.
+            match self.next_line_into(src, out)? {
+                Some(span) => spans.push(span),
+                None => return Ok(true),
+            }
+        }
+        Ok(false)
+    }
+
+    /// The whole lines in the current part's buffer, for [`Self::next_lines_into`]; whether
+    /// it took any, up to `(rows, bytes)` as there. A line longer than the limit is left for
+    /// `next_line_into` to refuse.
+    fn take_buffered(
+        &mut self,
+        src: &mut dyn PartSource,
+        out: &mut Vec<u8>,
+        spans: &mut Vec<(usize, usize, u64, usize)>,
+        (rows, bytes): (usize, usize),
+    ) -> Result<bool> {
+        let part_no = self.keys.len().wrapping_sub(self.parts.len() + 1);
+        let Rows {
+            what,
+            current,
+            rows: count,
+            done,
+            ..
+        } = self;
+        let (false, Some(cur)) = (*done, current.as_mut()) else {
+            return Ok(false);
+        };
+        let max = src.max_row();
+        let r = cur.body.buf();
+        let buf = r.fill_buf().map_err(|e| bad(what, &cur.part, e))?;
+        let base = out.len();
+        let (mut taken, mut line_no, mut failed) = (0, cur.line, None);
+        for nl in memchr::memchr_iter(b'\n', buf) {
+            let line = &buf[taken..nl];
+            if spans.len() >= rows || base + taken >= bytes || line.len() > max {
+                break;
+            }
+            let at = base + taken;
+            taken = nl + 1;
+            // Counted as `next_line_into` counts: the line's bytes are gone even when they
+            // break the budget, its number is not.
+            if let Err(e) = src.consumed((line.len() + 1) as u64) {
+                failed = Some(e);
+                break;
+            }
+            line_no += 1;
+            let trimmed = line.trim_ascii();
+            if trimmed.is_empty() {
+                continue;
+            }
+            *count += 1;
+            let start = at + (line.len() - line.trim_ascii_start().len());
+            spans.push((start, start + trimmed.len(), line_no, part_no));
+        }
+        out.extend_from_slice(&buf[..taken]);
+        r.consume(taken);
+        cur.line = line_no;
+        match failed {
+            Some(e) => Err(bad(what, &cur.part, e)),
+            None => Ok(taken > 0),
+        }
+    }
+
     /// The error for a row that is not JSON, naming the part and line.
     pub fn bad_row(&self, line: u64, part_no: usize, err: impl std::fmt::Display) -> Error {
         let part = self.keys.get(part_no).map(String::as_str).unwrap_or("?");
@@ -323,6 +405,135 @@ fn read_line(
         }
         if out.len() - base > max {
             return Ok(false);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! `next_lines_into` against `next_line_into`, which reads one line at a time.
+    use super::*;
+
+    /// One stored part, with a stream budget.
+    struct OnePart {
+        stored: Vec<u8>,
+        max_row: usize,
+        budget: u64,
+        consumed: u64,
+    }
+
+    impl PartSource for OnePart {
+        fn open(&mut self, _key: &str) -> Result<Option<(u64, Box<dyn Read + Send>)>> {
+            let r: Box<dyn Read + Send> = Box::new(std::io::Cursor::new(self.stored.clone()));
+            Ok(Some((self.stored.len() as u64, r)))
+        }
+        fn consumed(&mut self, bytes: u64) -> Result<()> {
+            self.consumed += bytes;
+            if self.consumed > self.budget {
+                return Err(Error::LimitExceeded {
+                    limit: "max_stream_mb",
+                    detail: format!("read {} bytes", self.consumed),
+                });
+            }
+            Ok(())
+        }
+        fn max_row(&self) -> usize {
+            self.max_row
+        }
+    }
+
+    type Got = (Vec<(Vec<u8>, u64)>, Option<String>, u64);
+
+    /// Every row with its line number, the error that ended the reading, and the bytes
+    /// counted; `batch` is 0 for one line at a time.
+    fn read(stored: &[u8], max_row: usize, budget: u64, batch: usize) -> Got {
+        let mut src = OnePart {
+            stored: stored.to_vec(),
+            max_row,
+            budget,
+            consumed: 0,
+        };
+        let part = Part {
+            key: "r.0000".into(),
+            bytes: Some(stored.len() as u64),
+            sha256: None,
+        };
+        let mut rows = Rows::new("result \"r\"", vec![part], None);
+        let (mut got, mut out, mut spans) = (Vec::new(), Vec::new(), Vec::new());
+        let err = loop {
+            out.clear();
+            spans.clear();
+            let r = if batch == 0 {
+                rows.next_line_into(&mut src, &mut out).map(|s| match s {
+                    Some(s) => {
+                        spans.push(s);
+                        false
+                    }
+                    None => true,
+                })
+            } else {
+                rows.next_lines_into(&mut src, &mut out, &mut spans, batch, 64 << 10)
+            };
+            got.extend(spans.iter().map(|&(s, e, l, _)| (out[s..e].to_vec(), l)));
+            match r {
+                Ok(true) => break None,
+                Ok(false) => {}
+                Err(e) => break Some(e.to_string()),
+            }
+        };
+        (got, err, src.consumed)
+    }
+
+    #[test]
+    fn lines_taken_from_the_buffer_are_the_lines_read_one_at_a_time() {
+        // GIVEN parts of short, blank, padded, CRLF and overlong lines, some of them across
+        // the reader's 256 KB buffer, read with and without a stream budget that breaks
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        for case in 0..40u64 {
+            let mut stored = Vec::new();
+            while stored.len() < 300_000 + (case as usize) * 3_000 {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                match x % 64 {
+                    0..=3 => stored.extend_from_slice(b"\n"),
+                    4..=7 => stored.extend_from_slice(b"  \t \r\n"),
+                    8..=11 => stored.extend_from_slice(b" {\"padded\":1} \r\n"),
+                    // Long lines, under the limit.
+                    12 => {
+                        stored.extend(std::iter::repeat_n(b'x', 2_000 + (x % 6_000) as usize));
+                        stored.push(b'\n');
+                    }
+                    _ => stored.extend_from_slice(format!("{{\"n\":{x}}}\n").as_bytes()),
+                }
+            }
+            // Past the first buffer: a line over the limit, or a last line without a newline.
+            match case % 4 {
+                1 => stored.extend_from_slice(b"{\"last\":\"no newline\"}"),
+                2 => stored.extend(std::iter::repeat_n(b'y', 9_000)),
+                _ => {}
+            }
+            let budget = if case % 3 == 0 {
+                200_000 + case * 1_000
+            } else {
+                u64::MAX
+            };
+            // WHEN they are read in batches of several sizes and one line at a time
+            let want = read(&stored, 8_000, budget, 0);
+            for batch in [1, 7, 256] {
+                let got = read(&stored, 8_000, budget, batch);
+                // THEN the rows, their line numbers, the error and the bytes counted agree
+                assert_eq!(
+                    got.0.len(),
+                    want.0.len(),
+                    "case {case}, batch {batch}: rows"
+                );
+                assert!(got.0 == want.0, "case {case}, batch {batch}: rows differ");
+                assert_eq!(got.1, want.1, "case {case}, batch {batch}: error");
+                assert_eq!(got.2, want.2, "case {case}, batch {batch}: bytes counted");
+            }
+            // (the reading reaches the part's end, the budget or the long line)
+            assert!(want.2 > 200_000, "case {case}: read only {} bytes", want.2);
         }
     }
 }

@@ -718,14 +718,10 @@ pub(crate) fn fill_rows(
     rows: usize,
     bytes: usize,
 ) -> (bool, Option<mlua::Error>) {
-    while spans.len() < rows && data.len() < bytes {
-        match r.next_line_into(src, data) {
-            Ok(Some(span)) => spans.push(span),
-            Ok(None) => return (true, None),
-            Err(e) => return (false, Some(raise(lua, e))),
-        }
+    match r.next_lines_into(src, data, spans, rows, bytes) {
+        Ok(ended) => (ended, None),
+        Err(e) => (false, Some(raise(lua, e))),
     }
-    (false, None)
 }
 
 /// The rows of a result, read from the batch bucket.
