@@ -12,6 +12,7 @@
 //! is one allocation and a `memcpy`, and its values are overwritten through keys interned once.
 #![allow(unsafe_code)]
 
+// `lua_pushlstring_` is Luau's own push (see host/json_seed.rs: the wrapper asks for a pointer back).
 use mlua::ffi;
 use mlua::{Function, Lua, LuaString, Table, Value};
 
@@ -107,7 +108,7 @@ pub fn make(lua: &Lua, p: Parts<'_>) -> mlua::Result<(Table, Function, Table, Va
             };
             ffi::lua_pushvalue(state, 2);
             set(0);
-            ffi::lua_pushlstring(
+            ffi::lua_pushlstring_(
                 state,
                 p.ctx.request_id.as_ptr().cast(),
                 p.ctx.request_id.len(),

@@ -11,6 +11,7 @@
 
 use std::os::raw::c_int;
 
+// `lua_pushlstring_` is Luau's own push (see json_seed.rs: the wrapper asks for a pointer back).
 use mlua::ffi::{self, lua_State};
 use mlua::{Lua, LuaSerdeExt};
 
@@ -71,7 +72,7 @@ unsafe fn push_at(
             J::Bool(b) => ffi::lua_pushboolean(state, c_int::from(*b)),
             J::Number(n) => ffi::lua_pushnumber(state, n.as_f64().unwrap_or(f64::NAN)),
             J::String(s) => {
-                ffi::lua_pushlstring(state, s.as_ptr().cast(), s.len());
+                ffi::lua_pushlstring_(state, s.as_ptr().cast(), s.len());
             }
             J::Array(items) => {
                 if depth >= MAX_DEPTH {
@@ -97,7 +98,7 @@ unsafe fn push_at(
                     if item.is_null() {
                         continue; // a nil field is an absent one
                     }
-                    ffi::lua_pushlstring(state, key.as_ptr().cast(), key.len());
+                    ffi::lua_pushlstring_(state, key.as_ptr().cast(), key.len());
                     if !push_at(state, item, array_mt, depth + 1) {
                         ffi::lua_pop(state, 2);
                         return false;

@@ -25,6 +25,9 @@
 
 use std::os::raw::c_int;
 
+// Strings are pushed with `lua_pushlstring_`, Luau's own: mlua-sys's `lua_pushlstring` also
+// asks `lua_tolstring` for the pushed string's address (Lua 5.4's signature), which costs a
+// call per string and which nothing here reads.
 use mlua::ffi::{self, lua_State};
 use mlua::{Lua, LuaSerdeExt, Table};
 use serde::de;
@@ -40,6 +43,10 @@ const SHAPE_STRS: usize = 32;
 const MAX_SHAPE_STR: usize = 64;
 /// Misses in a row after which a string column stops being compared (until the next batch).
 const STR_MISSES: u8 = 4;
+/// Nesting levels whose stack space is reserved once per batch rather than at each level.
+const ROOMY: u32 = 8;
+/// Stack slots one nesting level needs: its table, a key, a value and a spare.
+const LEVEL_SLOTS: c_int = 4;
 /// Largest size hint given to a new table, whatever the row before held.
 const MAX_HINT: u32 = 64;
 /// The first stack slot of the interned keys in `parse_rows`; the remembered string values
@@ -66,7 +73,7 @@ pub fn parse_rows(
     let array_mt = lua.array_metatable();
     // SAFETY: `exec_raw` runs the closure inside a protected call with the array metatable at
     // stack index 1 and the buffer at 2, and restores the stack afterwards. The closure keeps
-    // the interned keys in slots 3.., pushes values (checking stack space for every nesting level), stores
+    // the interned keys in slots 3.., pushes values (stack space reserved for ROOMY levels, checked at each level past them), stores
     // each row into the buffer with `lua_rawseti` and clears the stack. A Lua error (out of
     // memory) raised by a push unwinds to the protected call; the buffers it may leave behind
     // are owned outside the closure, so nothing leaks.
@@ -74,14 +81,14 @@ pub fn parse_rows(
         lua.exec_raw::<()>((array_mt, buf), |state| {
             // The interned keys, remembered strings and the objects of the row before live in
             // stack slots 3.. (pushing one again is a copy of a slot).
-            if ffi::lua_checkstack(state, SHAPE_SLOTS + 8) == 0 {
+            if ffi::lua_checkstack(state, SHAPE_SLOTS + 8 + LEVEL_SLOTS * ROOMY as c_int) == 0 {
                 full = true;
                 return;
             }
             ffi::lua_settop(state, KEY_SLOTS + SHAPE_SLOTS - 1);
             for (i, &(start, end, line)) in spans.iter().enumerate() {
                 let text = &data[start..end];
-                let mut p = Parser::new(text, state, 1, KEY_SLOTS, &mut shapes);
+                let mut p = Parser::new(text, state, 1, KEY_SLOTS, ROOMY, &mut shapes);
                 if p.document().is_err() {
                     failed = Some((line, text));
                     break;
@@ -117,7 +124,12 @@ pub fn parse_value(lua: &Lua, data: &[u8]) -> mlua::Result<Result<mlua::Value, S
     // one document has no rows to share a shape with.
     let v = unsafe {
         lua.exec_raw::<mlua::Value>(array_mt, |state| {
-            let mut p = Parser::new(data, state, 1, 0, &mut shapes);
+            let roomy = if ffi::lua_checkstack(state, 8 + LEVEL_SLOTS * ROOMY as c_int) != 0 {
+                ROOMY
+            } else {
+                0
+            };
+            let mut p = Parser::new(data, state, 1, 0, roomy, &mut shapes);
             if p.document().is_ok() {
                 ok = true;
                 ffi::lua_remove(state, 1);
@@ -253,6 +265,22 @@ fn has_at(s: &[u8], at: usize, pat: &[u8]) -> bool {
     }
 }
 
+/// The length of the run of ASCII digits at `s[i..]`, whose value is accumulated onto `m`
+/// (wrapping: exact while the whole number has at most 19 digits, which is all it is used for).
+#[inline(always)]
+fn digit_run(s: &[u8], from: usize, m: &mut u64) -> usize {
+    let mut i = from;
+    while let Some(&c) = s.get(i) {
+        let d = c.wrapping_sub(b'0');
+        if d > 9 {
+            break;
+        }
+        *m = m.wrapping_mul(10).wrapping_add(u64::from(d));
+        i += 1;
+    }
+    i - from
+}
+
 /// The n-th entry of a shape's list, grown with `empty` up to it.
 fn nth<T: Clone>(list: &mut Vec<T>, no: usize, empty: T) -> &mut T {
     if list.len() <= no {
@@ -288,6 +316,8 @@ struct Parser<'a> {
     /// Stack index of the first interned key (see `Shapes::keys`), 0 for none.
     cache: c_int,
     shapes: &'a mut Shapes,
+    /// Nesting levels whose stack space the caller reserved (each level past them checks).
+    roomy: u32,
     /// Ordinals of the next key, the next table and the next string value in this document.
     key_no: usize,
     table_no: usize,
@@ -307,6 +337,7 @@ impl<'a> Parser<'a> {
         state: *mut lua_State,
         mt: c_int,
         cache: c_int,
+        roomy: u32,
         shapes: &'a mut Shapes,
     ) -> Self {
         Parser {
@@ -315,6 +346,7 @@ impl<'a> Parser<'a> {
             state,
             mt,
             cache,
+            roomy,
             shapes,
             key_no: 0,
             table_no: 0,
@@ -399,7 +431,9 @@ impl<'a> Parser<'a> {
     /// Enters an array or object: depth and stack space for its key, value and copies.
     unsafe fn enter(&mut self) -> Result<(u32, usize), Bad> {
         self.depth += 1;
-        if self.depth > MAX_DEPTH || ffi::lua_checkstack(self.state, 4) == 0 {
+        if self.depth > MAX_DEPTH
+            || (self.depth > self.roomy && ffi::lua_checkstack(self.state, LEVEL_SLOTS) == 0)
+        {
             return Err(Bad);
         }
         self.i += 1;
@@ -568,7 +602,7 @@ impl<'a> Parser<'a> {
         }
         let at = self.string()?;
         let (p, n) = self.bytes(&at);
-        ffi::lua_pushlstring(state, p.cast(), n);
+        ffi::lua_pushlstring_(state, p.cast(), n);
         let addr = ffi::lua_topointer(state, -1);
         if !remember {
             return Ok(addr);
@@ -608,13 +642,13 @@ impl<'a> Parser<'a> {
         let no = self.str_no;
         self.str_no += 1;
         if self.cache == 0 || no >= SHAPE_STRS || n > MAX_SHAPE_STR {
-            ffi::lua_pushlstring(state, p.cast(), n);
+            ffi::lua_pushlstring_(state, p.cast(), n);
             return Ok(());
         }
         let (last, misses) = nth(&mut self.shapes.strs, no, (None, 0));
         let text = std::slice::from_raw_parts(p, n);
         if *misses >= STR_MISSES {
-            ffi::lua_pushlstring(state, p.cast(), n);
+            ffi::lua_pushlstring_(state, p.cast(), n);
             return Ok(());
         }
         let slot = STR_SLOTS + no as c_int;
@@ -628,7 +662,7 @@ impl<'a> Parser<'a> {
         }
         *misses += u8::from(last.is_some());
         refill(last, text);
-        ffi::lua_pushlstring(state, p.cast(), n);
+        ffi::lua_pushlstring_(state, p.cast(), n);
         keep_top(state, slot);
         Ok(())
     }
@@ -636,6 +670,7 @@ impl<'a> Parser<'a> {
     /// Reads a string (at its opening quote): unescaped, UTF-8 checked. ASCII text is scanned
     /// eight bytes at a time for the closing quote, a backslash, a control byte or a byte
     /// past ASCII (which is then checked as UTF-8).
+    #[inline(always)]
     fn string(&mut self) -> Result<Str, Bad> {
         self.i += 1;
         let start = self.i;
@@ -667,6 +702,7 @@ impl<'a> Parser<'a> {
 
     /// A string from `start` whose first quote, backslash or control byte is at `at`; `ascii`
     /// when every byte before it is known to be ASCII.
+    #[inline(always)]
     fn string_end(&mut self, start: usize, at: usize, ascii: bool) -> Result<Str, Bad> {
         self.i = at;
         match self.s[at] {
@@ -769,65 +805,46 @@ impl<'a> Parser<'a> {
         ];
         let s = self.s;
         let start = self.i;
-        let neg = s[self.i] == b'-';
-        if neg {
-            self.i += 1;
-        }
-        let digits = |from: usize| {
-            s.get(from..)
-                .map_or(0, |r| r.iter().take_while(|c| c.is_ascii_digit()).count())
-        };
-        let int = self.i;
-        let int_len = match s.get(int) {
+        let mut i = start;
+        let neg = s.get(i) == Some(&b'-');
+        i += usize::from(neg);
+        // The digits of the integer and the fraction, accumulated as they are read.
+        let mut m = 0u64;
+        let int_len = match s.get(i) {
             // A leading zero stands alone ("01" is two tokens, refused by the caller).
             Some(b'0') => 1,
-            Some(b'1'..=b'9') => digits(int),
+            Some(b'1'..=b'9') => digit_run(s, i, &mut m),
             _ => return Err(Bad),
         };
-        self.i += int_len;
-        let (mut frac, mut frac_len) = (self.i, 0);
-        if s.get(self.i) == Some(&b'.') {
-            frac = self.i + 1;
-            frac_len = digits(frac);
+        i += int_len;
+        let mut frac_len = 0;
+        if s.get(i) == Some(&b'.') {
+            frac_len = digit_run(s, i + 1, &mut m);
             if frac_len == 0 {
                 return Err(Bad);
             }
-            self.i = frac + frac_len;
+            i += 1 + frac_len;
         }
         let mut exp = false;
-        if let Some(b'e' | b'E') = s.get(self.i) {
+        if let Some(b'e' | b'E') = s.get(i) {
             exp = true;
-            self.i += 1;
-            if let Some(b'+' | b'-') = s.get(self.i) {
-                self.i += 1;
+            i += 1;
+            if let Some(b'+' | b'-') = s.get(i) {
+                i += 1;
             }
-            let n = digits(self.i);
+            let n = digit_run(s, i, &mut 0);
             if n == 0 {
                 return Err(Bad);
             }
-            self.i += n;
+            i += n;
         }
-        // Up to 19 digits fit a u64 whatever they are.
-        let fast = if !exp && int_len + frac_len <= 19 {
-            let mut m = 0u64;
-            // At most 19 digits: neither can overflow.
-            for &c in &s[int..int + int_len] {
-                m = m
-                    .wrapping_mul(10)
-                    .wrapping_add(u64::from(c.wrapping_sub(b'0')));
-            }
-            for &c in &s[frac..frac + frac_len] {
-                m = m
-                    .wrapping_mul(10)
-                    .wrapping_add(u64::from(c.wrapping_sub(b'0')));
-            }
-            match frac_len {
-                0 => Some(m as f64),
-                n if m <= 1 << 53 && n <= 22 => Some(m as f64 / POW10[n]),
-                _ => None,
-            }
-        } else {
-            None
+        self.i = i;
+        // Up to 19 digits fit a u64 whatever they are (past that, `m` wrapped and is unused).
+        let fast = match frac_len {
+            _ if exp || int_len + frac_len > 19 => None,
+            0 => Some(m as f64),
+            n if m <= 1 << 53 && n <= 22 => Some(m as f64 / POW10[n]),
+            _ => None,
         };
         let v = match fast {
             Some(v) => v,
