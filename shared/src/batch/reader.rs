@@ -11,6 +11,9 @@ use super::manifest::Part;
 use crate::ports::ObjectReader;
 use crate::{Error, Result};
 
+/// Where a row sits in the output buffer: start, end, line number, index of its part.
+pub type Span = (usize, usize, u64, usize);
+
 /// What a reader needs from its invocation: opening parts, and the limits.
 pub trait PartSource {
     /// Opens a part (the key relative to the job folder) as a blocking reader with its size;
@@ -229,7 +232,7 @@ impl Rows {
         &mut self,
         src: &mut dyn PartSource,
         out: &mut Vec<u8>,
-    ) -> Result<Option<(usize, usize, u64, usize)>> {
+    ) -> Result<Option<Span>> {
         if self.done {
             return Ok(None);
         }
@@ -278,8 +281,7 @@ impl Rows {
             self.rows += 1;
             let start = base + (line.len() - line.trim_ascii_start().len());
             let end = start + trimmed.len();
-            let part_no = self.keys.len() - self.parts.len() - 1;
-            return Ok(Some((start, end, cur.line, part_no)));
+            return Ok(Some((start, end, cur.line, self.part_no())));
         }
     }
 
@@ -291,7 +293,7 @@ impl Rows {
         &mut self,
         src: &mut dyn PartSource,
         out: &mut Vec<u8>,
-        spans: &mut Vec<(usize, usize, u64, usize)>,
+        spans: &mut Vec<Span>,
         rows: usize,
         bytes: usize,
     ) -> Result<bool> {
@@ -315,18 +317,20 @@ impl Rows {
         &mut self,
         src: &mut dyn PartSource,
         out: &mut Vec<u8>,
-        spans: &mut Vec<(usize, usize, u64, usize)>,
+        spans: &mut Vec<Span>,
         (rows, bytes): (usize, usize),
     ) -> Result<bool> {
-        let part_no = self.keys.len().wrapping_sub(self.parts.len() + 1);
+        if self.done || self.current.is_none() {
+            return Ok(false);
+        }
+        let part_no = self.part_no();
         let Rows {
             what,
-            current,
+            current: Some(cur),
             rows: count,
-            done,
             ..
-        } = self;
-        let (false, Some(cur)) = (*done, current.as_mut()) else {
+        } = self
+        else {
             return Ok(false);
         };
         let max = src.max_row();
@@ -363,6 +367,11 @@ impl Rows {
             Some(e) => Err(bad(what, &cur.part, e)),
             None => Ok(taken > 0),
         }
+    }
+
+    /// The index of the part being read (the current one).
+    fn part_no(&self) -> usize {
+        self.keys.len() - self.parts.len() - 1
     }
 
     /// The error for a row that is not JSON, naming the part and line.

@@ -73,8 +73,9 @@ pub fn parse_rows(
     let array_mt = lua.array_metatable();
     // SAFETY: `exec_raw` runs the closure inside a protected call with the array metatable at
     // stack index 1 and the buffer at 2, and restores the stack afterwards. The closure keeps
-    // the interned keys in slots 3.., pushes values (stack space reserved for ROOMY levels, checked at each level past them), stores
-    // each row into the buffer with `lua_rawseti` and clears the stack. A Lua error (out of
+    // the interned keys in slots 3.., pushes values (stack space reserved for ROOMY levels,
+    // checked at each level past them), stores each row into the buffer with `lua_rawseti`
+    // and clears the stack. A Lua error (out of
     // memory) raised by a push unwinds to the protected call; the buffers it may leave behind
     // are owned outside the closure, so nothing leaks.
     unsafe {
@@ -1117,8 +1118,8 @@ mod tests {
             r#"{"a":"\u0041","b":{"x":1,"y":2}}"#.into(),
             r#"[{"a":1}]"#.into(),
             r#"{"a":1,"b":{"x":1,"y":2},"c":"s"}"#.into(),
-            // Arrays copied from the row before's: longer, shorter, empty, with nulls, nested,
-            // turned into an object and back, and one too long to be copied
+            // Arrays sized by the row before's: longer, shorter, empty, with nulls, nested,
+            // turned into an object and back, and one longer than any size hint
             r#"{"t":[1,2,3],"u":[[1],[2,3]]}"#.into(),
             r#"{"t":[4],"u":[[],[5]]}"#.into(),
             r#"{"t":[],"u":[[6,7,8]]}"#.into(),

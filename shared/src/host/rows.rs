@@ -11,8 +11,8 @@ const BATCH_ROWS: usize = 256;
 /// Bytes of JSON text fetched per call into Rust, at most (a single longer row still goes).
 const BATCH_BYTES: usize = 1 << 20;
 
-/// Where a line sits in the batch buffer: start, end, line number, index of its part.
-pub type Span = (usize, usize, u64, usize);
+/// Where a line sits in the batch buffer (the reader's span).
+pub use crate::batch::reader::Span;
 
 /// Where the lines of an iterator come from.
 pub trait LineSource: Send + 'static {
