@@ -17,6 +17,9 @@ use serde_json::{json, Value};
 
 use crate::host::LogSink;
 
+#[cfg(feature = "aws")]
+pub mod runtime_log;
+
 /// The default metrics namespace.
 pub const NAMESPACE: &str = "native";
 

@@ -19,8 +19,8 @@ use native_core::observe::in_request;
 
 #[tokio::main]
 async fn main() -> Result<(), lambda_http::Error> {
-    // The runtime's own errors and the SDK's, as JSON when the function's LoggingConfig says so.
-    lambda_http::tracing::init_default_subscriber();
+    // The runtime's and the SDK's own events, as JSON lines at the LoggingConfig's level.
+    native_core::observe::runtime_log::init();
     let rt = Arc::new(lambda::cold_start().await?);
     let app = router(rt);
     lambda_http::run(service_fn(move |req: Request| {

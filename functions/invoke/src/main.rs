@@ -9,8 +9,8 @@ use native_core::observe::in_request;
 
 #[tokio::main]
 async fn main() -> Result<(), Error> {
-    // The runtime's own errors and the SDK's, as JSON when the function's LoggingConfig says so.
-    lambda_runtime::tracing::init_default_subscriber();
+    // The runtime's and the SDK's own events, as JSON lines at the LoggingConfig's level.
+    native_core::observe::runtime_log::init();
     let rt = Arc::new(lambda::cold_start().await?);
     lambda_runtime::run(service_fn(move |ev: LambdaEvent<lambda::InvokeRequest>| {
         let rt = rt.clone();

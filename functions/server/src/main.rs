@@ -12,6 +12,8 @@ use native_core::inbound::{serve, shutdown_signal};
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    // The SDK's own events, as JSON lines (RUST_LOG sets the level; INFO by default).
+    native_core::observe::runtime_log::init();
     let listen = std::env::var("NATIVE_LISTEN").unwrap_or_else(|_| "0.0.0.0:8080".into());
     let grace = std::env::var("NATIVE_STOP_GRACE_S").map_or(Ok(25), |s| s.parse::<u64>())?;
     let rt = Arc::new(server_start().await?);

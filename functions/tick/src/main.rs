@@ -10,6 +10,8 @@ use native_core::timer::{tick, TickOptions};
 
 #[tokio::main]
 async fn main() -> Result<(), Error> {
+    // The runtime's and the SDK's own events, as JSON lines at the LoggingConfig's level.
+    native_core::observe::runtime_log::init();
     let rt = Arc::new(lambda::cold_start().await?);
     lambda_runtime::run(service_fn(move |_: LambdaEvent<serde_json::Value>| {
         let rt = rt.clone();
