@@ -71,11 +71,11 @@ fn harness() -> &'static Harness {
     H.get_or_init(|| {
         let dir = tempfile::tempdir().expect("a temporary folder");
         let backend = Embedded::open(dir.path(), Vec::new()).expect("the embedded backend");
-        let services = Arc::new(Services {
-            deployment: Deployment::default(),
-            backends: backend.backends(),
-            log: Arc::new(NoLog),
-        });
+        let services = Arc::new(Services::new(
+            Deployment::default(),
+            backend.backends(),
+            Arc::new(NoLog),
+        ));
         let tenant = Tenant::new(
             "fuzz",
             TenantConfig::default(),

@@ -41,6 +41,20 @@ pub struct Services {
     pub callback: Option<Arc<crate::callback::Signer>>,
 }
 
+impl Services {
+    /// Services over `backends` logging to `log`, with neither background `job:http` nor
+    /// callback signing (the [`Runtime`] builders add those).
+    pub fn new(deployment: Deployment, backends: Backends, log: Arc<dyn LogSink>) -> Self {
+        Services {
+            deployment,
+            backends,
+            log,
+            http_jobs: None,
+            callback: None,
+        }
+    }
+}
+
 /// A work-queue message: which script of which tenant gets which event.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -104,13 +118,7 @@ impl Runtime {
     /// A runtime over the given parts, logging to stderr.
     pub fn new(deployment: Deployment, backends: Backends, tenants: Arc<dyn TenantSource>) -> Self {
         Runtime {
-            services: Arc::new(Services {
-                deployment,
-                backends,
-                log: Arc::new(StderrLog),
-                http_jobs: None,
-                callback: None,
-            }),
+            services: Arc::new(Services::new(deployment, backends, Arc::new(StderrLog))),
             tenants,
             engine: Arc::new(Engine::new()),
             scope: None,
