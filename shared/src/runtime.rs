@@ -26,7 +26,7 @@ use crate::{Error, Result};
 pub const MAX_DELETES: usize = 100;
 
 /// What scripts can reach: the deployment, the backends and where logs go.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct Services {
     /// The deployment config.
     pub deployment: Deployment,
@@ -174,11 +174,8 @@ impl Runtime {
             }
         }
         let s = Arc::new(Services {
-            deployment: self.services.deployment.clone(),
             backends: b,
-            log: self.services.log.clone(),
-            http_jobs: self.services.http_jobs.clone(),
-            callback: self.services.callback.clone(),
+            ..Services::clone(&self.services)
         });
         cache.insert(tenant.to_string(), s.clone());
         Ok(s)
@@ -186,13 +183,9 @@ impl Runtime {
 
     /// The same runtime with another log sink.
     pub fn with_log(self, log: Arc<dyn LogSink>) -> Self {
-        let s = &self.services;
         let services = Arc::new(Services {
-            deployment: s.deployment.clone(),
-            backends: s.backends.clone(),
             log,
-            http_jobs: s.http_jobs.clone(),
-            callback: s.callback.clone(),
+            ..Services::clone(&self.services)
         });
         Runtime {
             services,
@@ -209,26 +202,18 @@ impl Runtime {
 
     /// [`Self::with_http_jobs`] with a given performer (tests shorten its waits).
     pub fn with_http_performer(self, jobs: crate::outbound::jobs::HttpJobs) -> Self {
-        let s = &self.services;
         let services = Arc::new(Services {
-            deployment: s.deployment.clone(),
-            backends: s.backends.clone(),
-            log: s.log.clone(),
             http_jobs: Some(Arc::new(jobs)),
-            callback: s.callback.clone(),
+            ..Services::clone(&self.services)
         });
         Runtime { services, ..self }
     }
 
     /// The same runtime signing callback URLs with `signer`.
     pub fn with_callback(self, signer: Arc<crate::callback::Signer>) -> Self {
-        let s = &self.services;
         let services = Arc::new(Services {
-            deployment: s.deployment.clone(),
-            backends: s.backends.clone(),
-            log: s.log.clone(),
-            http_jobs: s.http_jobs.clone(),
             callback: Some(signer),
+            ..Services::clone(&self.services)
         });
         Runtime {
             services,
