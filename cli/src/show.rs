@@ -11,7 +11,7 @@ use std::borrow::Cow;
 use std::io::IsTerminal;
 use std::sync::Arc;
 
-use native_core::host::LogSink;
+use native_core::observe::LogSink;
 
 use crate::out::errln;
 

@@ -8,6 +8,8 @@
 //!   handler of one object event share one end ([`crate::runtime::Runtime`]).
 //! - **Memory.** Scripts in flight hold their tenants' `max_memory_mb` between them within
 //!   the function's memory less [`RUNTIME_RESERVE_MB`] ([`MemoryBudget`]).
+//! - **Data ops.** [`Budget`] counts the backend calls of an invocation against its
+//!   `max_data_ops`; every primitive takes one, so that no caller can make unbounded calls.
 //! - **Deploy.** [`FunctionSettings::check`] names each tenant limit that the function cannot
 //!   honour, and the setting to change (`native deploy`).
 
@@ -23,6 +25,18 @@ use crate::{Error, Result};
 pub const DEADLINE_MARGIN: Duration = Duration::from_secs(2);
 /// Memory a function keeps for the runtime itself (SDK clients, pooled VMs, buffers).
 pub const RUNTIME_RESERVE_MB: u32 = 128;
+
+/// Counts backend calls against the invocation's `max_data_ops`.
+pub trait Budget {
+    /// Spends `calls`; fails with [`Error::LimitExceeded`] past the limit.
+    fn spend(&self, calls: u32) -> Result<()>;
+    /// Calls left.
+    fn left(&self) -> u32;
+    /// The chain depth of the caller: the continuation runs one deeper. 0 outside a script.
+    fn depth(&self) -> u32 {
+        0
+    }
+}
 
 tokio::task_local! {
     static NOT_AFTER: Instant;

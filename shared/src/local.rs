@@ -132,7 +132,7 @@ pub async fn drain(rt: &Runtime, opts: DrainOptions) -> Result<DrainReport> {
     let mut retrying = std::collections::HashSet::new();
     loop {
         // Timers that are due go onto the work queue first (the part of the `tick` Lambda).
-        let ticked = crate::timer::tick(
+        let ticked = crate::runtime::tick(
             rt.services.backends.kv.as_ref(),
             q.as_ref(),
             rt.services.backends.objects.as_ref(),

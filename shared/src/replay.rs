@@ -3,7 +3,7 @@
 //! tenant's router sees the object again. Handlers must take duplicates anyway (S3 delivers at
 //! least once), so replaying an object whose event was not lost is harmless.
 
-use crate::barrier::Budget;
+use crate::budget::Budget;
 use crate::config::Deployment;
 use crate::events::object_created_body;
 use crate::ports::{ObjectStore, Queue, QueueKind};

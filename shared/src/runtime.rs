@@ -11,69 +11,35 @@
 use std::sync::Arc;
 
 use bytes::Bytes;
-use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
+use crate::config::MAX_DELETES;
 use crate::config::{Deployment, Tenant};
 use crate::engine::{Call, Engine, Entry};
 use crate::events::{parse_notification, Notification};
-use crate::host::{LogSink, StderrLog};
-use crate::ports::Backends;
+use crate::host::Services;
+use crate::observe::{LogSink, StderrLog};
+use crate::ports::{Backends, WorkMessage};
 use crate::tenants::TenantSource;
 use crate::{Error, Result};
 
-/// The most objects a handler's `{ delete = keys }` may name.
-pub const MAX_DELETES: usize = 100;
+/// Every kind of conditioned timer that the primitives register: the barrier's overdue timer
+/// and dispatch guard, and the batch job's stale timer. The runtime hands them to each tick.
+pub const TIMER_KINDS: [&dyn crate::timer::Kind; 3] = [
+    &crate::barrier::Overdue,
+    &crate::barrier::Dispatch,
+    &crate::batch::stale::Stale,
+];
 
-/// What scripts can reach: the deployment, the backends and where logs go.
-#[derive(Debug, Clone)]
-pub struct Services {
-    /// The deployment config.
-    pub deployment: Deployment,
-    /// The backends.
-    pub backends: Backends,
-    /// Where script and runtime logs go.
-    pub log: Arc<dyn LogSink>,
-    /// The background performer of `job:http`, on long-running runtimes only (the Fargate
-    /// server, the CLI); `None` on the Lambda functions, where nothing runs after a return.
-    pub http_jobs: Option<Arc<crate::outbound::jobs::HttpJobs>>,
-    /// Signs callback URLs (`native.barrier.callback_url`); `None` where no secret is set.
-    pub callback: Option<Arc<crate::callback::Signer>>,
-}
-
-impl Services {
-    /// Services over `backends` logging to `log`, with neither background `job:http` nor
-    /// callback signing (the [`Runtime`] builders add those).
-    pub fn new(deployment: Deployment, backends: Backends, log: Arc<dyn LogSink>) -> Self {
-        Services {
-            deployment,
-            backends,
-            log,
-            http_jobs: None,
-            callback: None,
-        }
-    }
-}
-
-/// A work-queue message: which script of which tenant gets which event.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct WorkMessage {
-    /// The tenant.
-    pub tenant: String,
-    /// The script whose `on_queue` runs.
-    pub script: String,
-    /// The event, exactly as sent.
-    #[serde(default)]
-    pub event: Value,
-    /// The chain depth the script runs at (`ctx.depth`): 0 for a message from outside, one
-    /// more than the sender's for a message a script sent.
-    #[serde(default, skip_serializing_if = "is_zero")]
-    pub depth: u32,
-}
-
-fn is_zero(d: &u32) -> bool {
-    *d == 0
+/// Fires every due timer (see [`crate::timer::tick`]) with the kinds of [`TIMER_KINDS`]: what
+/// the `tick` function, `native serve` and `native drain` run.
+pub async fn tick(
+    kv: &dyn crate::ports::KvStore,
+    queue: &dyn crate::ports::Queue,
+    objects: &dyn crate::ports::ObjectStore,
+    opts: crate::timer::TickOptions,
+) -> Result<crate::timer::TickReport> {
+    crate::timer::tick(kv, queue, objects, &TIMER_KINDS, opts).await
 }
 
 /// What became of one event-queue message.

@@ -6,7 +6,8 @@
 use std::cell::Cell;
 use std::time::Instant;
 
-use native_core::barrier::{Barriers, Budget, CreateSpec, Outcome};
+use native_core::barrier::{Barriers, CreateSpec, Outcome};
+use native_core::budget::Budget;
 use native_core::embedded::Embedded;
 use native_tests::TestProject;
 use serde_json::json;

@@ -6,7 +6,7 @@
 
 use std::cell::Cell;
 
-use native_core::barrier::Budget;
+use native_core::budget::Budget;
 use native_core::embedded::Embedded;
 use native_core::rendezvous::{CreateBarrier, Metadata, Rendezvous};
 use native_tests::faults::{Faulty, Plan};

@@ -8,7 +8,8 @@ use std::time::Instant;
 
 use native_core::embedded::Embedded;
 use native_core::ports::{now_ms, KvStore, NewItem, Queue, QueueKind};
-use native_core::timer::{tick, Row, TickOptions, INDEX_PK};
+use native_core::runtime::tick;
+use native_core::timer::{Row, TickOptions, INDEX_PK};
 
 /// Writes `n` timers of `tenant` due from `at_ms` on, 25 rows a call, and its index row.
 async fn fill(db: &Embedded, tenant: &str, n: usize, at_ms: i64) {
@@ -16,9 +17,7 @@ async fn fill(db: &Embedded, tenant: &str, n: usize, at_ms: i64) {
         script: "wake".into(),
         body: r#"{"tenant":"t","script":"wake","event":{}}"#.into(),
         claim_until_ms: 0,
-        barrier: None,
-        job: None,
-        dispatch: None,
+        condition: Default::default(),
     })
     .unwrap();
     let items: Vec<NewItem> = (0..n)

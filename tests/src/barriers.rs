@@ -3,7 +3,8 @@
 
 use std::cell::Cell;
 
-use native_core::barrier::{Barriers, Budget};
+use native_core::barrier::Barriers;
+use native_core::budget::Budget;
 use native_core::ports::{KvStore, Queue};
 use native_core::Result;
 

@@ -12,8 +12,8 @@ use std::path::Path;
 use std::sync::{Arc, Mutex};
 
 use native_core::embedded::Embedded;
-use native_core::host::LogSink;
 use native_core::local::{drain, DrainOptions, DrainReport, Project};
+use native_core::observe::LogSink;
 use native_core::ports::Backends;
 use native_core::runtime::Runtime;
 use serde_json::Value;

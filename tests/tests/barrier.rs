@@ -4,8 +4,8 @@
 use std::sync::Arc;
 
 use native_core::barrier::{AckResult, Barriers, CreateSpec, Outcome};
+use native_core::ports::WorkMessage;
 use native_core::ports::{KvStore, NewItem, PutMode, Queue, QueueKind};
-use native_core::runtime::WorkMessage;
 use native_tests::barriers::{barriers, Count};
 use native_tests::faults::{Fault, Faulty, Plan};
 use native_tests::{Backend, TestBackends, TestProject};

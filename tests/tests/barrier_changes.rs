@@ -5,9 +5,10 @@
 use std::sync::Arc;
 
 use native_core::barrier::{CreateSpec, Outcome};
+use native_core::ports::WorkMessage;
 use native_core::ports::{now_ms, Queue, QueueKind};
-use native_core::runtime::WorkMessage;
-use native_core::timer::{tick, TickOptions};
+use native_core::runtime::tick;
+use native_core::timer::TickOptions;
 use native_tests::barriers::{barriers, Count};
 use native_tests::faults::{Faulty, Plan};
 use native_tests::{Backend, TestBackends, TestProject};

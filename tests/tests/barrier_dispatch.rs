@@ -7,9 +7,10 @@
 use std::sync::Arc;
 
 use native_core::barrier::{CreateSpec, Outcome, GUARD_AFTER_LEASE_MS, LEASE_MS};
+use native_core::ports::WorkMessage;
 use native_core::ports::{now_ms, Queue, QueueKind};
-use native_core::runtime::WorkMessage;
-use native_core::timer::{tick, TickOptions, TickReport, Timers};
+use native_core::runtime::tick;
+use native_core::timer::{TickOptions, TickReport, Timers};
 use native_tests::barriers::{barriers, Count};
 use native_tests::faults::{Fault, Faulty, Plan};
 use native_tests::{Backend, TestBackends};
@@ -183,7 +184,7 @@ async fn the_guard_never_doubles_a_dispatch_that_was_not_lost(backend: Backend) 
     };
     let (rows, _) = timers.list(None, 10).await.unwrap();
     assert_eq!(rows.len(), 1);
-    assert_eq!(rows[0].dispatch.as_deref(), Some("b1"));
+    assert_eq!(rows[0].watching("dispatch"), Some("b1"));
     assert_eq!(rows[0].script, "fin");
     // WHEN the guard is due and a tick runs
     let r = tick_at(&t, lapsed(acked)).await;

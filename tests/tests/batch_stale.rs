@@ -4,7 +4,8 @@
 
 use native_core::batch::jobs;
 use native_core::ports::now_ms;
-use native_core::timer::{tick, TickOptions};
+use native_core::runtime::tick;
+use native_core::timer::TickOptions;
 use native_tests::{Backend, TestProject};
 use serde_json::{json, Value};
 

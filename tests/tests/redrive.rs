@@ -84,7 +84,7 @@ async fn status(p: &TestProject) -> Value {
 
 struct Unlimited;
 
-impl native_core::barrier::Budget for Unlimited {
+impl native_core::budget::Budget for Unlimited {
     fn spend(&self, _: u32) -> native_core::Result<()> {
         Ok(())
     }
@@ -94,7 +94,7 @@ impl native_core::barrier::Budget for Unlimited {
 }
 
 async fn send(p: &TestProject, tenant: &str, script: &str, event: Value) {
-    let body = serde_json::to_string(&native_core::runtime::WorkMessage {
+    let body = serde_json::to_string(&native_core::ports::WorkMessage {
         tenant: tenant.into(),
         script: script.into(),
         event,

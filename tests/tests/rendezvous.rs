@@ -6,11 +6,11 @@ use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use native_core::ports::WorkMessage;
 use native_core::ports::{now_ms, Queue, QueueKind};
 use native_core::rendezvous::{
     Barrier, CreateBarrier, Metadata, Rendezvous, Unlimited, UpdateBarrier, WaitOutcome,
 };
-use native_core::runtime::WorkMessage;
 use native_core::Error;
 use native_tests::faults::{Fault, Faulty, Plan};
 use native_tests::{Backend, TestBackends};
@@ -1269,7 +1269,7 @@ async fn the_guide_s_scripts_run_three_phases_with_one_continuation_each(backend
 #[derive(Default)]
 struct Calls(std::cell::Cell<u32>);
 
-impl native_core::barrier::Budget for Calls {
+impl native_core::budget::Budget for Calls {
     fn spend(&self, calls: u32) -> native_core::Result<()> {
         self.0.set(self.0.get() + calls);
         Ok(())

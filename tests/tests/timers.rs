@@ -5,11 +5,10 @@
 
 use std::sync::Arc;
 
+use native_core::ports::WorkMessage;
 use native_core::ports::{now_ms, KvStore, Queue, QueueKind};
-use native_core::runtime::WorkMessage;
-use native_core::timer::{
-    tick, TickOptions, TickReport, Timers, INDEX_GRACE_MS, INDEX_PK, LEASE_MS,
-};
+use native_core::runtime::tick;
+use native_core::timer::{TickOptions, TickReport, Timers, INDEX_GRACE_MS, INDEX_PK, LEASE_MS};
 use native_tests::barriers::Count;
 use native_tests::faults::{Fault, Faulty, Plan};
 use native_tests::{Backend, TestBackends, TestProject};

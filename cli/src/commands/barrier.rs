@@ -3,7 +3,8 @@
 use std::cell::Cell;
 use std::path::Path;
 
-use native_core::barrier::{Barriers, Budget, Outcome};
+use native_core::barrier::{Barriers, Outcome};
+use native_core::budget::Budget;
 use serde_json::json;
 
 use super::{open, Failed};

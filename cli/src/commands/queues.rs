@@ -3,8 +3,8 @@
 use std::path::Path;
 
 use native_core::events::{parse_notification, Notification};
+use native_core::ports::WorkMessage;
 use native_core::ports::{QueueKind, MAX_DELAY_S};
-use native_core::runtime::WorkMessage;
 
 use super::{drain_after, event_arg, open, Failed, Outcome};
 use crate::out::{errln, outln};

@@ -1,12 +1,13 @@
 //! The `tick` Lambda function, on an EventBridge schedule every minute: fires the durable
 //! timers (`native.timer.at`, barriers' `on_overdue`) due within the next minute, handing each
-//! to the work queue with the delay that is left. The logic is `native_core::timer::tick`.
+//! to the work queue with the delay that is left. The logic is `native_core::runtime::tick`.
 
 use std::sync::Arc;
 
 use lambda_runtime::{service_fn, Error, LambdaEvent};
 use native_core::aws::lambda;
-use native_core::timer::{tick, TickOptions};
+use native_core::runtime::tick;
+use native_core::timer::TickOptions;
 
 #[tokio::main]
 async fn main() -> Result<(), Error> {

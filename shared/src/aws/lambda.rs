@@ -379,7 +379,7 @@ mod tests {
             e.backends(),
             Arc::new(Panicky(DirTenants::new(dir.path()))),
         )
-        .with_log(Arc::new(crate::host::StderrLog));
+        .with_log(Arc::new(crate::observe::StderrLog));
         (dir, e, Arc::new(rt))
     }
 
@@ -446,7 +446,7 @@ mod tests {
         let d = Deployment::from_json("d.json", r#"{"buckets":{"map":{"Out":"out-b"}}}"#).unwrap();
         let rt = Arc::new(
             Runtime::new(d, e.backends(), Arc::new(DirTenants::new(dir.path())))
-                .with_log(Arc::new(crate::host::StderrLog))
+                .with_log(Arc::new(crate::observe::StderrLog))
                 .with_memory_budget(crate::budget::MemoryBudget::new(100)),
         );
         // WHEN a batch of three runs it

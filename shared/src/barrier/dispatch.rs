@@ -30,9 +30,9 @@
 use serde_json::{json, Value};
 
 use super::{pk, Barriers, Meta, LEASE_MS};
+use crate::ports::WorkMessage;
 use crate::ports::{now_ms, Item, KvStore, NewItem, PutMode, Queue, QueueKind, TxOp};
-use crate::runtime::WorkMessage;
-use crate::timer::{DispatchGuard, Timers};
+use crate::timer::Timers;
 use crate::{Error, Result};
 
 /// The guard timer is due this long after the claim's lease lapses.
@@ -107,11 +107,11 @@ impl Barriers<'_> {
         };
         // The claim and its guard, all or nothing: a claim never stands without the guard that
         // lets the tick finish it. The tenant's timer index row goes first, on its own.
-        let (guard, index) = timers.dispatch_guard(
+        let (guard, index) = timers.in_transaction(
             now + LEASE_MS + GUARD_AFTER_LEASE_MS,
             &script,
             body.clone(),
-            DispatchGuard { id: id.to_string() },
+            super::Dispatch::condition(id),
         )?;
         let claim_with_guard = |mode: PutMode| {
             vec![

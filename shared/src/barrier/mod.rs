@@ -31,14 +31,17 @@
 mod change;
 mod dispatch;
 mod model;
+mod timers;
 
 pub use dispatch::{redispatch, Redispatch, GUARD_AFTER_LEASE_MS};
 pub use model::{AckResult, CreateSpec, Meta, Outcome, Status};
+pub use timers::{Dispatch, DispatchGuard, Overdue, OverdueGuard};
 
 use serde_json::{json, Value};
 
+use crate::budget::Budget;
+use crate::ports::WorkMessage;
 use crate::ports::{now_ms, KvStore, NewItem, PutMode, Queue, TxOp, MAX_BATCH_ITEMS};
-use crate::runtime::WorkMessage;
 use crate::{Error, Result};
 
 /// Rows live a week, like every `native.db` item.
@@ -56,18 +59,6 @@ pub const MAX_OUTCOME_BYTES: usize = 8 * 1024;
 pub const MAX_MEMBER_BYTES: usize = 1000;
 /// Members per page when iterating results.
 const PAGE: usize = 100;
-
-/// Counts backend calls against the invocation's `max_data_ops`.
-pub trait Budget {
-    /// Spends `calls`; fails with [`Error::LimitExceeded`] past the limit.
-    fn spend(&self, calls: u32) -> Result<()>;
-    /// Calls left.
-    fn left(&self) -> u32;
-    /// The chain depth of the caller: the continuation runs one deeper. 0 outside a script.
-    fn depth(&self) -> u32 {
-        0
-    }
-}
 
 /// The barriers of one tenant.
 pub struct Barriers<'a> {
@@ -255,11 +246,9 @@ impl Barriers<'_> {
             tenant: self.tenant,
             budget: self.budget,
         };
-        let guard = crate::timer::Guard {
-            id: id.to_string(),
-            generation: generation.to_string(),
-        };
-        timers.set(at, script, body, Some(guard)).await?;
+        timers
+            .set(at, script, body, Some(Overdue::condition(id, generation)))
+            .await?;
         Ok(())
     }
 

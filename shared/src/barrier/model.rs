@@ -41,7 +41,7 @@ impl CreateSpec {
         for m in &self.members {
             if m.is_empty() || m.len() > MAX_MEMBER_BYTES || m.chars().any(char::is_control) {
                 // Quoted cut: a hostile member may be megabytes long.
-                let m = crate::host::cut_text(m.clone(), 80);
+                let m = crate::text::cut_text(m.clone(), 80);
                 return Err(Error::InvalidInput(format!(
                     "barrier.create: member {m:?} must be 1 to {MAX_MEMBER_BYTES} bytes without control characters"
                 )));

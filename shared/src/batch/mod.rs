@@ -7,3 +7,4 @@ pub mod jobs;
 pub mod manifest;
 pub mod partner;
 pub mod reader;
+pub mod stale;

@@ -104,3 +104,6 @@ impl Limits {
         Ok(())
     }
 }
+
+/// The most objects a handler's `{ delete = keys }` may name.
+pub const MAX_DELETES: usize = 100;

@@ -9,7 +9,7 @@ mod tenant;
 
 pub use deployment::{BatchConfig, BucketRef, Deployment, HttpDeployment, DEPLOYMENT_FILE};
 pub use http::TenantHttp;
-pub use limits::{Limits, CEILINGS};
+pub use limits::{Limits, CEILINGS, MAX_DELETES};
 pub(crate) use tenant::nul_at;
 pub use tenant::{Script, Tenant, TenantConfig};
 

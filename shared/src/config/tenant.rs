@@ -163,7 +163,7 @@ impl Tenant {
         // A name no script file can have (path tricks, megabytes): say so, quoted cut, rather
         // than suggest adding scripts/<name>.luau.
         if check_name("script", name).is_err() {
-            let name = crate::host::cut_text(name.to_string(), 80);
+            let name = crate::text::cut_text(name.to_string(), 80);
             return Err(Error::InvalidInput(format!(
                 "script {name:?} of tenant {:?} cannot exist: a script name is 1 to 64 letters, digits, '-' or '_'",
                 self.name

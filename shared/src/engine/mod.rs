@@ -19,8 +19,8 @@ use std::time::{Duration, Instant};
 use mlua::Value;
 
 use crate::config::Tenant;
+use crate::host::Services;
 use crate::host::{self, Invocation};
-use crate::runtime::Services;
 use crate::Error;
 
 /// The entry points a script can have.
@@ -106,7 +106,7 @@ impl Engine {
         Vm::new(tenant, &services.deployment).map_err(|e| Error::Script {
             tenant: tenant.name.clone(),
             script: "-".into(),
-            message: format!("cannot set up the script VM: {}", message_of(&e)),
+            message: format!("cannot set up the script VM: {}", host::message_of(&e)),
         })
     }
 
@@ -180,7 +180,7 @@ impl Engine {
         let fail = |message: String| Error::Script {
             tenant: tenant.name.clone(),
             script: call.script.clone(),
-            message: host::cut_text(message, MAX_ERROR_BYTES),
+            message: crate::text::cut_text(message, MAX_ERROR_BYTES),
         };
         let code = bytecode(script).map_err(fail)?;
         let vm = self.take_vm(tenant, services)?;
@@ -240,7 +240,7 @@ impl Engine {
         let out = match (result, breach) {
             (_, Some(limit)) => Err(fail(limit)),
             (Ok(v), None) => Ok(v),
-            (Err(e), None) => Err(fail(message_of(&e))),
+            (Err(e), None) => Err(fail(host::message_of(&e))),
         };
         // A VM that hit a limit may hold a half-built heap: let it go rather than reuse it.
         if out.is_ok()
@@ -334,25 +334,5 @@ pub fn root_error(e: &mlua::Error) -> &mlua::Error {
         mlua::Error::CallbackError { cause, .. } => root_error(cause),
         mlua::Error::WithContext { cause, .. } => root_error(cause),
         other => other,
-    }
-}
-
-/// The message of an mlua error without mlua's wrapping ("callback error", tracebacks).
-pub fn message_of(e: &mlua::Error) -> String {
-    match e {
-        mlua::Error::CallbackError { cause, .. } => message_of(cause),
-        mlua::Error::WithContext { cause, .. } => message_of(cause),
-        // Tracebacks go to the logs, not into the message people read first.
-        mlua::Error::RuntimeError(m) => match m.split("\nstack traceback:").next().unwrap_or(m) {
-            // `error()` or `error(nil)`: say so rather than print a bare "nil".
-            "nil" => "the script raised an error with no message (error(nil))".into(),
-            first => first.to_string(),
-        },
-        mlua::Error::SyntaxError { message, .. } => message.clone(),
-        mlua::Error::MemoryError(_) => {
-            "limit max_memory_mb exceeded: the script's Luau heap reached its limit".into()
-        }
-        mlua::Error::ExternalError(e) => e.to_string(),
-        other => other.to_string(),
     }
 }

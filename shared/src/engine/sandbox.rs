@@ -460,7 +460,7 @@ fn clean_error(lua: &Lua, v: Value) -> mlua::Result<Value> {
         }
     }
     match v {
-        Value::Error(e) => lua.create_string(super::message_of(&e)).map(Value::String),
+        Value::Error(e) => lua.create_string(host::message_of(&e)).map(Value::String),
         other => Ok(other),
     }
 }

@@ -24,7 +24,7 @@ const MB: u64 = 1024 * 1024;
 /// Input parts are cut at this size (or `max_object_mb`, if smaller).
 const INPUT_PART_BYTES: u64 = 64 * MB;
 /// The most keys `job:keys()` returns: what `{ delete = ... }` takes.
-const MAX_KEYS: usize = crate::runtime::MAX_DELETES;
+const MAX_KEYS: usize = crate::config::MAX_DELETES;
 
 /// The batch bucket and this tenant's folder in it, or why the tenant cannot use it.
 fn batch_place(lua: &Lua, inv: &Invocation) -> mlua::Result<(String, String)> {
@@ -151,7 +151,7 @@ impl Draft {
             return Ok(());
         };
         let (bucket, folder) = batch_place(lua, inv)?;
-        let body = serde_json::to_string(&crate::runtime::WorkMessage {
+        let body = serde_json::to_string(&crate::ports::WorkMessage {
             tenant: inv.tenant.name.clone(),
             script: script.clone(),
             event: json!({ "job": self.id, "stale": true }),
@@ -163,13 +163,14 @@ impl Draft {
             tenant: &inv.tenant.name,
             budget: inv,
         };
-        let guard = crate::timer::JobGuard {
+        let guard = crate::batch::stale::JobGuard {
             id: self.id.clone(),
             bucket,
             done_key: format!("{folder}{}done.json", job_dir(&self.id)),
         };
         let at = created_ms.saturating_add(after_s as i64 * 1000);
-        inv.block_on(lua, timers.set_for_job(at, script, body, guard))?;
+        let condition = crate::batch::stale::Stale::condition(&guard);
+        inv.block_on(lua, timers.set(at, script, body, Some(condition)))?;
         Ok(())
     }
 
@@ -685,7 +686,7 @@ pub(crate) struct JobParts<'a> {
 
 impl PartSource for JobParts<'_> {
     fn open(&mut self, key: &str) -> crate::Result<Option<(u64, Box<dyn Read + Send>)>> {
-        use crate::barrier::Budget;
+        use crate::budget::Budget;
         self.inv.spend(1)?;
         let full = format!("{}{key}", self.dir);
         let objects = self.inv.services.backends.objects.clone();

@@ -87,10 +87,7 @@ fn convert<A: FromLuaMulti>(
             };
             raise(lua, format!("{name}: {param} {}", expected(&cause)))
         }
-        other => raise(
-            lua,
-            format!("{name}: {}", crate::engine::message_of(&other)),
-        ),
+        other => raise(lua, format!("{name}: {}", super::message_of(&other))),
     })
 }
 

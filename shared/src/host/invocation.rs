@@ -9,7 +9,7 @@ use std::time::Instant;
 use mlua::Lua;
 
 use crate::config::Tenant;
-use crate::runtime::Services;
+use crate::host::Services;
 
 /// What a running script may use, and what it has used so far.
 pub struct Invocation {
@@ -201,7 +201,7 @@ impl Invocation {
     }
 }
 
-impl crate::barrier::Budget for Invocation {
+impl crate::budget::Budget for Invocation {
     fn spend(&self, calls: u32) -> crate::Result<()> {
         self.try_charge(calls)
             .map_err(|detail| crate::Error::LimitExceeded {

@@ -3,22 +3,6 @@
 use mlua::{Lua, Table};
 use serde_json::{json, Map, Value};
 
-/// Where script logs go.
-pub trait LogSink: Send + Sync + std::fmt::Debug {
-    /// Writes one record.
-    fn write(&self, record: &Value);
-}
-
-/// Writes each record as a JSON line on stderr (CloudWatch on Lambda, the terminal locally).
-#[derive(Debug, Default)]
-pub struct StderrLog;
-
-impl LogSink for StderrLog {
-    fn write(&self, record: &Value) {
-        eprintln!("{record}");
-    }
-}
-
 const LEVELS: [&str; 4] = ["debug", "info", "warn", "error"];
 
 /// The longest message of one log record, in bytes; longer ones are cut with a note of their
@@ -89,21 +73,6 @@ pub(super) fn log(
     }
     inv.write_log(&Value::Object(rec));
     Ok(())
-}
-
-/// `text` cut to at most `max` bytes (on a character boundary), noting its full length.
-pub fn cut_text(mut text: String, max: usize) -> String {
-    if text.len() <= max {
-        return text;
-    }
-    let total = text.len();
-    let mut end = max;
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    text.truncate(end);
-    text.push_str(&format!(" [cut: {total} bytes in all]"));
-    text
 }
 
 /// The most log output one invocation writes, in bytes of JSON lines: a loop of log calls

@@ -18,6 +18,7 @@ mod ndjson;
 mod queue;
 mod rendezvous;
 mod rows;
+mod services;
 mod timer;
 #[cfg(test)]
 mod types_test;
@@ -25,7 +26,8 @@ mod types_test;
 pub use function::{add_method, add_method_mut, function, method, method_mut, Signature};
 pub use invocation::{too_deep, Invocation};
 pub use json::{from_lua, to_json_text, to_lua};
-pub use log::{cut_text, message_text, LogSink, StderrLog};
+pub use log::message_text;
+pub use services::Services;
 
 use std::fmt::Display;
 
@@ -97,6 +99,26 @@ pub fn raise(lua: &Lua, message: impl Display) -> mlua::Error {
         })
         .unwrap_or_default();
     mlua::Error::RuntimeError(format!("{at}{message}"))
+}
+
+/// The message of an mlua error without mlua's wrapping ("callback error", tracebacks).
+pub fn message_of(e: &mlua::Error) -> String {
+    match e {
+        mlua::Error::CallbackError { cause, .. } => message_of(cause),
+        mlua::Error::WithContext { cause, .. } => message_of(cause),
+        // Tracebacks go to the logs, not into the message people read first.
+        mlua::Error::RuntimeError(m) => match m.split("\nstack traceback:").next().unwrap_or(m) {
+            // `error()` or `error(nil)`: say so rather than print a bare "nil".
+            "nil" => "the script raised an error with no message (error(nil))".into(),
+            first => first.to_string(),
+        },
+        mlua::Error::SyntaxError { message, .. } => message.clone(),
+        mlua::Error::MemoryError(_) => {
+            "limit max_memory_mb exceeded: the script's Luau heap reached its limit".into()
+        }
+        mlua::Error::ExternalError(e) => e.to_string(),
+        other => other.to_string(),
+    }
 }
 
 /// Checks a relative key, raising a clear error for a bad one.

@@ -3,8 +3,8 @@
 use mlua::{Lua, Table, Value};
 
 use super::{from_lua, invocation, raise};
+use crate::ports::WorkMessage;
 use crate::ports::{QueueKind, MAX_DELAY_S};
-use crate::runtime::WorkMessage;
 
 /// The largest message body (SQS's limit).
 pub const MAX_MESSAGE_BYTES: usize = 256 * 1024;

@@ -12,7 +12,8 @@ use axum::response::{IntoResponse, Response};
 use serde_json::json;
 
 use super::{ApiError, Code};
-use crate::barrier::{Barriers, Budget, Outcome};
+use crate::barrier::{Barriers, Outcome};
+use crate::budget::Budget;
 use crate::callback::Refused;
 use crate::runtime::Runtime;
 

@@ -20,7 +20,7 @@ use tracing_core::span::{Attributes, Id, Record};
 use tracing_core::subscriber::Interest;
 use tracing_core::{Event, LevelFilter, Metadata, Subscriber};
 
-use crate::host::LogSink;
+use super::LogSink;
 
 /// The longest text of one field of an event, in bytes; longer ones are cut with a note of their
 /// length (an SDK error can carry a service's whole response).

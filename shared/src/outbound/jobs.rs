@@ -17,7 +17,7 @@ use tokio::sync::{watch, Notify, Semaphore};
 
 use super::{perform, HttpError, Policy, Spec};
 use crate::batch::manifest::{Dataset, Done, Part};
-use crate::host::LogSink;
+use crate::observe::LogSink;
 use crate::ports::{Backends, PutMode};
 
 /// How long a request waits for its tenant's slot before it fails.

@@ -127,7 +127,7 @@ impl Spec {
             let hname = HeaderName::from_bytes(lower.as_bytes()).map_err(|_| {
                 format!(
                     "header name {:?} is not valid",
-                    crate::host::cut_text(name.clone(), 100)
+                    crate::text::cut_text(name.clone(), 100)
                 )
             })?;
             if RESERVED_HEADERS.contains(&hname.as_str()) {

@@ -41,7 +41,7 @@ impl Target {
         } else {
             return Err(format!(
                 "url {:?} must start with https:// or http://",
-                crate::host::cut_text(url.to_string(), 200)
+                crate::text::cut_text(url.to_string(), 200)
             ));
         };
         let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());

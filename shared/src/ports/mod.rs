@@ -7,6 +7,7 @@ mod kv;
 mod objects;
 mod queue;
 mod vault;
+mod work;
 
 pub use kv::{
     check_batch_len, Item, ItemPage, KvStore, NewItem, TxOp, MAX_BATCH_ITEMS, MAX_TX_OPS,
@@ -18,6 +19,7 @@ pub use queue::{
 };
 pub(crate) use vault::check as check_secret;
 pub use vault::{Secret, Vault, MAX_SECRET_BYTES};
+pub use work::WorkMessage;
 
 use std::sync::Arc;
 

@@ -36,9 +36,9 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
-use crate::barrier::Budget;
+use crate::budget::Budget;
+use crate::ports::WorkMessage;
 use crate::ports::{now_ms, Item, KvStore, NewItem, PutMode, Queue, QueueKind, TxOp};
-use crate::runtime::WorkMessage;
 use crate::{Error, Result};
 use model::{BarrierRow, NamespaceRow};
 

@@ -15,7 +15,9 @@ use std::future::Future;
 
 use serde_json::{json, Value};
 
-use crate::host::LogSink;
+mod log;
+
+pub use log::{LogSink, StderrLog};
 
 #[cfg(feature = "aws")]
 pub mod runtime_log;

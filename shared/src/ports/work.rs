@@ -1,0 +1,27 @@
+//! The work queue's message: which script of which tenant gets which event. Every primitive
+//! that continues work (a barrier's continuation, a job's, a timer's, `native.queue.send`)
+//! writes one; the runtime reads it.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// A work-queue message: which script of which tenant gets which event.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WorkMessage {
+    /// The tenant.
+    pub tenant: String,
+    /// The script whose `on_queue` runs.
+    pub script: String,
+    /// The event, exactly as sent.
+    #[serde(default)]
+    pub event: Value,
+    /// The chain depth the script runs at (`ctx.depth`): 0 for a message from outside, one
+    /// more than the sender's for a message a script sent.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub depth: u32,
+}
+
+fn is_zero(d: &u32) -> bool {
+    *d == 0
+}
