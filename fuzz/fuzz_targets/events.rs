@@ -6,7 +6,7 @@
 use libfuzzer_sys::fuzz_target;
 use native_core::events::{object_created_body, parse_notification, Notification};
 use native_core::ports::ObjectMeta;
-use native_core::runtime::WorkMessage;
+use native_core::ports::WorkMessage;
 use native_fuzz::json_eq;
 
 fuzz_target!(|data: &[u8]| {

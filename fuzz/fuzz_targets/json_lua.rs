@@ -17,7 +17,7 @@ use libfuzzer_sys::fuzz_target;
 use native_core::config::{Deployment, Script, Tenant, TenantConfig};
 use native_core::embedded::Embedded;
 use native_core::engine::{Call, Engine, Entry};
-use native_core::host::LogSink;
+use native_core::observe::LogSink;
 use native_core::host::Services;
 use native_fuzz::json_eq;
 use serde_json::Value;
