@@ -247,6 +247,10 @@ pub enum Command {
         /// Where to listen; port 0 picks a free one.
         #[arg(long, default_value = "127.0.0.1:8787")]
         listen: String,
+        /// The most invocations run at once; more are answered 429 with Retry-After. Each
+        /// tenant runs at most its limits.max_concurrent, and never more than half of this.
+        #[arg(long, default_value_t = native_core::budget::Admission::DEFAULT_MAX)]
+        max_concurrent: u32,
     },
     /// List dead letters (messages that failed five times, or that can never succeed) with
     /// their last error; with --events-queue/--work-queue, those of a deployment on AWS.

@@ -218,6 +218,145 @@ impl MemoryBudget {
     }
 }
 
+/// How many invocations a server (`native serve`, the Fargate server) runs at once: at most
+/// `max` in all, and per tenant at most its `max_concurrent` and never more than half of `max`,
+/// so that one tenant cannot take every place. A script that waits holds a thread while it
+/// waits (see [`crate::blocking`]): this is what bounds those threads. The Lambda functions run
+/// one invocation per sandbox and have none.
+#[derive(Debug)]
+pub struct Admission {
+    max: u32,
+    running: std::sync::Mutex<Running>,
+    freed: tokio::sync::Notify,
+}
+
+#[derive(Debug, Default)]
+struct Running {
+    all: u32,
+    /// Per tenant; entries stay (tenants are the deployment's, a bounded set).
+    tenants: std::collections::HashMap<String, u32>,
+}
+
+/// A place taken in an [`Admission`], given back on drop.
+#[derive(Debug)]
+pub struct Admitted {
+    admission: Arc<Admission>,
+    tenant: String,
+}
+
+impl Drop for Admitted {
+    fn drop(&mut self) {
+        {
+            let mut r = self.admission.lock();
+            r.all = r.all.saturating_sub(1);
+            if let Some(n) = r.tenants.get_mut(&self.tenant) {
+                *n = n.saturating_sub(1);
+            }
+        }
+        self.admission.freed.notify_waiters();
+    }
+}
+
+impl Admission {
+    /// The default cap of a server, below tokio's 512 blocking threads, which waiting scripts
+    /// and the runtime's own blocking work share.
+    pub const DEFAULT_MAX: u32 = 256;
+    /// What a refused caller is told to wait, in seconds.
+    pub const RETRY_AFTER_S: u32 = 1;
+
+    /// An admission of at most `max` invocations at once (at least 2).
+    pub fn new(max: u32) -> Arc<Self> {
+        Arc::new(Admission {
+            max: max.max(2),
+            running: Default::default(),
+            freed: tokio::sync::Notify::new(),
+        })
+    }
+
+    /// The cap in all.
+    pub fn max(&self) -> u32 {
+        self.max
+    }
+
+    /// Invocations running now, in all and of `tenant`.
+    pub fn running(&self, tenant: &str) -> (u32, u32) {
+        let r = self.lock();
+        (r.all, r.tenants.get(tenant).copied().unwrap_or(0))
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Running> {
+        self.running.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// A place for an invocation of `tenant`, whose `max_concurrent` is `tenant_max`, now, or
+    /// [`Error::Busy`] saying which cap is full.
+    pub fn try_admit(self: &Arc<Self>, tenant: &str, tenant_max: u32) -> Result<Admitted> {
+        let share = tenant_max.min(self.max / 2).max(1);
+        let mut r = self.lock();
+        let mine = r.tenants.get(tenant).copied().unwrap_or(0);
+        let what = if mine >= share {
+            let why = if share < tenant_max {
+                format!(
+                    "half of the server's {} places (its max_concurrent is {tenant_max})",
+                    self.max
+                )
+            } else {
+                format!("limits.max_concurrent = {tenant_max} in its config")
+            };
+            format!("tenant {tenant:?} has {mine} invocations running, the most it may run at once: {why}")
+        } else if r.all >= self.max {
+            format!(
+                "the server runs {} invocations, the most it runs at once (its max_concurrent)",
+                r.all
+            )
+        } else {
+            r.all += 1;
+            match r.tenants.get_mut(tenant) {
+                Some(n) => *n += 1,
+                None => {
+                    r.tenants.insert(tenant.to_string(), 1);
+                }
+            }
+            drop(r);
+            return Ok(Admitted {
+                admission: self.clone(),
+                tenant: tenant.to_string(),
+            });
+        };
+        Err(Error::Busy {
+            what,
+            retry_after_s: Self::RETRY_AFTER_S,
+        })
+    }
+
+    /// [`Admission::try_admit`], waiting for a place until `not_after` (work from the queues,
+    /// which must not fail for want of one).
+    pub async fn admit(
+        self: &Arc<Self>,
+        tenant: &str,
+        tenant_max: u32,
+        not_after: Option<Instant>,
+    ) -> Result<Admitted> {
+        loop {
+            let freed = self.freed.notified();
+            tokio::pin!(freed);
+            freed.as_mut().enable();
+            let busy = match self.try_admit(tenant, tenant_max) {
+                Ok(a) => return Ok(a),
+                Err(e) => e,
+            };
+            match not_after {
+                Some(end) => {
+                    if tokio::time::timeout_at(end.into(), freed).await.is_err() {
+                        return Err(busy);
+                    }
+                }
+                None => freed.await,
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -38,6 +38,15 @@ pub enum Error {
         /// The figures: what was used and what is allowed.
         detail: String,
     },
+    /// Too much is running at once (a tenant's `max_concurrent`, or the process's own cap):
+    /// nothing was done; the same request succeeds later.
+    #[error("busy: {what}; retry in {retry_after_s} s")]
+    Busy {
+        /// What is full, with its figures.
+        what: String,
+        /// When to try again, in seconds.
+        retry_after_s: u32,
+    },
     /// Input that can never succeed: a bad key, a malformed event, an unknown option.
     #[error("{0}")]
     InvalidInput(String),

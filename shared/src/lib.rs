@@ -16,6 +16,7 @@ pub mod ports;
 
 // Floor 2: services beside the ports.
 pub mod api_keys;
+pub mod blocking;
 pub mod budget;
 pub mod clock;
 pub mod events;

@@ -78,6 +78,8 @@ pub struct Runtime {
     memory: Option<crate::budget::MemoryBudget>,
     /// The namespace of per-tenant metrics written as EMF log records (none: no metrics).
     metrics: Option<String>,
+    /// How many invocations run at once, on a server (none: no cap, as on Lambda).
+    admission: Option<Arc<crate::budget::Admission>>,
 }
 
 impl Runtime {
@@ -91,6 +93,7 @@ impl Runtime {
             scoped: Default::default(),
             memory: None,
             metrics: None,
+            admission: None,
         }
     }
 
@@ -115,6 +118,19 @@ impl Runtime {
     pub fn with_memory_budget(mut self, budget: crate::budget::MemoryBudget) -> Self {
         self.memory = Some(budget);
         self
+    }
+
+    /// The same runtime running at most `max` invocations at once, and per tenant at most its
+    /// `max_concurrent` (see [`crate::budget::Admission`]): what a server sets. A direct
+    /// invocation beyond them is refused with [`Error::Busy`]; work from the queues waits.
+    pub fn with_admission(mut self, max: u32) -> Self {
+        self.admission = Some(crate::budget::Admission::new(max));
+        self
+    }
+
+    /// The admission, if this runtime has one.
+    pub fn admission(&self) -> Option<&Arc<crate::budget::Admission>> {
+        self.admission.as_ref()
     }
 
     /// The same runtime with scripts' calls made through `scope`'s per-tenant backends.
@@ -205,6 +221,15 @@ impl Runtime {
     async fn run(&self, call: Call) -> Result<Value> {
         let engine = self.engine.clone();
         let not_after = crate::budget::current();
+        // A direct invocation has a caller to tell "not now"; work from the queues waits.
+        let tenant_max = call.tenant.config.limits.max_concurrent;
+        let _admitted = match &self.admission {
+            Some(a) if call.entry == Entry::Invoke => {
+                Some(a.try_admit(&call.tenant.name, tenant_max)?)
+            }
+            Some(a) => Some(a.admit(&call.tenant.name, tenant_max, not_after).await?),
+            None => None,
+        };
         let _memory = match &self.memory {
             Some(m) => Some(
                 m.take(call.tenant.config.limits.max_memory_mb, not_after)

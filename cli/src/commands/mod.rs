@@ -206,7 +206,10 @@ pub async fn run(cli: Cli) -> ExitCode {
         Command::Clock { command } => clock::run(&project, command),
         Command::Keys { command } => keys::run(&project, command).await,
         Command::Vault { command } => vault::run(&project, command).await,
-        Command::Serve { listen } => serve::run(&project, &listen).await,
+        Command::Serve {
+            listen,
+            max_concurrent,
+        } => serve::run(&project, &listen, max_concurrent).await,
     };
     // A closed pipe is not an error (see `out`); another write error fails a verb that
     // otherwise succeeded.

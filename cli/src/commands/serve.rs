@@ -19,10 +19,10 @@ use crate::out::{errln, outln};
 /// is picked up within this (plus its run time).
 const POLL: Duration = Duration::from_millis(100);
 
-pub async fn run(project: &Path, listen: &str) -> Outcome {
+pub async fn run(project: &Path, listen: &str, max_concurrent: u32) -> Outcome {
     let p = open(project)?;
     // Script logs on stderr, escaped for the terminal as the other verbs print them.
-    let rt = Arc::new(crate::show::runtime(&p));
+    let rt = Arc::new(crate::show::runtime(&p).with_admission(max_concurrent));
     let listener = tokio::net::TcpListener::bind(listen).await.map_err(|e| {
         Failed::usage(format!(
             "cannot listen on {listen}: {e}; pass another --listen ADDR (port 0 picks a free one)"

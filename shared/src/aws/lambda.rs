@@ -87,9 +87,20 @@ pub async fn cold_start() -> std::result::Result<Runtime, StartError> {
 }
 
 /// The runtime of the long-running server (Fargate): a function's, performing `job:http` in the
-/// background.
+/// background, running at most `NATIVE_MAX_CONCURRENT` invocations at once (default
+/// [`crate::budget::Admission::DEFAULT_MAX`]; see [`Runtime::with_admission`]).
 pub async fn server_start() -> std::result::Result<Runtime, StartError> {
-    Ok(cold_start().await?.with_http_jobs())
+    let max = match std::env::var("NATIVE_MAX_CONCURRENT") {
+        Err(_) => crate::budget::Admission::DEFAULT_MAX,
+        Ok(v) => v.parse::<u32>().ok().filter(|n| *n >= 2).ok_or_else(|| {
+            crate::Error::config(
+                "environment",
+                "NATIVE_MAX_CONCURRENT",
+                format!("{v:?} is not a whole number of at least 2"),
+            )
+        })?,
+    };
+    Ok(cold_start().await?.with_http_jobs().with_admission(max))
 }
 
 /// The runtime of a function over given clients (tests point them at an emulator); scripts'

@@ -55,9 +55,10 @@ impl Read for Blocking {
             let left = self
                 .deadline
                 .saturating_duration_since(std::time::Instant::now());
-            let next = self
-                .handle
-                .block_on(async { tokio::time::timeout(left, self.inner.next_chunk()).await });
+            let next = crate::blocking::wait(
+                &self.handle,
+                tokio::time::timeout(left, self.inner.next_chunk()),
+            );
             match next {
                 Err(_) => {
                     return Err(std::io::Error::new(

@@ -28,6 +28,10 @@ pub struct Limits {
     /// an object a script writes, runs one deeper than its sender (`ctx.depth`); a message past
     /// this depth is refused and dead-lettered, not run.
     pub max_chain_depth: u32,
+    /// Invocations of the tenant that a server (`native serve`, the Fargate server) runs at
+    /// once; more are answered 429 with `Retry-After`. The Lambda functions run one invocation
+    /// per sandbox and do not use it.
+    pub max_concurrent: u32,
 }
 
 impl Default for Limits {
@@ -42,6 +46,7 @@ impl Default for Limits {
             max_http_response_mb: 10,
             max_sends: 100,
             max_chain_depth: 32,
+            max_concurrent: 32,
         }
     }
 }
@@ -57,6 +62,7 @@ pub const CEILINGS: Limits = Limits {
     max_http_response_mb: 100,
     max_sends: 1000,
     max_chain_depth: 100,
+    max_concurrent: 1000,
 };
 
 impl Limits {
@@ -83,6 +89,11 @@ impl Limits {
                 "max_chain_depth",
                 self.max_chain_depth,
                 CEILINGS.max_chain_depth,
+            ),
+            (
+                "max_concurrent",
+                self.max_concurrent,
+                CEILINGS.max_concurrent,
             ),
         ];
         for (name, value, ceiling) in fields {

@@ -1,13 +1,10 @@
-//! How an async caller runs a script, which is synchronous and blocks on backend calls.
+//! How an async caller runs a script, which is synchronous and may block on backend calls.
 //!
-//! On a worker thread of a multi-threaded tokio runtime (every binary and `native serve`), the
-//! script runs right there under `tokio::task::block_in_place`: tokio hands the worker's other
-//! tasks to another thread, off the caller's path, instead of the call waiting for a wake-up of
-//! a pooled thread and another back (`spawn_blocking` cost 15 to 40 µs of a 6 µs invoke on a
-//! loaded machine). Elsewhere (a current-thread runtime, as in `#[tokio::test]`) it goes to
-//! `spawn_blocking` as before. Either way at most tokio's blocking-thread limit of scripts run
-//! at once, and a panic in a script fails that call with an error and leaves the threads and
-//! the runtime as they were.
+//! On a multi-threaded tokio runtime (every binary and `native serve`) the script runs inline on
+//! the thread that polls the caller, and moves the worker's other tasks away only when it waits
+//! or runs long (see [`crate::blocking`]). Elsewhere (a current-thread runtime, as in
+//! `#[tokio::test]`) it goes to `spawn_blocking`. Either way a panic in a script fails that call
+//! with an error and leaves the threads and the runtime as they were.
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
@@ -19,7 +16,7 @@ use crate::{Error, Result};
 /// returned, or an error if it panicked.
 pub async fn run<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> Result<T> {
     if Handle::current().runtime_flavor() == RuntimeFlavor::MultiThread {
-        return tokio::task::block_in_place(|| guarded(f));
+        return crate::blocking::run_inline(|| guarded(f));
     }
     tokio::task::spawn_blocking(|| guarded(f))
         .await

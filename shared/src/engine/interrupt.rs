@@ -3,6 +3,10 @@
 //! coarse clock that a background thread advances every few milliseconds. mlua's own
 //! `set_interrupt` runs a Rust closure through its error-handling wrapper on every call, which
 //! cost several percent of a tight row loop; this installs a raw Luau callback instead.
+//!
+//! The same check moves a script that runs inline on a tokio worker off that worker's queue
+//! once it has run for [`crate::blocking::SLICE`], so that no loop holds a
+//! worker (and the I/O and timers it drives) for its whole deadline.
 #![allow(unsafe_code)]
 
 use std::cell::Cell;
@@ -77,6 +81,15 @@ impl Timeout {
 
 struct Armed {
     deadline_ms: u64,
+    /// The earlier of the deadline and [`Armed::move_at_ms`]: the one compare the interrupt
+    /// makes on every call.
+    next_ms: Cell<u64>,
+    /// When a script running inline on a worker is moved off it next (`u64::MAX`: not inline,
+    /// or moved off already).
+    move_at_ms: Cell<u64>,
+    /// How often it was moved off: each try waits twice as long as the one before, since a
+    /// move that the worker took back cannot be seen from here.
+    moves: Cell<u32>,
     timeout: Timeout,
     /// [`Timeout::message`] as a C string, made the first time the interrupt raises it.
     message: std::cell::OnceCell<CString>,
@@ -91,13 +104,39 @@ thread_local! {
 /// Enforces `deadline_ms` (from [`deadline_in`]) on this thread until the guard is dropped;
 /// a script running past it gets `timeout`'s message as its error.
 pub fn arm(deadline_ms: u64, timeout: Timeout) -> Guard {
+    let move_at_ms = if crate::blocking::inline() {
+        coarse_now_ms().saturating_add(crate::blocking::SLICE.as_millis() as u64)
+    } else {
+        u64::MAX
+    };
     let armed: &'static Armed = Box::leak(Box::new(Armed {
         deadline_ms,
+        next_ms: Cell::new(deadline_ms.min(move_at_ms)),
+        move_at_ms: Cell::new(move_at_ms),
+        moves: Cell::new(0),
         timeout,
         message: std::cell::OnceCell::new(),
     }));
     ARMED.with(|a| a.set(Some(armed)));
     Guard(armed)
+}
+
+/// Moves the script off its worker (see [`crate::blocking::move_off`]) and sets when to try
+/// again: twice the slice after the first try, four times after the second, and so on. A
+/// script that waited meanwhile was moved by its wait: nothing more to do.
+fn move_off(armed: &Armed, now: u64) {
+    let at = if crate::blocking::inline() {
+        // A panic must not unwind through Luau's frames; a failed move is tried again later.
+        let _ = std::panic::catch_unwind(crate::blocking::move_off);
+        let moves = armed.moves.get().saturating_add(1).min(16);
+        armed.moves.set(moves);
+        let slice = crate::blocking::SLICE.as_millis() as u64;
+        now.saturating_add(slice << moves)
+    } else {
+        u64::MAX
+    };
+    armed.move_at_ms.set(at);
+    armed.next_ms.set(armed.deadline_ms.min(at));
 }
 
 /// Disarms on drop.
@@ -131,16 +170,22 @@ unsafe extern "C-unwind" fn interrupt(state: *mut lua_State, gc: c_int) {
     let Some(armed) = ARMED.with(Cell::get) else {
         return;
     };
-    if NOW_MS.load(Ordering::Relaxed) >= armed.deadline_ms {
-        // Made here, once, and kept in `armed` (freed with its guard): the raise below unwinds
-        // past this frame, so nothing owned may live in it.
-        let message = armed
-            .message
-            .get_or_init(|| CString::new(armed.timeout.message()).unwrap_or_default());
-        // SAFETY: Luau calls the interrupt at safepoints where raising an error is allowed;
-        // the message is a NUL-terminated string, copied verbatim by the "%s" format.
-        unsafe { ffi::luaL_error(state, c"%s".as_ptr(), message.as_ptr()) };
+    let now = NOW_MS.load(Ordering::Relaxed);
+    if now < armed.next_ms.get() {
+        return;
     }
+    if now < armed.deadline_ms {
+        move_off(armed, now);
+        return;
+    }
+    // Made here, once, and kept in `armed` (freed with its guard): the raise below unwinds
+    // past this frame, so nothing owned may live in it.
+    let message = armed
+        .message
+        .get_or_init(|| CString::new(armed.timeout.message()).unwrap_or_default());
+    // SAFETY: Luau calls the interrupt at safepoints where raising an error is allowed;
+    // the message is a NUL-terminated string, copied verbatim by the "%s" format.
+    unsafe { ffi::luaL_error(state, c"%s".as_ptr(), message.as_ptr()) };
 }
 
 /// Installs the interrupt on a VM (all its threads share the callbacks).

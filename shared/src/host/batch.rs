@@ -690,7 +690,7 @@ impl PartSource for JobParts<'_> {
         self.inv.spend(1)?;
         let full = format!("{}{key}", self.dir);
         let objects = self.inv.services.backends.objects.clone();
-        let got = self.inv.handle.block_on(objects.open(self.bucket, &full))?;
+        let got = crate::blocking::wait(&self.inv.handle, objects.open(self.bucket, &full))?;
         Ok(got.map(|(meta, r)| {
             (
                 meta.size,

@@ -214,9 +214,10 @@ fn request(lua: &Lua, opts: Table) -> mlua::Result<Table> {
     let tenant = inv.tenant.name.clone();
     let policy = policy(&inv);
     let fut = async { outbound::perform(&spec, &tenant, vault.as_ref(), policy).await };
-    let out = inv
-        .handle
-        .block_on(async { tokio::time::timeout(if by_deadline { left } else { want }, fut).await });
+    let out = crate::blocking::wait(
+        &inv.handle,
+        tokio::time::timeout(if by_deadline { left } else { want }, fut),
+    );
     let resp = match out {
         Err(_) if by_deadline => return Err(inv.breach(lua, inv.timeout_message())),
         Err(_) => {

@@ -118,10 +118,7 @@ impl Invocation {
         fut: impl Future<Output = crate::Result<T>>,
     ) -> mlua::Result<T> {
         let left = self.deadline.saturating_duration_since(Instant::now());
-        match self
-            .handle
-            .block_on(async { tokio::time::timeout(left, fut).await })
-        {
+        match crate::blocking::wait(&self.handle, tokio::time::timeout(left, fut)) {
             Ok(Ok(v)) => Ok(v),
             Ok(Err(e)) => Err(super::raise(lua, e)),
             Err(_) => Err(self.breach(lua, self.timeout_message())),

@@ -80,6 +80,9 @@ pub struct ApiError {
     pub code: Code,
     /// What happened and what to do.
     pub message: String,
+    /// Seconds after which the same request may succeed (`Retry-After`), for errors that say
+    /// "not now".
+    pub retry_after_s: Option<u32>,
 }
 
 impl ApiError {
@@ -88,6 +91,7 @@ impl ApiError {
         ApiError {
             code,
             message: message.into(),
+            retry_after_s: None,
         }
     }
 
@@ -119,13 +123,20 @@ impl From<Error> for ApiError {
             Error::NotFound { .. } => Code::NotFound,
             Error::AlreadyExists { .. } => Code::AlreadyExists,
             Error::Precondition { .. } | Error::InvalidInput(_) => Code::InvalidArgument,
-            Error::LimitExceeded { .. } => Code::ResourceExhausted,
+            Error::LimitExceeded { .. } | Error::Busy { .. } => Code::ResourceExhausted,
             Error::Script { message, .. } if is_limit_breach(message) => Code::ResourceExhausted,
             Error::Timeout(_) => Code::DeadlineExceeded,
             Error::Backend { .. } => Code::Unavailable,
             _ => Code::Internal,
         };
-        ApiError::new(code, e.to_string())
+        let retry_after_s = match &e {
+            Error::Busy { retry_after_s, .. } => Some(*retry_after_s),
+            _ => None,
+        };
+        ApiError {
+            retry_after_s,
+            ..ApiError::new(code, e.to_string())
+        }
     }
 }
 
@@ -138,6 +149,10 @@ impl IntoResponse for ApiError {
             body.to_string(),
         )
             .into_response();
+        if let Some(s) = self.retry_after_s {
+            r.headers_mut()
+                .insert(header::RETRY_AFTER, header::HeaderValue::from(s));
+        }
         if self.code == Code::Unauthenticated {
             r.headers_mut().insert(
                 header::WWW_AUTHENTICATE,
