@@ -153,13 +153,15 @@ fuzz_target!(|data: &[u8]| {
         tenant: h.tenant.clone(),
         script: "fuzz".into(),
         entry: Entry::Invoke,
-        event: serde_json::json!({ "bytes": data }),
+        event: serde_json::json!({ "bytes": data }).into(),
+        json_answer: false,
         attempt: 1,
         depth: 0,
     };
     let out = h
         .engine
         .run(&h.services, h.runtime.handle(), &call)
+        .and_then(|a| a.into_value())
         .unwrap_or_else(|e| panic!("the invocation failed: {e}"));
     let n = out["n"].as_u64().expect("n") as usize;
     let rows: Vec<&str> = match out["rows"].as_str().expect("rows") {

@@ -15,7 +15,7 @@ use serde_json::{json, Value};
 
 use crate::config::MAX_DELETES;
 use crate::config::{Deployment, Tenant};
-use crate::engine::{Call, Engine, Entry};
+use crate::engine::{Answer, Call, Engine, Entry, Event};
 use crate::events::{parse_notification, Notification};
 use crate::host::Services;
 use crate::observe::{LogSink, StderrLog};
@@ -218,7 +218,7 @@ impl Runtime {
     /// The deadline is the tenant's `timeout_s` or the end set with [`crate::budget::within`]
     /// (a Lambda's remaining time), whichever comes first; a script waits for its share of the
     /// memory budget until then.
-    async fn run(&self, call: Call) -> Result<Value> {
+    async fn run(&self, call: Call) -> Result<Answer> {
         let engine = self.engine.clone();
         let not_after = crate::budget::current();
         // A direct invocation has a caller to tell "not now"; work from the queues waits.
@@ -261,19 +261,53 @@ impl Runtime {
         out
     }
 
+    /// [`Runtime::run`] of a call whose answer is a value.
+    async fn run_value(&self, call: Call) -> Result<Value> {
+        self.run(call).await?.into_value()
+    }
+
     /// A direct invocation: `on_invoke(ctx, event)` of `script`, returning its value.
     pub async fn invoke(&self, tenant: &str, script: &str, event: Value) -> Result<Value> {
         let t = self.tenants.load(tenant).await?;
         t.script(script)?;
-        self.run(Call {
+        self.run_value(Call {
             tenant: t,
             script: script.into(),
             entry: Entry::Invoke,
-            event,
+            event: event.into(),
+            json_answer: false,
             attempt: 1,
             depth: 0,
         })
         .await
+    }
+
+    /// A direct invocation over HTTP: the body, JSON text, is parsed straight onto the script's
+    /// heap (an [`Error::InvalidInput`] if it is not JSON), and the return value comes back as
+    /// JSON text encoded straight from it. Nothing of either is built on the host.
+    pub async fn invoke_json(
+        &self,
+        tenant: &str,
+        script: &str,
+        body: bytes::Bytes,
+    ) -> Result<Vec<u8>> {
+        let t = self.tenants.load(tenant).await?;
+        t.script(script)?;
+        let answer = self
+            .run(Call {
+                tenant: t,
+                script: script.into(),
+                entry: Entry::Invoke,
+                event: Event::Json(body),
+                json_answer: true,
+                attempt: 1,
+                depth: 0,
+            })
+            .await?;
+        match answer {
+            Answer::Json(text) => Ok(text),
+            Answer::Value(v) => Ok(v.to_string().into_bytes()),
+        }
     }
 
     /// A work-queue message body: runs `on_queue` of its script, then its deletes.
@@ -287,11 +321,12 @@ impl Runtime {
         t.script(&msg.script)?;
         check_depth(&t, &format!("the message for {:?}", msg.script), msg.depth)?;
         let out = self
-            .run(Call {
+            .run_value(Call {
                 tenant: t.clone(),
                 script: msg.script.clone(),
                 entry: Entry::Queue,
-                event: msg.event,
+                event: msg.event.into(),
+                json_answer: false,
                 attempt,
                 depth: msg.depth,
             })
@@ -361,11 +396,12 @@ impl Runtime {
     ) -> Result<Outcome> {
         let router = tenant.config.router.clone();
         let routed = self
-            .run(Call {
+            .run_value(Call {
                 tenant: tenant.clone(),
                 script: router.clone(),
                 entry: Entry::Route,
-                event: event.clone(),
+                event: event.clone().into(),
+                json_answer: false,
                 attempt,
                 depth,
             })
@@ -402,11 +438,12 @@ impl Runtime {
             message: format!("on_route chose an unknown script: {e}"),
         })?;
         let out = self
-            .run(Call {
+            .run_value(Call {
                 tenant: tenant.clone(),
                 script: script.clone(),
                 entry: Entry::Queue,
-                event: ev,
+                event: ev.into(),
+                json_answer: false,
                 attempt,
                 depth,
             })

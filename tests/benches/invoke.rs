@@ -71,7 +71,8 @@ fn main() {
         tenant,
         script: "noop".into(),
         entry: Entry::Invoke,
-        event: json!({ "a": 1 }),
+        event: json!({ "a": 1 }).into(),
+        json_answer: false,
         attempt: 1,
         depth: 0,
     };

@@ -55,12 +55,51 @@ pub struct Call {
     /// Which entry point.
     pub entry: Entry,
     /// The event, passed as the second argument.
-    pub event: serde_json::Value,
+    pub event: Event,
+    /// Whether the caller wants the return value as JSON text ([`Answer::Json`]) rather than a
+    /// value: an HTTP answer, encoded straight from the VM.
+    pub json_answer: bool,
     /// 1 on first delivery.
     pub attempt: u32,
     /// The chain depth: 0 for a direct invocation or an outside object event, one more than
     /// the sender for a message or an object a script wrote.
     pub depth: u32,
+}
+
+/// An invocation's event.
+#[derive(Debug, Clone)]
+pub enum Event {
+    /// A value the host holds (a queue message's event, an object event).
+    Value(serde_json::Value),
+    /// JSON text as it arrived (an HTTP body), parsed straight onto the VM's heap: nothing of
+    /// it is built on the host, and its size counts against the script's `max_memory_mb`.
+    Json(bytes::Bytes),
+}
+
+impl From<serde_json::Value> for Event {
+    fn from(v: serde_json::Value) -> Self {
+        Event::Value(v)
+    }
+}
+
+/// What an entry point returned.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Answer {
+    /// As a value (`null` for nothing).
+    Value(serde_json::Value),
+    /// As JSON text, for a call with [`Call::json_answer`].
+    Json(Vec<u8>),
+}
+
+impl Answer {
+    /// The answer as a value (JSON text parsed again).
+    pub fn into_value(self) -> Result<serde_json::Value, Error> {
+        match self {
+            Answer::Value(v) => Ok(v),
+            Answer::Json(text) => serde_json::from_slice(&text)
+                .map_err(|e| Error::InvalidInput(format!("the answer is not JSON: {e}"))),
+        }
+    }
 }
 
 const POOL_PER_TENANT: usize = 8;
@@ -128,13 +167,13 @@ impl Engine {
     }
 
     /// Runs a call to its end on the current thread, blocking on backend calls through
-    /// `handle`. Returns the entry point's return value as JSON (`null` for nothing).
+    /// `handle`. Returns the entry point's return value (`null` for nothing).
     pub fn run(
         &self,
         services: &Arc<Services>,
         handle: &tokio::runtime::Handle,
         call: &Call,
-    ) -> Result<serde_json::Value, Error> {
+    ) -> Result<Answer, Error> {
         self.run_until(services, handle, call, None)
     }
 
@@ -147,7 +186,7 @@ impl Engine {
         handle: &tokio::runtime::Handle,
         call: &Call,
         not_after: Option<Instant>,
-    ) -> Result<serde_json::Value, Error> {
+    ) -> Result<Answer, Error> {
         self.run_measured(services, handle, call, not_after).0
     }
 
@@ -159,7 +198,7 @@ impl Engine {
         handle: &tokio::runtime::Handle,
         call: &Call,
         not_after: Option<Instant>,
-    ) -> (Result<serde_json::Value, Error>, u32) {
+    ) -> (Result<Answer, Error>, u32) {
         let data_ops = Cell::new(0);
         let out = self.run_inner(services, handle, call, not_after, &data_ops);
         (out, data_ops.get())
@@ -172,7 +211,7 @@ impl Engine {
         call: &Call,
         not_after: Option<Instant>,
         data_ops: &Cell<u32>,
-    ) -> Result<serde_json::Value, Error> {
+    ) -> Result<Answer, Error> {
         let tenant = &call.tenant;
         let script = tenant.script(&call.script)?;
         // A script's error text reaches logs, terminals and callers: `error(string.rep(...))`
@@ -240,10 +279,14 @@ impl Engine {
         let out = match (result, breach) {
             (_, Some(limit)) => Err(fail(limit)),
             (Ok(v), None) => Ok(v),
+            (Err(mlua::Error::ExternalError(e)), None) if e.is::<BadEvent>() => {
+                Err(Error::InvalidInput(e.to_string()))
+            }
             (Err(e), None) => Err(fail(host::message_of(&e))),
         };
         // A VM that hit a limit may hold a half-built heap: let it go rather than reuse it.
         if out.is_ok()
+            || matches!(&out, Err(Error::InvalidInput(_)))
             || matches!(&out, Err(Error::Script { message, .. }) if !message.starts_with("limit "))
         {
             // A pooled VM keeps its garbage until the next collection: up to eight of them
@@ -264,8 +307,9 @@ fn run_in(
     code: &[u8],
     request_id: &str,
     deadline_ms: i64,
-) -> mlua::Result<serde_json::Value> {
+) -> mlua::Result<Answer> {
     let lua = &vm.lua;
+    let no_value = serde_json::Value::Null;
     let (env, chunk, ctx, ev) = vm.prepare(
         hash,
         code,
@@ -276,8 +320,18 @@ fn run_in(
             depth: call.depth,
             deadline_ms,
         },
-        &call.event,
+        match &call.event {
+            Event::Value(v) => v,
+            Event::Json(_) => &no_value,
+        },
     )?;
+    let ev = match &call.event {
+        Event::Value(_) => ev,
+        Event::Json(text) => match host::parse_json(lua, text)? {
+            Ok(v) => v,
+            Err(why) => return Err(mlua::Error::external(BadEvent(why))),
+        },
+    };
     let name = call.entry.name();
     // The name as a Luau string made once per VM: a `&str` key is a protected call each time.
     let key = vm.key(name)?;
@@ -302,11 +356,31 @@ fn run_in(
             }
         }));
     }
-    if out.is_nil() {
-        return Ok(serde_json::Value::Null);
+    let what = || format!("the value {name} returned");
+    if call.json_answer {
+        return host::to_json_text(lua, out, false, &what()).map(Answer::Json);
     }
-    host::from_lua(lua, out, &format!("the value {name} returned"))
+    if out.is_nil() {
+        return Ok(Answer::Value(serde_json::Value::Null));
+    }
+    host::from_lua(lua, out, &what()).map(Answer::Value)
 }
+
+/// An event given as JSON text that is not JSON: the caller's fault, not the script's.
+#[derive(Debug)]
+struct BadEvent(String);
+
+impl std::fmt::Display for BadEvent {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "request body is not JSON: {}; send the event as a JSON value, e.g. {{\"name\": \"x\"}}",
+            self.0
+        )
+    }
+}
+
+impl std::error::Error for BadEvent {}
 
 /// A new invocation id: 32 lower-case hex digits of a random 128-bit number (written here
 /// rather than through `format!`, which is a tenth of a no-op invocation's work, and into an

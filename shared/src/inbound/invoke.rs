@@ -21,14 +21,15 @@ pub(super) async fn invoke(
     body: Body,
 ) -> Result<Response, ApiError> {
     let tenant = tenant_of(&rt, &headers).await?;
-    let event = read_event(&headers, body).await?;
-    let value = rt.invoke(&tenant, &script, event).await?;
-    let text = serde_json::to_string(&value).map_err(|e| {
-        ApiError::new(
-            Code::Internal,
-            format!("cannot encode the return value: {e}"),
-        )
-    })?;
+    let body = read_body(&headers, body).await?;
+    // An empty body is the event `{}`; any other is parsed by the engine, straight onto the
+    // script's heap.
+    let body = if body.iter().all(u8::is_ascii_whitespace) {
+        bytes::Bytes::from_static(b"{}")
+    } else {
+        body
+    };
+    let text = rt.invoke_json(&tenant, &script, body).await?;
     Ok((
         StatusCode::OK,
         [(header::CONTENT_TYPE, "application/json")],
@@ -48,24 +49,7 @@ fn too_large() -> ApiError {
 
 /// The body as a JSON event: `{}` when empty, an error when over the cap or not JSON.
 pub(super) async fn read_event(headers: &HeaderMap, body: Body) -> Result<Value, ApiError> {
-    // Refuse a declared oversize body before reading a byte of it.
-    let declared = headers
-        .get(header::CONTENT_LENGTH)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.parse::<u64>().ok());
-    if declared.is_some_and(|n| n > MAX_BODY_BYTES as u64) {
-        return Err(too_large());
-    }
-    let bytes = match Limited::new(body, MAX_BODY_BYTES).collect().await {
-        Ok(c) => c.to_bytes(),
-        Err(e) if e.downcast_ref::<LengthLimitError>().is_some() => return Err(too_large()),
-        Err(e) => {
-            return Err(ApiError::new(
-                Code::InvalidArgument,
-                format!("cannot read the request body: {e}"),
-            ))
-        }
-    };
+    let bytes = read_body(headers, body).await?;
     if bytes.iter().all(u8::is_ascii_whitespace) {
         return Ok(Value::Object(Default::default()));
     }
@@ -75,4 +59,24 @@ pub(super) async fn read_event(headers: &HeaderMap, body: Body) -> Result<Value,
             format!("request body is not JSON: {e}; send the event as a JSON value, e.g. {{\"name\": \"x\"}}"),
         )
     })
+}
+
+/// The body's bytes, or an error when over the cap.
+async fn read_body(headers: &HeaderMap, body: Body) -> Result<bytes::Bytes, ApiError> {
+    // Refuse a declared oversize body before reading a byte of it.
+    let declared = headers
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok());
+    if declared.is_some_and(|n| n > MAX_BODY_BYTES as u64) {
+        return Err(too_large());
+    }
+    match Limited::new(body, MAX_BODY_BYTES).collect().await {
+        Ok(c) => Ok(c.to_bytes()),
+        Err(e) if e.downcast_ref::<LengthLimitError>().is_some() => Err(too_large()),
+        Err(e) => Err(ApiError::new(
+            Code::InvalidArgument,
+            format!("cannot read the request body: {e}"),
+        )),
+    }
 }
