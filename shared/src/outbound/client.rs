@@ -16,7 +16,7 @@ use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::TcpStream;
 use tokio_rustls::rustls::{self, pki_types::ServerName};
 
-use super::address::blocked_range;
+use super::address::refusal;
 use super::target::Target;
 
 /// A request, ready to send: placeholders already filled.
@@ -121,9 +121,9 @@ async fn resolve(t: &Target, policy: Policy) -> Result<Vec<SocketAddr>, Failure>
     }
     if !policy.allow_private {
         for a in &addrs {
-            if let Some(range) = blocked_range(a.ip()) {
+            if let Some(why) = refusal(a.ip()) {
                 return Err(Failure::Refused(format!(
-                    "{} resolves to {}, which is in {range}; requests to private, loopback and link-local addresses are refused",
+                    "{} resolves to {}, which is {why}; requests to private, loopback, link-local, special-purpose and this machine's own addresses are refused",
                     t.host,
                     a.ip()
                 )));
