@@ -28,13 +28,33 @@ const V4: &[(u32, u8, &str)] = &[
     (0xc000_0008, 32, "192.0.0.8/32 (IPv4 dummy address)"),
     (0xc000_00aa, 32, "192.0.0.170/32 (NAT64/DNS64 discovery)"),
     (0xc000_00ab, 32, "192.0.0.171/32 (NAT64/DNS64 discovery)"),
-    (0xc000_0000, 29, "192.0.0.0/29 (IPv4 service continuity prefix)"),
+    (
+        0xc000_0000,
+        29,
+        "192.0.0.0/29 (IPv4 service continuity prefix)",
+    ),
     (0xc000_0000, 24, "192.0.0.0/24 (IETF protocol assignments)"),
     (0xc000_0200, 24, "192.0.2.0/24 (documentation, TEST-NET-1)"),
-    (0xc058_6300, 24, "192.88.99.0/24 (deprecated 6to4 relay anycast)"),
-    (0xc633_6400, 24, "198.51.100.0/24 (documentation, TEST-NET-2)"),
-    (0xcb00_7100, 24, "203.0.113.0/24 (documentation, TEST-NET-3)"),
-    (0xa9fe_0000, 16, "169.254.0.0/16 (link-local, where the metadata service is)"),
+    (
+        0xc058_6300,
+        24,
+        "192.88.99.0/24 (deprecated 6to4 relay anycast)",
+    ),
+    (
+        0xc633_6400,
+        24,
+        "198.51.100.0/24 (documentation, TEST-NET-2)",
+    ),
+    (
+        0xcb00_7100,
+        24,
+        "203.0.113.0/24 (documentation, TEST-NET-3)",
+    ),
+    (
+        0xa9fe_0000,
+        16,
+        "169.254.0.0/16 (link-local, where the metadata service is)",
+    ),
     (0xc0a8_0000, 16, "192.168.0.0/16 (private)"),
     (0xc612_0000, 15, "198.18.0.0/15 (benchmarking)"),
     (0xac10_0000, 12, "172.16.0.0/12 (private)"),
@@ -132,10 +152,7 @@ fn blocked_v6(ip: Ipv6Addr) -> Option<&'static str> {
             _ => "an IPv6 block outside 2000::/3 (reserved, not global unicast)",
         });
     }
-    if V6_GLOBAL
-        .iter()
-        .any(|(net, len)| a & mask128(*len) == *net)
-    {
+    if V6_GLOBAL.iter().any(|(net, len)| a & mask128(*len) == *net) {
         return None;
     }
     V6.iter()
@@ -170,9 +187,7 @@ pub fn own_address(ip: IpAddr) -> bool {
             .unwrap_or_default();
         *cache = Some((Instant::now(), list));
     }
-    cache
-        .as_ref()
-        .is_some_and(|(_, list)| list.contains(&ip))
+    cache.as_ref().is_some_and(|(_, list)| list.contains(&ip))
 }
 
 /// Why a request may not go to `ip`, or `None` when it may: a non-public range

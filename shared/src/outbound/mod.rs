@@ -12,6 +12,7 @@ pub mod client;
 pub mod jobs;
 pub mod secrets;
 pub mod target;
+mod unescape;
 
 use std::collections::BTreeSet;
 
@@ -295,7 +296,7 @@ pub async fn perform(
         headers: resp
             .headers
             .into_iter()
-            .map(|(k, v)| (k, redactor.bytes(&v)))
+            .map(|(k, v)| (redactor.name(&k), redactor.bytes(&v)))
             .collect(),
         body: redactor.bytes(&resp.body),
     })

@@ -2,14 +2,16 @@
 //!
 //! Placeholders are filled by the host, in the parts of a request the script listed, after the
 //! script has handed the request over: values never enter the VM. Whatever comes back (the
-//! response's headers and body, error messages, log lines) passes through a [`Redactor`] that
-//! replaces each value, in every form a server commonly echoes it in, with `[redacted:NAME]`.
+//! response's header names and values and body, error messages, log lines) passes through a
+//! [`Redactor`] that replaces each value, in every form a server commonly echoes it in (JSON
+//! string escapes included), with `[redacted:NAME]`.
 
 use base64::engine::general_purpose::{STANDARD, STANDARD_NO_PAD, URL_SAFE, URL_SAFE_NO_PAD};
 use base64::Engine;
 use memchr::memmem;
 use percent_encoding::{utf8_percent_encode, AsciiSet, NON_ALPHANUMERIC};
 
+use super::unescape;
 use crate::ports::Secret;
 
 const OPEN: &[u8] = b"{{vault:";
@@ -104,6 +106,8 @@ pub struct Redactor {
     /// The automaton over every form (`None` when there is nothing to redact, or when it could
     /// not be built: then the forms are replaced one pass each).
     finder: Option<aho_corasick::AhoCorasick>,
+    /// The same forms with ASCII case ignored, for header names (which arrive lower-cased).
+    names: Option<aho_corasick::AhoCorasick>,
     /// Every form, longest first.
     forms: Vec<Vec<u8>>,
     /// The replacement of each form, by pattern index.
@@ -139,8 +143,14 @@ impl Redactor {
             .match_kind(aho_corasick::MatchKind::LeftmostLongest)
             .build(&forms)
             .ok();
+        let names = aho_corasick::AhoCorasick::builder()
+            .match_kind(aho_corasick::MatchKind::LeftmostLongest)
+            .ascii_case_insensitive(true)
+            .build(&forms)
+            .ok();
         Redactor {
             finder,
+            names,
             forms,
             marks,
         }
@@ -151,17 +161,70 @@ impl Redactor {
         self.marks.is_empty()
     }
 
-    /// `data` with every form of every value replaced.
+    /// `data` with every form of every value replaced, also where the form is written with
+    /// JSON string escapes (`\/`, `\"`, `\uXXXX` of any character, mixed with plain ones, and
+    /// escaped twice over): the stretch of `data` that decodes to a form is replaced whole.
     pub fn bytes(&self, data: &[u8]) -> Vec<u8> {
         let Some(finder) = &self.finder else {
             return self.pass_per_form(data);
         };
+        if memchr::memchr(b'\\', data).is_none() {
+            let mut out = Vec::with_capacity(data.len());
+            finder.replace_all_with_bytes(data, &mut out, |m, _, dst| {
+                dst.extend_from_slice(&self.marks[m.pattern().as_usize()]);
+                true
+            });
+            return out;
+        }
+        // Spans of `data` to replace: forms found as they are, and forms found in the text as
+        // JSON would decode it (once, and once more for JSON inside a JSON string).
+        let mut spans: Vec<(usize, usize, usize)> = finder
+            .find_iter(data)
+            .map(|m| (m.start(), m.end(), m.pattern().as_usize()))
+            .collect();
+        if let Some(once) = unescape::View::of(data) {
+            for m in finder.find_iter(&once.text) {
+                let (a, b) = once.span(m.start(), m.end());
+                spans.push((a, b, m.pattern().as_usize()));
+            }
+            if let Some(twice) = unescape::View::of(&once.text) {
+                for m in finder.find_iter(&twice.text) {
+                    let (a, b) = twice.span(m.start(), m.end());
+                    let (a, b) = once.span(a, b);
+                    spans.push((a, b, m.pattern().as_usize()));
+                }
+            }
+        }
+        spans.sort_unstable_by_key(|&(a, b, _)| (a, std::cmp::Reverse(b)));
         let mut out = Vec::with_capacity(data.len());
-        finder.replace_all_with_bytes(data, &mut out, |m, _, dst| {
+        let mut at = 0;
+        for (a, b, pattern) in spans {
+            if b <= at {
+                continue;
+            }
+            if a >= at {
+                out.extend_from_slice(&data[at..a]);
+                out.extend_from_slice(&self.marks[pattern]);
+            }
+            // A span that overlaps the one before extends what that mark covers.
+            at = b;
+        }
+        out.extend_from_slice(&data[at..]);
+        out
+    }
+
+    /// A response header's name with every form of every value replaced, ASCII case ignored
+    /// (names arrive lower-cased, so a value with capitals still shows in them).
+    pub fn name(&self, name: &str) -> String {
+        let Some(finder) = &self.names else {
+            return self.text(name);
+        };
+        let mut out = Vec::with_capacity(name.len());
+        finder.replace_all_with_bytes(name.as_bytes(), &mut out, |m, _, dst| {
             dst.extend_from_slice(&self.marks[m.pattern().as_usize()]);
             true
         });
-        out
+        String::from_utf8_lossy(&out).into_owned()
     }
 
     /// The fallback of [`Self::bytes`]: each form replaced in a pass of its own, longest first.
@@ -307,6 +370,99 @@ mod tests {
         let echo = b64(&STANDARD, format!("user:{value}").as_bytes());
         let out = fallback.text(&format!("x {value} {echo} y"));
         assert!(!out.contains(value) && !out.contains(&echo), "{out}");
+    }
+
+    /// `v` with each character JSON-escaped as `\uXXXX` (surrogate pairs beyond the BMP), in
+    /// upper or lower hex.
+    fn u_escaped(v: &str, upper: bool) -> String {
+        let mut out = String::new();
+        for unit in v.encode_utf16() {
+            if upper {
+                out.push_str(&format!("\\u{unit:04X}"));
+            } else {
+                out.push_str(&format!("\\u{unit:04x}"));
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn json_escaped_forms_of_a_value_are_redacted_whole() {
+        // GIVEN a secret with a slash, a quote, a backslash, a non-ASCII and an astral character
+        let value = r#"sk/li"ve\é😀x"#;
+        let r = Redactor::new(&[secret("k", value)]);
+        // AND the ways a server writes it inside a JSON string: serde's and PHP's escapes,
+        // every character \u-escaped (both cases), every other one, escaped twice over, and
+        // a base64 form with PHP's escaped slashes
+        let serde = serde_json::to_string(value).unwrap();
+        let serde = &serde[1..serde.len() - 1];
+        let php = serde.replace('/', "\\/");
+        let mut mixed = String::new();
+        for (i, c) in value.chars().enumerate() {
+            if i % 2 == 0 {
+                mixed.push_str(&u_escaped(&c.to_string(), false));
+            } else {
+                let one = serde_json::to_string(&c.to_string()).unwrap();
+                mixed.push_str(&one[1..one.len() - 1].replace('/', "\\/"));
+            }
+        }
+        let twice = serde_json::to_string(&php).unwrap();
+        let twice = twice[1..twice.len() - 1].to_string();
+        let b64 = STANDARD.encode(format!("user:{value}")).replace('/', "\\/");
+        let echoes = [
+            serde.to_string(),
+            php,
+            u_escaped(value, false),
+            u_escaped(value, true),
+            mixed,
+            twice,
+            b64,
+        ];
+        for echo in echoes {
+            // WHEN an answer holding it is redacted
+            let doc = format!(r#"{{"echo": "before {echo} after", "n": 1}}"#);
+            let out = r.text(&doc);
+            // THEN the escaped stretch is replaced whole, the rest is left as it was
+            assert!(out.contains("[redacted:k]"), "{echo}: {out}");
+            assert!(
+                out.starts_with(r#"{"echo": "before "#) && out.ends_with(r#" after", "n": 1}"#),
+                "{out}"
+            );
+            // AND decoding the JSON (once, and again for the twice-escaped one) finds no trace
+            let decoded: serde_json::Value = serde_json::from_str(&out).unwrap();
+            let text = decoded["echo"].as_str().unwrap();
+            assert!(!text.contains(value), "{echo}: {text}");
+            assert!(!text.contains("sk/li"), "{echo}: {text}");
+            if let Ok(inner) = serde_json::from_str::<String>(&format!("\"{text}\"")) {
+                assert!(!inner.contains(value), "{echo}: {inner}");
+            }
+        }
+        // AND text with backslashes but no secret is untouched
+        let plain = r#"{"path": "C:\\dir\/file", "q": "\"hi\""}"#;
+        assert_eq!(r.text(plain), plain);
+    }
+
+    #[test]
+    fn header_names_are_redacted_whatever_their_case() {
+        // GIVEN a secret with capitals, and the lower-cased header names a server could echo
+        // it in (raw, hex, inside other text)
+        let value = "SeCrEt-Token_42";
+        let r = Redactor::new(&[secret("k", value)]);
+        for name in [
+            value.to_ascii_lowercase(),
+            format!("x-{}-echo", value.to_ascii_lowercase()),
+            hex::encode(value),
+        ] {
+            // WHEN the name is redacted THEN no form of the value is left in it
+            let out = r.name(&name);
+            assert!(out.contains("[redacted:k]"), "{name}: {out}");
+            assert!(
+                !out.to_ascii_lowercase()
+                    .contains(&value.to_ascii_lowercase()),
+                "{out}"
+            );
+        }
+        assert_eq!(r.name("content-type"), "content-type");
     }
 
     #[test]
