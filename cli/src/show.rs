@@ -100,6 +100,16 @@ pub fn runtime(p: &native_core::local::Project) -> native_core::runtime::Runtime
     p.runtime().with_log(Arc::new(TerminalLog)).with_http_jobs()
 }
 
+/// [`runtime`] for `native serve` on `addr`: callback URLs name the address served.
+pub fn served_runtime(
+    p: &native_core::local::Project,
+    addr: std::net::SocketAddr,
+) -> native_core::runtime::Runtime {
+    p.runtime_served_at(addr)
+        .with_log(Arc::new(TerminalLog))
+        .with_http_jobs()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -117,9 +117,11 @@ pub fn hmac_sha256(key: &[u8], msg: &[u8]) -> [u8; 32] {
         .into()
 }
 
-/// Compares without stopping at the first difference.
-fn same(a: &[u8], b: &[u8]) -> bool {
-    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+/// Whether `given` is exactly `expected`, compared in constant time (the length is no secret:
+/// every signature is 64 characters).
+fn same(given: &[u8], expected: &[u8]) -> bool {
+    use subtle::ConstantTimeEq;
+    given.len() == expected.len() && bool::from(given.ct_eq(expected))
 }
 
 impl Signer {
@@ -160,8 +162,10 @@ impl Signer {
     /// What a token names, if this deployment signed it and it has not expired at `now_s`.
     pub fn check(&self, token: &str, now_s: i64) -> std::result::Result<Target, Refused> {
         let (payload, sig) = token.rsplit_once('.').ok_or(Refused::BadSignature)?;
-        let sig = hex::decode(sig).map_err(|_| Refused::BadSignature)?;
-        if !same(&sig, &hmac_sha256(&self.key, payload.as_bytes())) {
+        // The signature has one form, the lower-case hex that `token` writes: compared as
+        // text, so that no other spelling of the same bytes (upper-case digits) is accepted.
+        let expected = hex::encode(hmac_sha256(&self.key, payload.as_bytes()));
+        if !same(sig.as_bytes(), expected.as_bytes()) {
             return Err(Refused::BadSignature);
         }
         // Signed by us: what follows can only fail for a token of another format version.
@@ -278,6 +282,27 @@ mod tests {
                 assert_eq!(s.check(&altered, 0), Err(Refused::BadSignature), "byte {i}");
             }
         }
+        // AND a signature in any other spelling of the same bytes is refused: each hex letter
+        // upper-cased, and all of them
+        let (payload, sig) = token.rsplit_once('.').unwrap();
+        let mut cased = 0;
+        for (i, c) in sig.char_indices().filter(|(_, c)| c.is_ascii_alphabetic()) {
+            let mut alt = sig.to_string();
+            alt.replace_range(i..i + 1, &c.to_ascii_uppercase().to_string());
+            let altered = format!("{payload}.{alt}");
+            assert_eq!(
+                s.check(&altered, 0),
+                Err(Refused::BadSignature),
+                "{altered}"
+            );
+            cased += 1;
+        }
+        assert!(
+            cased > 0,
+            "the signature {sig} has no hex letter to upper-case"
+        );
+        let upper = format!("{payload}.{}", sig.to_ascii_uppercase());
+        assert_eq!(s.check(&upper, 0), Err(Refused::BadSignature));
         let other = Signer::new(vec![8; 32], "http://x").unwrap();
         assert_eq!(other.check(&token, 0), Err(Refused::BadSignature));
         assert_eq!(s.check("", 0), Err(Refused::BadSignature));

@@ -54,13 +54,33 @@ impl Project {
     /// A runtime over this project, signing callback URLs with the project's secret for
     /// `native serve` (at [`crate::callback::BASE_URL_VAR`], else its default address).
     pub fn runtime(&self) -> Runtime {
+        self.runtime_with_base("http://127.0.0.1:8787")
+    }
+
+    /// [`Project::runtime`] for `native serve` on `addr`: callback URLs name the address
+    /// actually served (a port picked with `--listen 127.0.0.1:0` included), unless
+    /// [`crate::callback::BASE_URL_VAR`] says otherwise. An unspecified address (`0.0.0.0`,
+    /// `::`) is named by its loopback, which it serves too.
+    pub fn runtime_served_at(&self, addr: std::net::SocketAddr) -> Runtime {
+        let ip = match addr.ip() {
+            std::net::IpAddr::V4(v4) if v4.is_unspecified() => std::net::Ipv4Addr::LOCALHOST.into(),
+            std::net::IpAddr::V6(v6) if v6.is_unspecified() => std::net::Ipv6Addr::LOCALHOST.into(),
+            ip => ip,
+        };
+        self.runtime_with_base(&format!(
+            "http://{}",
+            std::net::SocketAddr::new(ip, addr.port())
+        ))
+    }
+
+    fn runtime_with_base(&self, default_base: &str) -> Runtime {
         let rt = Runtime::new(
             self.deployment.clone(),
             self.backend.backends(),
             self.tenants.clone(),
         );
         match crate::callback::local_key(&self.root.join(".native")).and_then(|key| {
-            crate::callback::Signer::new(key, &crate::callback::base_url("http://127.0.0.1:8787"))
+            crate::callback::Signer::new(key, &crate::callback::base_url(default_base))
         }) {
             Ok(signer) => rt.with_callback(Arc::new(signer)),
             // Without a secret (an unwritable folder) callback URLs are refused with why.

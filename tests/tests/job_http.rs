@@ -513,6 +513,7 @@ async fn the_servers_graceful_stop_fails_running_jobs_before_it_returns() {
             let _ = stop_rx.await;
         },
         Duration::from_secs(5),
+        native_core::inbound::Hygiene::default(),
     ));
     rt.invoke(
         "shop",

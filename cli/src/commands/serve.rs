@@ -1,13 +1,15 @@
 //! `native serve`: the inbound HTTP router over the project's embedded backend, and continuous
 //! processing of both queues (delays, retries, dead letters), so a local project runs by
 //! itself. SIGINT or SIGTERM stops it gracefully: no new connections, in-flight requests and
-//! the current queue pass finish, exit 0.
+//! the current queue pass finish, exit 0. Connections are bounded by
+//! `native_core::inbound::listener` (header, idle and body timeouts, a connection cap, a body
+//! cap per route; `NATIVE_HTTP_*`).
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use native_core::inbound::{router, shutdown_signal};
+use native_core::inbound::{router, serve_app, shutdown_signal, Hygiene};
 use native_core::local::{drain, DrainOptions};
 use native_core::runtime::Runtime;
 use tokio::sync::watch;
@@ -19,10 +21,12 @@ use crate::out::{errln, outln};
 /// is picked up within this (plus its run time).
 const POLL: Duration = Duration::from_millis(100);
 
+/// How long requests in flight may take to finish once a stop was asked for.
+const GRACE: Duration = Duration::from_secs(60);
+
 pub async fn run(project: &Path, listen: &str, max_concurrent: u32) -> Outcome {
     let p = open(project)?;
-    // Script logs on stderr, escaped for the terminal as the other verbs print them.
-    let rt = Arc::new(crate::show::runtime(&p).with_admission(max_concurrent));
+    let hygiene = Hygiene::from_env().map_err(Failed::usage)?;
     let listener = tokio::net::TcpListener::bind(listen).await.map_err(|e| {
         Failed::usage(format!(
             "cannot listen on {listen}: {e}; pass another --listen ADDR (port 0 picks a free one)"
@@ -31,30 +35,35 @@ pub async fn run(project: &Path, listen: &str, max_concurrent: u32) -> Outcome {
     let addr = listener
         .local_addr()
         .map_err(|e| Failed::usage(format!("cannot read the listening address: {e}")))?;
+    // Script logs on stderr, escaped for the terminal as the other verbs print them; callback
+    // URLs name the address bound (the port picked for `--listen 127.0.0.1:0` included).
+    let rt = Arc::new(crate::show::served_runtime(&p, addr).with_admission(max_concurrent));
     // Scripts and tests read this line to learn the port: exactly this, first, on stdout.
     outln!("listening on http://{addr}");
     errln!("serving project {} (POST /v1/invoke/{{script}}, GET /healthz) and processing its queues; Ctrl-C stops", p.root.display());
     let (stop_tx, stop_rx) = watch::channel(false);
     let worker = tokio::spawn(process_queues(rt.clone(), p.root.join(".native"), stop_rx));
     let jobs = rt.services.http_jobs.clone();
-    let served = axum::serve(listener, router(rt))
-        .with_graceful_shutdown(async move {
-            let which = shutdown_signal().await;
-            // Rendezvous long-polls answer TIMED_OUT now instead of holding the stop.
-            native_core::rendezvous::notify::stop_waits();
-            errln!(
-                "{which}: no new requests; finishing those in flight and the current queue pass"
-            );
-            let _ = stop_tx.send(true);
-            if let Some(jobs) = &jobs {
-                if !jobs.stop(Duration::from_secs(20)).await {
-                    errln!("some job:http jobs could not write their done.json in 20 s");
-                }
+    let stop = async move {
+        let which = shutdown_signal().await;
+        // Rendezvous long-polls answer TIMED_OUT now instead of holding the stop.
+        native_core::rendezvous::notify::stop_waits();
+        errln!("{which}: no new requests; finishing those in flight and the current queue pass");
+        let _ = stop_tx.send(true);
+        if let Some(jobs) = &jobs {
+            if !jobs.stop(Duration::from_secs(20)).await {
+                errln!("some job:http jobs could not write their done.json in 20 s");
             }
-        })
-        .await;
+        }
+    };
+    let served = serve_app(listener, router(rt), hygiene, stop, GRACE).await;
     let _ = worker.await;
-    served.map_err(|e| Failed::script(format!("the HTTP server failed: {e}")))?;
+    if !served.finished {
+        errln!(
+            "requests still running {} s after the stop were cut off",
+            GRACE.as_secs()
+        );
+    }
     errln!("stopped");
     Ok(())
 }

@@ -12,9 +12,11 @@
 //! statuses ([`ApiError`]). Callers authenticate with `Authorization: Bearer <key>`
 //! ([`crate::api_keys`]); the tenant is the key's.
 
+pub mod body_limit;
 mod callback;
 mod error;
 mod invoke;
+pub mod listener;
 pub mod rendezvous;
 mod serve;
 
@@ -26,6 +28,7 @@ use axum::routing::{get, post};
 use axum::Router;
 
 pub use error::{ApiError, Code};
+pub use listener::{serve_app, Hygiene, Served};
 pub use serve::{serve, shutdown_signal};
 
 use crate::api_keys::{self, AuthError};

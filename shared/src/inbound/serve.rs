@@ -1,27 +1,30 @@
 //! Serving the router over hyper with a graceful stop, for long-running processes (the Fargate
-//! server): on SIGTERM or SIGINT fail the running `job:http` requests (their jobs get
-//! `done.json` with ok = false), stop accepting, give requests in flight a grace period to
-//! finish, then fail what is left by ending the process's serving, and return.
+//! server), within the listener's bounds ([`super::listener`]): on SIGTERM or SIGINT fail the
+//! running `job:http` requests (their jobs get `done.json` with ok = false), stop accepting,
+//! give requests in flight a grace period to finish, then fail what is left by ending the
+//! process's serving, and return.
 
-use std::future::{Future, IntoFuture};
+use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
 use tokio::net::TcpListener;
 
+use super::listener::{serve_app, Hygiene};
 use crate::runtime::Runtime;
 
-/// Serves [`super::router`] on `listener` until `stop` resolves, then waits at most `grace` for
-/// requests in flight. Returns whether they all finished in time.
+/// Serves [`super::router`] on `listener` within `hygiene` ([`super::listener`]) until `stop`
+/// resolves, then waits at most `grace` for requests in flight. Returns whether they all
+/// finished in time.
 pub async fn serve(
     listener: TcpListener,
     rt: Arc<Runtime>,
     stop: impl Future<Output = ()> + Send + 'static,
     grace: Duration,
+    hygiene: Hygiene,
 ) -> std::io::Result<bool> {
-    let (stopped_tx, stopped_rx) = tokio::sync::oneshot::channel::<()>();
     let jobs = rt.services.http_jobs.clone();
-    let server = axum::serve(listener, super::router(rt)).with_graceful_shutdown(async move {
+    let stop = async move {
         stop.await;
         // Rendezvous long-polls answer TIMED_OUT now instead of holding the stop for minutes.
         crate::rendezvous::notify::stop_waits();
@@ -31,18 +34,10 @@ pub async fn serve(
         if let Some(jobs) = jobs {
             jobs.stop(grace.min(Duration::from_secs(10))).await;
         }
-        let _ = stopped_tx.send(());
-    });
-    let mut server = std::pin::pin!(server.into_future());
-    tokio::select! {
-        r = &mut server => return r.map(|()| true),
-        _ = stopped_rx => {}
-    }
-    match tokio::time::timeout(grace, server).await {
-        Ok(r) => r.map(|()| true),
-        // Requests still running are dropped with the server future: their connections close.
-        Err(_) => Ok(false),
-    }
+    };
+    // Requests still running after the grace are dropped: their connections close.
+    let served = serve_app(listener, super::router(rt), hygiene, stop, grace).await;
+    Ok(served.finished)
 }
 
 /// Resolves on SIGTERM (what ECS sends) or SIGINT, and says which.
