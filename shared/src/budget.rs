@@ -36,6 +36,12 @@ pub trait Budget {
     fn depth(&self) -> u32 {
         0
     }
+    /// The width of work the caller creates now (`what`, for the error), taken from its
+    /// chain's ([`crate::host::chain`]); `None` outside a script, where work starts a chain.
+    fn child_width(&self, what: &str) -> Result<Option<u32>> {
+        let _ = what;
+        Ok(None)
+    }
 }
 
 tokio::task_local! {

@@ -177,6 +177,25 @@ pub async fn drain(rt: &Runtime, opts: DrainOptions) -> Result<DrainReport> {
                     }
                     Err(e) => {
                         let error = e.to_string();
+                        // A breach of the chain's width fails the same way every time: it goes
+                        // to the dead letters at once, as on AWS.
+                        if crate::host::chain::breached_width(&e)
+                            && q.dead_letter_now(kind, &m.body, &error).await.is_ok()
+                        {
+                            q.delete(kind, &m.receipt).await?;
+                            rt.services.log.write(&json!({
+                                "ts_ms": crate::ports::now_ms(), "level": "error",
+                                "msg": "message breached its chain's width; it is a dead letter now",
+                                "queue": kind.name(), "attempt": m.receive_count, "error": error,
+                            }));
+                            report.failures.push(Failure {
+                                queue: kind,
+                                attempt: m.receive_count,
+                                message_id: m.id.clone(),
+                                error,
+                            });
+                            continue;
+                        }
                         // After the last attempt there is nothing to wait for: the next
                         // receive moves it to the dead letters (on SQS, its redrive policy).
                         let last = m.receive_count >= crate::ports::MAX_RECEIVES;

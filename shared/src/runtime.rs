@@ -278,6 +278,7 @@ impl Runtime {
             json_answer: false,
             attempt: 1,
             depth: 0,
+            width: None,
         })
         .await
     }
@@ -302,6 +303,7 @@ impl Runtime {
                 json_answer: true,
                 attempt: 1,
                 depth: 0,
+                width: None,
             })
             .await?;
         match answer {
@@ -329,6 +331,7 @@ impl Runtime {
                 json_answer: false,
                 attempt,
                 depth: msg.depth,
+                width: msg.width,
             })
             .await?;
         self.apply_deletes(&t, &msg.script, None, &out).await
@@ -404,6 +407,7 @@ impl Runtime {
                 json_answer: false,
                 attempt,
                 depth,
+                width: None,
             })
             .await?;
         let choice = match &routed {
@@ -446,6 +450,7 @@ impl Runtime {
                 json_answer: false,
                 attempt,
                 depth,
+                width: None,
             })
             .await?;
         let bucket = event["bucket"].as_str().map(str::to_string);

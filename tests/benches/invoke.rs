@@ -75,6 +75,7 @@ fn main() {
         json_answer: false,
         attempt: 1,
         depth: 0,
+        width: None,
     };
     let services = p.rt.services.clone();
     let engine = p.rt.engine.clone();

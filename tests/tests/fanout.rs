@@ -132,6 +132,7 @@ on_both_backends!(
     a_message_loop_stops_at_max_chain_depth,
     an_object_loop_stops_at_max_chain_depth,
     a_continuation_past_the_depth_is_dead_lettered_not_run,
+    a_fork_bomb_ends_by_itself_on_its_chains_width,
 );
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -151,7 +152,8 @@ async fn max_sends_bounds_one_invocation_even_under_pcall() {
         .await
         .unwrap_err()
         .to_string();
-    // THEN it fails on the limit, and only the first five messages were queued
+    // THEN it fails on the limit, and none of its messages were queued: a failed invocation
+    // sends nothing (its messages wait for it to succeed)
     assert!(
         e.contains("limit max_sends exceeded: native.queue.send to \"s\" would be message 6 of this invocation and the tenant allows 5"),
         "{e}"
@@ -163,7 +165,108 @@ async fn max_sends_bounds_one_invocation_even_under_pcall() {
             .stats(QueueKind::Work)
             .await
             .unwrap();
-    assert_eq!(stats.visible, 5);
+    assert_eq!(stats.visible, 0);
+}
+
+/// The widths that `on_queue` logged, sorted.
+fn widths(p: &TestProject) -> Vec<i64> {
+    let mut w: Vec<i64> = p
+        .log
+        .0
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|r| r["msg"] == "width")
+        .map(|r| r["width"].as_i64().unwrap())
+        .collect();
+    w.sort_unstable();
+    w
+}
+
+async fn a_fork_bomb_ends_by_itself_on_its_chains_width(backend: Backend) {
+    // GIVEN a script whose on_queue sends itself two messages, a tenant whose chains may be 8
+    // wide, and a depth limit far beyond what the tree reaches
+    let bomb = r#"
+        function on_invoke(ctx) native.queue.send("bomb", {}) return ctx.width end
+        function on_queue(ctx)
+            native.log("info", "width", { width = ctx.width })
+            native.queue.send("bomb", {})
+            native.queue.send("bomb", {})
+        end"#;
+    let config = r#"{ "queue": true, "limits": { "max_chain_width": 8, "max_chain_depth": 100 } }"#;
+    let p = TestProject::on(
+        backend,
+        DEPLOYMENT,
+        &[(
+            "acme",
+            config,
+            &[("bomb", bomb), ("router", "function on_route() end")],
+        )],
+    )
+    .await;
+    // WHEN it is started and the queues drain
+    assert_eq!(p.invoke("acme", "bomb", json!({})).await.unwrap(), json!(8));
+    let report = p.drain().await;
+    // THEN the tree halved its width at each level (8, 4 4, 2 2 2 2, then eight of width 1),
+    // and each width-1 message failed on the limit at its second send, sent nothing, and went
+    // to the dead letters at once: 15 messages in all, the drain finished by itself
+    assert_eq!(
+        widths(&p),
+        [[1; 8].as_slice(), &[2; 4], &[4; 2], &[8]].concat()
+    );
+    assert_eq!(report.handled, 7, "{:?}", report.failures);
+    assert_eq!(report.failures.len(), 8, "{:?}", report.failures);
+    assert!(
+        report.failures.iter().all(|f| f.attempt == 1
+            && f.error.contains("limit max_chain_width exceeded: native.queue.send to \"bomb\" would be work item 2 of this invocation, whose share of its chain is 1 wide")),
+        "{:?}",
+        report.failures
+    );
+    assert_eq!(dead(&p, QueueKind::Work).await, 8);
+    let stats =
+        p.rt.services
+            .backends
+            .queue
+            .stats(QueueKind::Work)
+            .await
+            .unwrap();
+    assert_eq!((stats.visible, stats.waiting), (0, 0), "{stats:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_chains_width_is_split_evenly_and_timers_and_continuations_take_half() {
+    // GIVEN a root that sends three messages, and one that sets a timer, completes a barrier
+    // with a continuation, then sends two messages
+    let s = r#"
+        function on_invoke(ctx, ev)
+            if ev.fan then
+                for i = 1, 3 do native.queue.send("s", {}) end
+            else
+                native.timer.at({ in_s = 0 }, "s", {})
+                local id = native.barrier.create({ members = { "m" }, continue_with = "s" })
+                native.barrier.ack(id, "m")
+                native.queue.send("s", {})
+                native.queue.send("s", {})
+            end
+            return ctx.width
+        end
+        function on_queue(ctx, ev) native.log("info", "width", { width = ctx.width }) end"#;
+    let config = r#"{ "queue": true, "limits": { "max_chain_width": 100, "max_sends": 4 } }"#;
+    let p = TestProject::new("acme", config, &[("s", s)]);
+    // WHEN the fan-out runs THEN its three messages share the root's 100: 34, 33, 33
+    assert_eq!(
+        p.invoke("acme", "s", json!({ "fan": true })).await.unwrap(),
+        json!(100)
+    );
+    p.drain().await;
+    assert_eq!(widths(&p), vec![33, 33, 34]);
+    p.log.0.lock().unwrap().clear();
+    // WHEN the other runs THEN the timer took half of the 100 beside one for each of the
+    // three sends it may still make (48), the continuation half of the 52 left beside those
+    // three (24), and the two messages split the 28 left
+    p.invoke("acme", "s", json!({})).await.unwrap();
+    p.drain().await;
+    assert_eq!(widths(&p), vec![14, 14, 24, 48]);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

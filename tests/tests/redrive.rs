@@ -99,6 +99,7 @@ async fn send(p: &TestProject, tenant: &str, script: &str, event: Value) {
         script: script.into(),
         event,
         depth: 0,
+        width: None,
     })
     .unwrap();
     p.rt.services

@@ -29,6 +29,7 @@ fn body(n: u32) -> String {
         script: "wake".into(),
         event: json!({ "n": n }),
         depth: 1,
+        width: None,
     })
     .unwrap()
 }

@@ -33,6 +33,7 @@ pub async fn send(
         script: script.into(),
         event,
         depth: 0,
+        width: None,
     })
     .map_err(|e| Failed::usage(e.to_string()))?;
     rt.services

@@ -308,9 +308,11 @@ async fn handle_batch(
 }
 
 /// Why an error can never turn into a success on a retry, if it cannot: the message is
-/// malformed, names a tenant that does not exist, or is past the tenant's chain depth.
+/// malformed, names a tenant that does not exist, is past the tenant's chain depth, or its
+/// script breached its chain's width.
 pub fn cannot_succeed(e: &Error) -> Option<&'static str> {
     match e {
+        e if crate::host::chain::breached_width(e) => Some("work past its chain's width"),
         Error::InvalidInput(_) => Some("a malformed message"),
         Error::NotFound { what, .. } if what.starts_with("tenant ") => {
             Some("a message for an unknown tenant")

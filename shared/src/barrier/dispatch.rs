@@ -98,6 +98,9 @@ impl Barriers<'_> {
             script: script.clone(),
             event: json!({ "barrier": id }),
             depth: self.budget.depth() + 1,
+            width: self
+                .budget
+                .child_width(&format!("the continuation {script:?} of barrier {id:?}"))?,
         })
         .map_err(|e| Error::InvalidInput(e.to_string()))?;
         let timers = Timers {

@@ -238,6 +238,9 @@ impl Barriers<'_> {
             script: script.to_string(),
             event: json!({ "barrier": id, "overdue": true }),
             depth: self.budget.depth() + 1,
+            width: self.budget.child_width(&format!(
+                "the on_overdue timer {script:?} of barrier {id:?}"
+            ))?,
         })
         .map_err(|e| Error::InvalidInput(e.to_string()))?;
         let at = now.saturating_add((deadline_s.min(TTL_S as u64) as i64) * 1000);

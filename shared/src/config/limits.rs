@@ -32,6 +32,15 @@ pub struct Limits {
     /// once; more are answered 429 with `Retry-After`. The Lambda functions run one invocation
     /// per sandbox and do not use it.
     pub max_concurrent: u32,
+    /// How wide the tree of work that one root starts (a direct invocation, an outside message
+    /// or object event) may grow: the most branches running side by side. Each message an
+    /// invocation sends takes a share of its width (`ctx.width`), so the whole tree holds at
+    /// most `max_chain_width x max_chain_depth` messages, and a fork bomb ends by itself.
+    pub max_chain_width: u32,
+    /// Rendezvous namespaces the tenant may hold (`default` not counted).
+    pub max_rendezvous_namespaces: u32,
+    /// Rendezvous barriers the tenant may hold, over all its namespaces.
+    pub max_rendezvous_barriers: u32,
 }
 
 impl Default for Limits {
@@ -47,6 +56,9 @@ impl Default for Limits {
             max_sends: 100,
             max_chain_depth: 32,
             max_concurrent: 32,
+            max_chain_width: 10_000,
+            max_rendezvous_namespaces: 100,
+            max_rendezvous_barriers: 1000,
         }
     }
 }
@@ -63,6 +75,9 @@ pub const CEILINGS: Limits = Limits {
     max_sends: 1000,
     max_chain_depth: 100,
     max_concurrent: 1000,
+    max_chain_width: 1_000_000,
+    max_rendezvous_namespaces: 10_000,
+    max_rendezvous_barriers: 1_000_000,
 };
 
 impl Limits {
@@ -94,6 +109,21 @@ impl Limits {
                 "max_concurrent",
                 self.max_concurrent,
                 CEILINGS.max_concurrent,
+            ),
+            (
+                "max_chain_width",
+                self.max_chain_width,
+                CEILINGS.max_chain_width,
+            ),
+            (
+                "max_rendezvous_namespaces",
+                self.max_rendezvous_namespaces,
+                CEILINGS.max_rendezvous_namespaces,
+            ),
+            (
+                "max_rendezvous_barriers",
+                self.max_rendezvous_barriers,
+                CEILINGS.max_rendezvous_barriers,
             ),
         ];
         for (name, value, ceiling) in fields {

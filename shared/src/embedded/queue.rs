@@ -151,6 +151,19 @@ impl Queue for Embedded {
         })
     }
 
+    async fn dead_letter_now(&self, queue: QueueKind, body: &str, error: &str) -> Result<()> {
+        let now = now_ms();
+        self.write(|tx| {
+            tx.execute(
+                "INSERT INTO messages (queue, body, visible_at, sent_ms, receive_count, dead, last_error)
+                 VALUES (?1, ?2, ?3, ?3, 1, 1, ?4)",
+                params![queue.name(), body, now, error],
+            )
+            .map_err(db_err)?;
+            Ok(())
+        })
+    }
+
     async fn stats(&self, queue: QueueKind) -> Result<QueueStats> {
         let conn = self.conn();
         conn.query_row(

@@ -26,7 +26,14 @@ const KIT_CTX: ffi::lua_Integer = 3;
 const KIT_G: ffi::lua_Integer = 4;
 /// The keys of `ctx` that change per invocation, in `KIT_KEYS..`, in the order they are set.
 const KIT_KEYS: ffi::lua_Integer = 5;
-const CTX_KEYS: [&str; 5] = ["script", "request_id", "attempt", "depth", "deadline_ms"];
+const CTX_KEYS: [&str; 6] = [
+    "script",
+    "request_id",
+    "attempt",
+    "depth",
+    "deadline_ms",
+    "width",
+];
 
 /// What every frame of a VM is made from, in one table that only the host holds: the
 /// metatable of invocation globals (`__index` = the VM's globals, locked), mlua's array
@@ -35,7 +42,7 @@ const CTX_KEYS: [&str; 5] = ["script", "request_id", "attempt", "depth", "deadli
 /// `ctx` is then a copy of the template (`lua_clonetable`, no key inserted or interned) whose
 /// values are overwritten.
 pub fn kit(lua: &Lua, env_meta: Table, array_mt: Table, tenant: &str) -> mlua::Result<Table> {
-    let ctx = lua.create_table_with_capacity(0, 6)?;
+    let ctx = lua.create_table_with_capacity(0, 7)?;
     ctx.raw_set("tenant", tenant)?;
     for k in CTX_KEYS {
         // Placeholders: a key with nil would not be there to copy.
@@ -120,6 +127,8 @@ pub fn make(lua: &Lua, p: Parts<'_>) -> mlua::Result<(Table, Function, Table, Va
             set(3);
             ffi::lua_pushnumber(state, p.ctx.deadline_ms as f64);
             set(4);
+            ffi::lua_pushnumber(state, f64::from(p.ctx.width));
+            set(5);
             ffi::lua_setreadonly(state, 8, 1);
             // 9: the event.
             if !json_push::push(state, p.event, 5) {

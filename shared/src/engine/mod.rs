@@ -64,6 +64,9 @@ pub struct Call {
     /// The chain depth: 0 for a direct invocation or an outside object event, one more than
     /// the sender for a message or an object a script wrote.
     pub depth: u32,
+    /// The share of its chain's width the script runs with (`ctx.width`); `None` for a root,
+    /// which gets the tenant's `max_chain_width` ([`crate::host::chain`]).
+    pub width: Option<u32>,
 }
 
 /// An invocation's event.
@@ -230,6 +233,7 @@ impl Engine {
         let request_id = request_id();
         let deadline_ms = crate::ports::now_ms() + timeout.as_millis() as i64;
         let base = vm.lua.used_memory();
+        let width = host::chain::width_of(call.width, limits.max_chain_width);
         vm.lua.set_app_data(Invocation {
             tenant: tenant.clone(),
             script: call.script.clone(),
@@ -246,6 +250,9 @@ impl Engine {
             sends: Cell::new(0),
             log_bytes: Cell::new(0),
             http_requests: Cell::new(0),
+            width,
+            width_left: Cell::new(width),
+            outbox: RefCell::new(Vec::new()),
         });
         let armed = interrupt::arm(
             interrupt::deadline_in(timeout),
@@ -258,7 +265,15 @@ impl Engine {
             .lua
             .set_memory_limit(base + limits.max_memory_mb as usize * 1024 * 1024);
 
-        let result = run_in(&vm, call, &script.hash, &code, &request_id, deadline_ms);
+        let result = run_in(
+            &vm,
+            call,
+            width,
+            &script.hash,
+            &code,
+            &request_id,
+            deadline_ms,
+        );
         // A memory error that reached the top: the breach, with its figures.
         let result = result.map_err(|e| match root_error(&e) {
             mlua::Error::MemoryError(_) => match vm.lua.app_data_ref::<Invocation>() {
@@ -274,7 +289,7 @@ impl Engine {
             data_ops.set(i.data_ops.get());
         }
         // A script that caught the timeout error and returned still timed out.
-        let breach = inv.and_then(|i| i.breach.into_inner()).or(expired);
+        let breach = inv.as_ref().and_then(|i| i.breach.take()).or(expired);
         let _ = vm.lua.set_memory_limit(0);
         let out = match (result, breach) {
             (_, Some(limit)) => Err(fail(limit)),
@@ -283,6 +298,26 @@ impl Engine {
                 Err(Error::InvalidInput(e.to_string()))
             }
             (Err(e), None) => Err(fail(host::message_of(&e))),
+        };
+        // Messages the script sent waited for it to succeed (host::chain).
+        let out = match (out, &inv) {
+            (Ok(v), Some(i)) if !i.outbox.borrow().is_empty() => {
+                let queue = &services.backends.queue;
+                let within = host::chain::send_within(i.deadline);
+                crate::blocking::wait(
+                    handle,
+                    tokio::time::timeout(within, host::chain::send_outbox(queue, i.take_outbox())),
+                )
+                    .unwrap_or_else(|_| {
+                        Err(Error::Timeout(format!(
+                            "the messages {} sent did not reach the queue within {} s",
+                            call.script,
+                            within.as_secs()
+                        )))
+                    })
+                    .map(|()| v)
+            }
+            (other, _) => other,
         };
         // A VM that hit a limit may hold a half-built heap: let it go rather than reuse it.
         if out.is_ok()
@@ -303,6 +338,7 @@ impl Engine {
 fn run_in(
     vm: &Vm,
     call: &Call,
+    width: u32,
     hash: &[u8; 32],
     code: &[u8],
     request_id: &str,
@@ -318,6 +354,7 @@ fn run_in(
             request_id,
             attempt: call.attempt,
             depth: call.depth,
+            width,
             deadline_ms,
         },
         match &call.event {

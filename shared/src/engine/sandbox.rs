@@ -315,6 +315,8 @@ pub struct Ctx<'a> {
     pub attempt: u32,
     /// The chain depth.
     pub depth: u32,
+    /// The share of its chain's width.
+    pub width: u32,
     /// The deadline, in ms since the epoch.
     pub deadline_ms: i64,
 }

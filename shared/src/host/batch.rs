@@ -156,6 +156,13 @@ impl Draft {
             script: script.clone(),
             event: json!({ "job": self.id, "stale": true }),
             depth: inv.depth + 1,
+            width: Some(
+                inv.take_width(&format!(
+                    "the on_stale timer {script:?} of job {:?}",
+                    self.id
+                ))
+                .map_err(|m| raise(lua, m))?,
+            ),
         })
         .map_err(|e| raise(lua, e))?;
         let timers = crate::timer::Timers {

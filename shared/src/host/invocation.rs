@@ -44,6 +44,12 @@ pub struct Invocation {
     pub log_bytes: Cell<usize>,
     /// HTTP requests made so far (`native.http`, `job:http`).
     pub http_requests: Cell<u32>,
+    /// The share of its chain's width the invocation runs with (`ctx.width`).
+    pub width: u32,
+    /// What is left of it for the work the invocation creates ([`super::chain`]).
+    pub width_left: Cell<u32>,
+    /// Messages sent, to go out when the invocation succeeds ([`super::chain`]).
+    pub outbox: RefCell<Vec<super::chain::Pending>>,
 }
 
 impl Invocation {
@@ -219,6 +225,17 @@ impl crate::budget::Budget for Invocation {
 
     fn depth(&self) -> u32 {
         self.depth
+    }
+
+    fn child_width(&self, what: &str) -> crate::Result<Option<u32>> {
+        self.take_width(what)
+            .map(Some)
+            .map_err(|detail| crate::Error::LimitExceeded {
+                limit: "max_chain_width",
+                detail: detail
+                    .trim_start_matches("limit max_chain_width exceeded: ")
+                    .to_string(),
+            })
     }
 }
 

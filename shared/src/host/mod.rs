@@ -5,6 +5,7 @@
 mod barrier;
 mod batch;
 mod bucket;
+pub mod chain;
 mod db;
 pub mod encode;
 mod function;

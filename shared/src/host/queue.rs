@@ -3,14 +3,18 @@
 use mlua::{Lua, Table, Value};
 
 use super::{from_lua, invocation, raise};
-use crate::ports::WorkMessage;
-use crate::ports::{QueueKind, MAX_DELAY_S};
+use crate::ports::{WorkMessage, MAX_DELAY_S};
 
 /// The largest message body (SQS's limit).
 pub const MAX_MESSAGE_BYTES: usize = 256 * 1024;
 
-/// Checks that the running tenant may queue, and that `script` exists; returns the body.
-pub(crate) fn work_body(lua: &Lua, script: &str, event: serde_json::Value) -> mlua::Result<String> {
+/// Checks that the running tenant may queue, that `script` exists and that the message is
+/// within the size limit; returns it, its width still to be set ([`super::chain`]).
+pub(crate) fn work_message(
+    lua: &Lua,
+    script: &str,
+    event: serde_json::Value,
+) -> mlua::Result<WorkMessage> {
     let inv = invocation(lua)?;
     if !inv.tenant.config.queue {
         return Err(raise(
@@ -23,22 +27,38 @@ pub(crate) fn work_body(lua: &Lua, script: &str, event: serde_json::Value) -> ml
         ));
     }
     inv.tenant.script(script).map_err(|e| raise(lua, e))?;
-    let body = serde_json::to_string(&WorkMessage {
+    let message = WorkMessage {
         tenant: inv.tenant.name.clone(),
         script: script.to_string(),
         event,
         depth: inv.depth + 1,
-    })
-    .map_err(|e| raise(lua, e))?;
-    if body.len() > MAX_MESSAGE_BYTES {
+        width: None,
+    };
+    let len = serde_json::to_string(&message)
+        .map_err(|e| raise(lua, e))?
+        .len()
+        + super::chain::WIDTH_FIELD_BYTES;
+    if len > MAX_MESSAGE_BYTES {
         return Err(raise(
             lua,
-            format!("queue message for {script:?} is {} bytes; the limit is {MAX_MESSAGE_BYTES}; put large data in a bucket and send its key", body.len()),
+            format!("queue message for {script:?} is {len} bytes; the limit is {MAX_MESSAGE_BYTES}; put large data in a bucket and send its key"),
         ));
     }
-    Ok(body)
+    Ok(message)
 }
 
+/// [`work_message`] as a body to store now (a timer's), with its share of the chain's width.
+pub(crate) fn work_body(lua: &Lua, script: &str, event: serde_json::Value) -> mlua::Result<String> {
+    let mut message = work_message(lua, script, event)?;
+    let inv = invocation(lua)?;
+    let width = inv
+        .take_width(&format!("native.timer.at for {script:?}"))
+        .map_err(|m| raise(lua, m))?;
+    message.width = Some(width);
+    serde_json::to_string(&message).map_err(|e| raise(lua, e))
+}
+
+/// Queues a message, sent when the invocation succeeds ([`super::chain`]).
 fn send(lua: &Lua, (script, event, opts): (String, Value, Option<Table>)) -> mlua::Result<()> {
     let delay = super::opt_whole(
         lua,
@@ -48,18 +68,13 @@ fn send(lua: &Lua, (script, event, opts): (String, Value, Option<Table>)) -> mlu
         0..=i64::from(MAX_DELAY_S),
     )?
     .unwrap_or(0);
-    invocation(lua)?.charge_send(lua, &format!("native.queue.send to {script:?}"))?;
+    let what = format!("native.queue.send to {script:?}");
+    invocation(lua)?.charge_send(lua, &what)?;
     let event = from_lua(lua, event, "native.queue.send: the event")?;
-    let body = work_body(lua, &script, event)?;
+    let message = work_message(lua, &script, event)?;
     let inv = invocation(lua)?;
     inv.charge(lua, 1)?;
-    inv.block_on(
-        lua,
-        inv.services
-            .backends
-            .queue
-            .send(QueueKind::Work, body, delay as u32),
-    )
+    inv.defer_send(lua, &what, message, delay as u32)
 }
 
 /// The `native.queue` table.

@@ -15,6 +15,7 @@ fn rdv(inv: &Invocation) -> Rendezvous<'_, Invocation> {
     let b = &inv.services.backends;
     let mut r = Rendezvous::new(&*b.kv, &*b.queue, &inv.tenant.name, inv);
     r.queue_enabled = inv.tenant.config.queue;
+    r.limit_to(&inv.tenant.config.limits);
     r
 }
 

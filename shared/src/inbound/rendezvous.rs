@@ -211,6 +211,8 @@ pub(super) async fn call(
     let services = rt.services_for(&tenant).await.map_err(api)?;
     let b = &services.backends;
     let mut r = Rendezvous::new(&*b.kv, &*b.queue, &tenant, &Unlimited);
+    // The tenant's caps on namespaces and barriers.
+    r.limit_to(&rt.tenants.load(&tenant).await.map_err(api)?.config.limits);
     let answer = match method.as_str() {
         "CreateBarrier" => {
             let continue_with = req.opt_str("continue_with")?;

@@ -20,6 +20,10 @@ pub struct WorkMessage {
     /// more than the sender's for a message a script sent.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub depth: u32,
+    /// The share of its chain's width the script runs with (`ctx.width`,
+    /// `crate::host::chain`); none for a message from outside, which starts a chain.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub width: Option<u32>,
 }
 
 fn is_zero(d: &u32) -> bool {

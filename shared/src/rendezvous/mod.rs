@@ -22,6 +22,7 @@
 //! and reads compare that time with the clock themselves, so a barrier is gone the moment its
 //! window ends, swept or not.
 
+mod caps;
 mod model;
 pub mod notify;
 
@@ -100,6 +101,11 @@ pub struct Rendezvous<'a, B: Budget + ?Sized> {
     pub clock: &'a Clock,
     /// The most barriers per namespace ([`MAX_BARRIERS_PER_NAMESPACE`]).
     pub max_barriers: u64,
+    /// The most namespaces of the tenant (`default` not counted); unbounded unless set
+    /// ([`Rendezvous::limit_to`]).
+    pub max_namespaces: u64,
+    /// The most barriers of the tenant over all its namespaces; unbounded unless set.
+    pub max_tenant_barriers: u64,
 }
 
 static SYSTEM_CLOCK: fn() -> i64 = now_ms;
@@ -198,6 +204,8 @@ impl<'a, B: Budget + ?Sized> Rendezvous<'a, B> {
             budget,
             clock: system_clock(),
             max_barriers: MAX_BARRIERS_PER_NAMESPACE,
+            max_namespaces: u64::MAX,
+            max_tenant_barriers: u64::MAX,
         }
     }
 
@@ -278,6 +286,7 @@ impl<'a, B: Budget + ?Sized> Rendezvous<'a, B> {
             incarnation: token(),
             barriers: 0,
         };
+        self.check_namespace_cap().await?;
         self.budget.spend(1)?;
         match self.kv.put(self.ns_item(&row), PutMode::Create).await {
             Ok(_) => Ok(row.namespace),
@@ -476,9 +485,13 @@ impl<'a, B: Budget + ?Sized> Rendezvous<'a, B> {
         if let Some(s) = &spec.continue_with {
             crate::keys::check_name("script", s).map_err(Error::InvalidInput)?;
         }
-        for _ in 0..MAX_ATTEMPTS {
+        for attempt in 0..MAX_ATTEMPTS {
             let (mut ns, ns_version) = self.need_ns(&spec.namespace).await?;
             let pk = barriers_pk(self.tenant, &spec.namespace, &ns.incarnation);
+            if attempt == 0 {
+                self.check_barrier_cap(&spec.namespace, self.count_barriers(&pk))
+                    .await?;
+            }
             if ns.barriers >= self.max_barriers {
                 // Barriers gone for inactivity still count: count the live ones.
                 ns.barriers = self.count_barriers(&pk).await?;
@@ -800,11 +813,16 @@ impl<'a, B: Budget + ?Sized> Rendezvous<'a, B> {
         };
         // The namespace is the second part of the partition key (`r#<tenant>#<ns>#...`).
         let ns = found.pk.split('#').nth(2).unwrap_or_default().to_string();
+        let width = self.budget.child_width(&format!(
+            "the continuation {script:?} of rendezvous barrier {:?}",
+            b.name
+        ))?;
         let body = serde_json::to_string(&WorkMessage {
             tenant: self.tenant.to_string(),
             script,
             event: json!({ "rendezvous": { "namespace": ns, "name": b.name, "generation": generation } }),
             depth: self.budget.depth() + 1,
+            width,
         })
         .map_err(|e| Error::InvalidInput(e.to_string()))?;
         self.budget.spend(1)?;
