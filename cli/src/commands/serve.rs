@@ -27,7 +27,7 @@ const GRACE: Duration = Duration::from_secs(60);
 pub async fn run(project: &Path, listen: &str, max_concurrent: u32) -> Outcome {
     let p = open(project)?;
     let hygiene = Hygiene::from_env().map_err(Failed::usage)?;
-    let listener = tokio::net::TcpListener::bind(listen).await.map_err(|e| {
+    let listener = native_core::inbound::listener::bind(listen).await.map_err(|e| {
         Failed::usage(format!(
             "cannot listen on {listen}: {e}; pass another --listen ADDR (port 0 picks a free one)"
         ))

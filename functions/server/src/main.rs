@@ -21,7 +21,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     // Header, idle and body timeouts and the connection cap (NATIVE_HTTP_*), checked first.
     let hygiene = Hygiene::from_env()?;
     let rt = Arc::new(server_start().await?);
-    let listener = tokio::net::TcpListener::bind(&listen).await?;
+    let listener = native_core::inbound::listener::bind(&listen).await?;
     println!("listening on http://{}", listener.local_addr()?);
     let stop = async { eprintln!("{}: stopping", shutdown_signal().await) };
     let finished = serve(listener, rt, stop, Duration::from_secs(grace), hygiene).await?;

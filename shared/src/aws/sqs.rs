@@ -1,4 +1,6 @@
 //! The queue port over two SQS standard queues (events, work), each with a dead-letter queue.
+//! Messages are sent with their tenant as `MessageGroupId` (SQS fair queues on standard
+//! queues, [`crate::ports::fair`]).
 //!
 //! The move to the dead-letter queue after [`crate::ports::MAX_RECEIVES`] receives is SQS's own
 //! redrive policy (`maxReceiveCount` 5), set where the queues are made (the SAM template, the
@@ -225,10 +227,14 @@ impl Queue for SqsQueues {
             )));
         }
         let url = self.url(queue);
+        // SQS fair queues: the tenant as the message group of a standard queue, so that one
+        // tenant's backlog does not delay another's messages (crate::ports::fair).
+        let group = crate::ports::fair::group_of(queue, &body);
         self.client
             .send_message()
             .queue_url(url)
             .message_body(body)
+            .set_message_group_id(group)
             .delay_seconds(delay_s as i32)
             .send()
             .await

@@ -31,9 +31,14 @@ CREATE TABLE IF NOT EXISTS kv (
 CREATE TABLE IF NOT EXISTS messages (
   id INTEGER PRIMARY KEY AUTOINCREMENT, queue TEXT NOT NULL, body TEXT NOT NULL,
   visible_at INTEGER NOT NULL, receive_count INTEGER NOT NULL DEFAULT 0, receipt TEXT,
-  last_error TEXT, dead INTEGER NOT NULL DEFAULT 0, sent_ms INTEGER NOT NULL);
+  last_error TEXT, dead INTEGER NOT NULL DEFAULT 0, sent_ms INTEGER NOT NULL,
+  grp TEXT NOT NULL DEFAULT '');
 CREATE INDEX IF NOT EXISTS messages_due ON messages(queue, dead, visible_at);
 ";
+
+/// Made after the migrations, which add `grp` to projects made before it.
+const FAIR_INDEX: &str =
+    "CREATE INDEX IF NOT EXISTS messages_fair ON messages(queue, grp, dead, visible_at);";
 
 /// The embedded backend. Cheap to clone; every clone shares one connection.
 #[derive(Clone)]
@@ -46,6 +51,9 @@ struct Inner {
     conn: Mutex<Connection>,
     /// Real buckets that notify, with the suffix a key must end in.
     notify: Vec<(String, Option<String>)>,
+    /// The fair-queue group each queue served last (events, work): the next receive starts
+    /// after it.
+    served: Mutex<[String; 2]>,
 }
 
 impl std::fmt::Debug for Embedded {
@@ -80,11 +88,25 @@ impl Embedded {
             conn.execute_batch("ALTER TABLE objects ADD COLUMN depth INTEGER NOT NULL DEFAULT 0")
                 .map_err(db_err)?;
         }
+        // Projects made before messages kept their fair-queue group (queue::receive).
+        let has_group: bool = conn
+            .query_row(
+                "SELECT COUNT(*) > 0 FROM pragma_table_info('messages') WHERE name = 'grp'",
+                [],
+                |r| r.get(0),
+            )
+            .map_err(db_err)?;
+        if !has_group {
+            conn.execute_batch("ALTER TABLE messages ADD COLUMN grp TEXT NOT NULL DEFAULT ''")
+                .map_err(db_err)?;
+        }
+        conn.execute_batch(FAIR_INDEX).map_err(db_err)?;
         Ok(Embedded {
             inner: Arc::new(Inner {
                 root: root.to_path_buf(),
                 conn: Mutex::new(conn),
                 notify,
+                served: Mutex::new([String::new(), String::new()]),
             }),
         })
     }
@@ -207,14 +229,47 @@ mod tests {
             .await
             .unwrap();
         let msgs = e.receive(QueueKind::Events, 10, 30).await.unwrap();
-        let keys: Vec<_> = msgs
+        let mut keys: Vec<_> = msgs
             .iter()
             .map(|m| match parse_notification(&m.body).unwrap() {
                 Notification::Records(r) => r[0].key.clone(),
                 Notification::Test => unreachable!(),
             })
             .collect();
-        assert_eq!(keys, ["acme/x y.json", "acme/jobs/j/done.json"]);
+        // Two buckets' folders are two fair-queue groups, taken in turn: no order between them.
+        keys.sort();
+        assert_eq!(keys, ["acme/jobs/j/done.json", "acme/x y.json"]);
+    }
+
+    #[tokio::test]
+    async fn tenants_are_received_in_turn_whatever_their_backlogs() {
+        use crate::ports::Queue;
+        // GIVEN a backlog of 500 messages of tenant a, then one of b and one of c
+        let (_d, e) = open();
+        let msg = |t: &str, n: usize| format!(r#"{{"tenant":"{t}","script":"s","event":{{"n":{n}}}}}"#);
+        for n in 0..500 {
+            e.send(QueueKind::Work, msg("a", n), 0).await.unwrap();
+        }
+        e.send(QueueKind::Work, msg("b", 0), 0).await.unwrap();
+        e.send(QueueKind::Work, msg("c", 0), 0).await.unwrap();
+        // WHEN one batch of ten is received
+        let got = e.receive(QueueKind::Work, 10, 30).await.unwrap();
+        let tenants: Vec<String> = got
+            .iter()
+            .map(|m| crate::ports::fair::group_of(QueueKind::Work, &m.body).unwrap())
+            .collect();
+        // THEN b's and c's messages are in it, beside a's first eight in their order
+        assert_eq!(tenants.iter().filter(|t| *t == "b").count(), 1, "{tenants:?}");
+        assert_eq!(tenants.iter().filter(|t| *t == "c").count(), 1, "{tenants:?}");
+        let a: Vec<&str> = got
+            .iter()
+            .filter(|m| m.body.contains(r#""tenant":"a""#))
+            .map(|m| m.body.as_str())
+            .collect();
+        assert_eq!(a, (0..8).map(|n| msg("a", n)).collect::<Vec<_>>());
+        // AND the next batch goes on with a's backlog where it stopped
+        let next = e.receive(QueueKind::Work, 10, 30).await.unwrap();
+        assert_eq!(next[0].body, msg("a", 8));
     }
 
     #[tokio::test]

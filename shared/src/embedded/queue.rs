@@ -2,7 +2,7 @@
 //! receive count, and a dead-letter place after [`MAX_RECEIVES`] receives.
 
 use async_trait::async_trait;
-use rusqlite::params;
+use rusqlite::{params, OptionalExtension};
 
 use super::{db_err, token, Embedded};
 use crate::ports::{
@@ -31,12 +31,96 @@ impl Embedded {
         delay_s: u32,
     ) -> Result<()> {
         let now = now_ms();
+        let group = crate::ports::fair::group_of(queue, body).unwrap_or_default();
         tx.execute(
-            "INSERT INTO messages (queue, body, visible_at, sent_ms) VALUES (?1, ?2, ?3, ?4)",
-            params![queue.name(), body, now + i64::from(delay_s) * 1000, now],
+            "INSERT INTO messages (queue, body, visible_at, sent_ms, grp) VALUES (?1, ?2, ?3, ?4, ?5)",
+            params![queue.name(), body, now + i64::from(delay_s) * 1000, now, group],
         )
         .map_err(db_err)?;
         Ok(())
+    }
+
+    /// Up to `max` due messages of `queue`, the fair-queue groups taken in turn
+    /// ([`crate::ports::fair`]): the groups after the one served last, then round from the
+    /// first, one message of each group at a time, so that a group with a backlog of any size
+    /// delays another group's message by one receive at most. Returns up to twice `max` as
+    /// (group, id, body, receive count), in the order to take them.
+    #[allow(clippy::type_complexity)]
+    fn due_in_turn(
+        tx: &rusqlite::Transaction<'_>,
+        queue: QueueKind,
+        max: usize,
+        now: i64,
+        after: &str,
+    ) -> Result<Vec<(String, i64, String, u32)>> {
+        let mut next_group = tx
+            .prepare_cached(
+                "SELECT grp FROM messages WHERE queue = ?1 AND grp > ?2 ORDER BY grp LIMIT 1",
+            )
+            .map_err(db_err)?;
+        let mut first_group = tx
+            .prepare_cached("SELECT grp FROM messages WHERE queue = ?1 ORDER BY grp LIMIT 1")
+            .map_err(db_err)?;
+        let mut due = tx
+            .prepare_cached(
+                "SELECT id, body, receive_count FROM messages
+                 WHERE queue = ?1 AND grp = ?2 AND dead = 0 AND visible_at <= ?3
+                 ORDER BY visible_at, id LIMIT ?4",
+            )
+            .map_err(db_err)?;
+        let mut lists: Vec<(String, std::collections::VecDeque<(i64, String, u32)>)> = Vec::new();
+        // The groups after `after`, then from the first up to `after` itself.
+        let mut at: Option<String> = Some(after.to_string());
+        let mut wrapped = false;
+        while lists.len() < max {
+            let g: Option<String> = match &at {
+                Some(a) => next_group
+                    .query_row(params![queue.name(), a], |r| r.get(0))
+                    .optional()
+                    .map_err(db_err)?,
+                None => first_group
+                    .query_row(params![queue.name()], |r| r.get(0))
+                    .optional()
+                    .map_err(db_err)?,
+            };
+            let g = match g {
+                Some(g) if wrapped && g.as_str() > after => break,
+                Some(g) => g,
+                None if wrapped => break,
+                None => {
+                    wrapped = true;
+                    at = None;
+                    continue;
+                }
+            };
+            let rows = due
+                .query_map(params![queue.name(), g, now, max as i64 * 2], |r| {
+                    Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?, r.get::<_, u32>(2)?))
+                })
+                .map_err(db_err)?
+                .collect::<Result<std::collections::VecDeque<_>, _>>()
+                .map_err(db_err)?;
+            if !rows.is_empty() {
+                lists.push((g.clone(), rows));
+            }
+            if wrapped && g == after {
+                break;
+            }
+            at = Some(g);
+        }
+        // One of each group in turn (twice `max`, for the dead ones the caller skips).
+        let mut out = Vec::new();
+        'turns: while lists.iter().any(|(_, l)| !l.is_empty()) {
+            for (g, l) in &mut lists {
+                if let Some((id, body, count)) = l.pop_front() {
+                    out.push((g.clone(), id, body, count));
+                    if out.len() == max * 2 {
+                        break 'turns;
+                    }
+                }
+            }
+        }
+        Ok(out)
     }
 }
 
@@ -76,30 +160,31 @@ impl Queue for Embedded {
         visibility_s: u32,
     ) -> Result<Vec<Message>> {
         let max = max.clamp(1, 10);
+        let turn = usize::from(queue == QueueKind::Work);
         self.write(|tx| {
             let now = now_ms();
             let mut out = Vec::new();
-            let mut stmt = tx
+            // Nothing due: answer without walking the groups.
+            let any: bool = tx
                 .prepare_cached(
-                    "SELECT id, body, receive_count FROM messages
-                     WHERE queue = ?1 AND dead = 0 AND visible_at <= ?2 ORDER BY visible_at, id LIMIT ?3",
+                    "SELECT EXISTS (SELECT 1 FROM messages WHERE queue = ?1 AND dead = 0 AND visible_at <= ?2)",
                 )
+                .and_then(|mut s| s.query_row(params![queue.name(), now], |r| r.get(0)))
                 .map_err(db_err)?;
-            let due = stmt
-                .query_map(params![queue.name(), now, max as i64 * 2], |r| {
-                    Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?, r.get::<_, u32>(2)?))
-                })
-                .map_err(db_err)?
-                .collect::<Result<Vec<_>, _>>()
-                .map_err(db_err)?;
-            for (id, body, count) in due {
+            if !any {
+                return Ok(out);
+            }
+            let mut served = self.inner.served.lock().unwrap_or_else(|p| p.into_inner());
+            let due = Self::due_in_turn(tx, queue, max, now, &served[turn])?;
+            for (group, id, body, count) in due {
+                if out.len() == max {
+                    break;
+                }
+                served[turn] = group;
                 if count >= MAX_RECEIVES {
                     tx.execute("UPDATE messages SET dead = 1 WHERE id = ?1", [id])
                         .map_err(db_err)?;
                     continue;
-                }
-                if out.len() == max {
-                    break;
                 }
                 let receipt = format!("{id}:{}", token());
                 tx.execute(
@@ -155,9 +240,15 @@ impl Queue for Embedded {
         let now = now_ms();
         self.write(|tx| {
             tx.execute(
-                "INSERT INTO messages (queue, body, visible_at, sent_ms, receive_count, dead, last_error)
-                 VALUES (?1, ?2, ?3, ?3, 1, 1, ?4)",
-                params![queue.name(), body, now, error],
+                "INSERT INTO messages (queue, body, visible_at, sent_ms, receive_count, dead, last_error, grp)
+                 VALUES (?1, ?2, ?3, ?3, 1, 1, ?4, ?5)",
+                params![
+                    queue.name(),
+                    body,
+                    now,
+                    error,
+                    crate::ports::fair::group_of(queue, body).unwrap_or_default()
+                ],
             )
             .map_err(db_err)?;
             Ok(())

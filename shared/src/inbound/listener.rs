@@ -42,6 +42,35 @@ pub struct Hygiene {
 /// The most connections by default.
 pub const DEFAULT_MAX_CONNECTIONS: usize = 10_000;
 
+/// Connections the kernel holds for `accept` (the system's `somaxconn` may lower it). tokio's
+/// 1024 overflows when a flood opens thousands at once, and a client whose connection does not
+/// fit waits a second for its SYN to be sent again.
+pub const BACKLOG: u32 = 4096;
+
+/// Binds `addr` (`host:port`) as [`tokio::net::TcpListener::bind`] does (address reuse on Unix),
+/// with a [`BACKLOG`] deep enough for floods of connections.
+pub async fn bind(addr: &str) -> std::io::Result<TcpListener> {
+    let mut last = None;
+    for a in tokio::net::lookup_host(addr).await? {
+        let socket = match a {
+            std::net::SocketAddr::V4(_) => tokio::net::TcpSocket::new_v4()?,
+            std::net::SocketAddr::V6(_) => tokio::net::TcpSocket::new_v6()?,
+        };
+        #[cfg(unix)]
+        socket.set_reuseaddr(true)?;
+        match socket.bind(a).and_then(|()| socket.listen(BACKLOG)) {
+            Ok(l) => return Ok(l),
+            Err(e) => last = Some(e),
+        }
+    }
+    Err(last.unwrap_or_else(|| {
+        std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            format!("{addr} resolves to no address"),
+        )
+    }))
+}
+
 impl Default for Hygiene {
     fn default() -> Self {
         Hygiene {

@@ -3,6 +3,7 @@
 //! required core per trait, conditional writes as data ([`PutMode`]), and one conformance suite
 //! ([`crate::conformance`]) that every implementation passes.
 
+pub mod fair;
 mod kv;
 mod objects;
 mod queue;
