@@ -157,6 +157,7 @@ fuzz_target!(|data: &[u8]| {
         json_answer: false,
         attempt: 1,
         depth: 0,
+        width: None,
     };
     let out = h
         .engine
