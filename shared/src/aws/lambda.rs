@@ -348,7 +348,7 @@ mod tests {
     use super::*;
     use crate::config::{Deployment, Tenant};
     use crate::embedded::Embedded;
-    use crate::ports::ObjectStore;
+    use crate::ports::{ObjectStore, Queue};
     use crate::tenants::{DirTenants, TenantSource};
 
     /// Tenants from a folder, except one whose loading panics.
@@ -412,7 +412,15 @@ mod tests {
             .iter()
             .map(|f| f.item_identifier.as_str())
             .collect();
-        assert_eq!(failed, ["panics", "junk", "missing"]);
+        // The junk can never succeed: it went to the dead letters at once, with its error.
+        assert_eq!(failed, ["panics", "missing"]);
+        let dead = e.dead_letters(QueueKind::Work, 10).await.unwrap();
+        assert_eq!(dead.len(), 1);
+        assert_eq!(dead[0].body, "not json");
+        assert!(dead[0]
+            .last_error
+            .as_deref()
+            .is_some_and(|m| m.contains("not {tenant, script, event}")));
         let (_, data) = e.get("out-b", "acme/attempt.txt").await.unwrap().unwrap();
         assert_eq!(&data[..], b"3", "ctx.attempt is the receive count");
         let json = serde_json::to_value(&resp).unwrap();
