@@ -629,7 +629,7 @@ end"#;
         .unwrap();
         assert_eq!(
             sent,
-            json!({ "tenant": "acme", "script": "later", "event": { "key": "in dir/a b+ü.json" }, "depth": 1 })
+            json!({ "tenant": "acme", "script": "later", "event": { "key": "in dir/a b+ü.json" }, "depth": 1, "width": 10000 })
         );
         let resp = lambda::handle_work_batch(&d.rt, work.clone()).await;
         let mut failed = failures(&resp);
