@@ -93,7 +93,7 @@ fn mb(kb: u64) -> String {
 fn served(
     ctx: &mut Ctx,
     deployment: &str,
-    tenants: &[(&str, &str, &[(&str, &str)])],
+    tenants: &[native_tests::TenantSpec<'_>],
     env: &[(&str, &str)],
 ) -> Result<(std::path::PathBuf, super::Serve, String, Vec<String>), String> {
     let p = ctx.project(deployment, tenants);
@@ -141,7 +141,8 @@ fn fork_bomb(ctx: &mut Ctx) -> Result<Figures, String> {
     }
     let project = native_core::local::Project::open(&p).map_err(|e| e.to_string())?;
     let q = project.backend.backends().queue;
-    let stats = || block_on(q.stats(native_core::ports::QueueKind::Work)).map_err(|e| e.to_string());
+    let stats =
+        || block_on(q.stats(native_core::ports::QueueKind::Work)).map_err(|e| e.to_string());
     // It ends by itself: nothing left to run or to retry, every leaf dead-lettered.
     wait_for(Duration::from_secs(120), "the bomb ending", || {
         let st = stats()?;
@@ -166,13 +167,20 @@ fn fork_bomb(ctx: &mut Ctx) -> Result<Figures, String> {
         ));
     }
     // Ids grow with every message sent; a dead-lettered one is written once more.
-    let sent = project.backend.last_message_id().map_err(|e| e.to_string())? as u64 - st.dead;
+    let sent = project
+        .backend
+        .last_message_id()
+        .map_err(|e| e.to_string())? as u64
+        - st.dead;
     if sent != 2 * WIDTH - 1 {
         return Err(format!("{sent} messages sent, want {}", 2 * WIDTH - 1));
     }
     // Still nothing new a second later: it has ended, not paused.
     std::thread::sleep(Duration::from_secs(1));
-    let later = project.backend.last_message_id().map_err(|e| e.to_string())? as u64;
+    let later = project
+        .backend
+        .last_message_id()
+        .map_err(|e| e.to_string())? as u64;
     if later != sent + st.dead {
         return Err("messages were still being sent after the bomb ended".into());
     }
@@ -214,7 +222,11 @@ fn queue_backlog(ctx: &mut Ctx) -> Result<Figures, String> {
     let p = ctx.project(
         native_tests::DEPLOYMENT,
         &[
-            ("flood", r#"{ "queue": true }"#, &[("sink", "function on_queue() end")]),
+            (
+                "flood",
+                r#"{ "queue": true }"#,
+                &[("sink", "function on_queue() end")],
+            ),
             (
                 "quick",
                 r#"{ "queue": true, "limits": { "timeout_s": 10 } }"#,
@@ -254,8 +266,7 @@ fn queue_backlog(ctx: &mut Ctx) -> Result<Figures, String> {
         delay = v;
         Ok(!delay.is_null())
     })?;
-    let left = block_on(q.stats(native_core::ports::QueueKind::Work))
-        .map_err(|e| e.to_string())?;
+    let left = block_on(q.stats(native_core::ports::QueueKind::Work)).map_err(|e| e.to_string())?;
     let delay_ms = delay["delay_ms"]
         .as_i64()
         .ok_or_else(|| format!("delay {delay}"))?;
@@ -330,7 +341,8 @@ fn sqs_groups(_ctx: &mut Ctx) -> Result<Figures, String> {
                 work_dlq: Some(url.clone()),
             },
         );
-        let body = |t: &str, n: usize| format!(r#"{{"tenant":"{t}","script":"s","event":{{"n":{n}}}}}"#);
+        let body =
+            |t: &str, n: usize| format!(r#"{{"tenant":"{t}","script":"s","event":{{"n":{n}}}}}"#);
         for n in 0..20 {
             queues
                 .send(QueueKind::Work, body("flood", n), 0)
@@ -347,12 +359,15 @@ fn sqs_groups(_ctx: &mut Ctx) -> Result<Figures, String> {
                 .receive_message()
                 .queue_url(&url)
                 .max_number_of_messages(10)
-                .message_system_attribute_names(sqs::types::MessageSystemAttributeName::MessageGroupId)
+                .message_system_attribute_names(
+                    sqs::types::MessageSystemAttributeName::MessageGroupId,
+                )
                 .send()
                 .await
                 .map_err(|e| format!("receive_message: {e}"))?;
             for m in out.messages() {
-                let v: Value = serde_json::from_str(m.body().unwrap_or_default()).unwrap_or_default();
+                let v: Value =
+                    serde_json::from_str(m.body().unwrap_or_default()).unwrap_or_default();
                 let group = m
                     .attributes()
                     .and_then(|a| a.get(&sqs::types::MessageSystemAttributeName::MessageGroupId))
@@ -397,7 +412,10 @@ fn slowloris(ctx: &mut Ctx) -> Result<Figures, String> {
     }
     let took = t.elapsed();
     if !open.is_empty() {
-        return Err(format!("{} of {N} slow connections still open after {took:?}", open.len()));
+        return Err(format!(
+            "{} of {N} slow connections still open after {took:?}",
+            open.len()
+        ));
     }
     let proc = s.proc();
     let mut f = vec![(
@@ -484,7 +502,11 @@ fn endless_chunked_body(ctx: &mut Ctx) -> Result<Figures, String> {
     let (_p, s, canary_key, keys) = served(
         ctx,
         native_tests::DEPLOYMENT,
-        &[("attacker", "{}", &[("echo", "function on_invoke(ctx, ev) return ev end")])],
+        &[(
+            "attacker",
+            "{}",
+            &[("echo", "function on_invoke(ctx, ev) return ev end")],
+        )],
         FAST,
     )?;
     let canary = Canary::start(&s, &canary_key);
@@ -518,7 +540,9 @@ fn endless_chunked_body(ctx: &mut Ctx) -> Result<Figures, String> {
     let slow_took = t.elapsed();
     let (status, v) = net::parse(&answer)?;
     if status != 408 || !net::closed(&mut slow) {
-        return Err(format!("the trickling body got {status} {v} after {slow_took:?}"));
+        return Err(format!(
+            "the trickling body got {status} {v} after {slow_took:?}"
+        ));
     }
     // A body as fast as the socket takes it, for ever: cut at the route's cap.
     let mut figures = vec![(
@@ -531,10 +555,14 @@ fn endless_chunked_body(ctx: &mut Ctx) -> Result<Figures, String> {
     let before = s.proc();
     for (path, cap) in [
         ("/v1/invoke/echo", 6 * 1024 * 1024),
-        ("/com.evrblk.grackle.v1beta.GrackleApi/CreateNamespace", 256 * 1024),
+        (
+            "/com.evrblk.grackle.v1beta.GrackleApi/CreateNamespace",
+            256 * 1024,
+        ),
     ] {
         let mut fast = net::connect(&s.addr, Duration::from_secs(5))?;
-        fast.write_all(head(path).as_bytes()).map_err(|e| e.to_string())?;
+        fast.write_all(head(path).as_bytes())
+            .map_err(|e| e.to_string())?;
         let chunk = format!("{:x}\r\n{}\r\n", 64 * 1024, " ".repeat(64 * 1024));
         let t = Instant::now();
         let mut sent = 0usize;
@@ -544,7 +572,9 @@ fn endless_chunked_body(ctx: &mut Ctx) -> Result<Figures, String> {
         let answer = net::read_response(&mut fast).unwrap_or_default();
         let (status, v) = net::parse(&answer)?;
         if status != 413 {
-            return Err(format!("{path}: an endless body got {status} {v} after {sent} bytes"));
+            return Err(format!(
+                "{path}: an endless body got {status} {v} after {sent} bytes"
+            ));
         }
         figures.push((
             format!("endless chunked body to {path}"),
@@ -559,7 +589,11 @@ fn endless_chunked_body(ctx: &mut Ctx) -> Result<Figures, String> {
     let after = s.proc();
     figures.push((
         "server memory".into(),
-        format!("peak RSS {} (before the fast bodies {})", mb(after.hwm_kb), mb(before.hwm_kb)),
+        format!(
+            "peak RSS {} (before the fast bodies {})",
+            mb(after.hwm_kb),
+            mb(before.hwm_kb)
+        ),
     ));
     figures.extend(canary_figures(canary, &s, &canary_key)?);
     Ok(figures)
@@ -575,7 +609,10 @@ end"#;
         &[(
             "attacker",
             r#"{ "queue": true }"#,
-            &[("echo", "function on_invoke(ctx, ev) return ev end"), ("url", url)],
+            &[
+                ("echo", "function on_invoke(ctx, ev) return ev end"),
+                ("url", url),
+            ],
         )],
         FAST,
     )?;
@@ -613,7 +650,11 @@ end"#;
         let t = Instant::now();
         let (status, v) = net::parse(&net::read_response(&mut c)?)?;
         if status != 413 || t.elapsed() > Duration::from_secs(2) {
-            return Err(format!("{path}: declared {} bytes: {status} {v} after {:?}", cap + 1, t.elapsed()));
+            return Err(format!(
+                "{path}: declared {} bytes: {status} {v} after {:?}",
+                cap + 1,
+                t.elapsed()
+            ));
         }
         let route = if path.starts_with("/v1/callback/") {
             "/v1/callback/{token}"
@@ -691,7 +732,10 @@ end"#;
     let after = s.proc();
     let grew = after.hwm_kb.saturating_sub(before.hwm_kb);
     if grew > 64 * 1024 {
-        return Err(format!("peak RSS grew by {} with sixteen 6 MB bodies", mb(grew)));
+        return Err(format!(
+            "peak RSS grew by {} with sixteen 6 MB bodies",
+            mb(grew)
+        ));
     }
     figures.push((
         "16 x 6 MB to the rendezvous API at once".into(),
@@ -771,7 +815,10 @@ fn own_addresses() -> Vec<String> {
             out.push(last.to_string());
         }
     }
-    for line in std::fs::read_to_string("/proc/net/if_inet6").unwrap_or_default().lines() {
+    for line in std::fs::read_to_string("/proc/net/if_inet6")
+        .unwrap_or_default()
+        .lines()
+    {
         if let Some(bits) = line
             .split_whitespace()
             .next()
@@ -794,7 +841,8 @@ fn ssrf_ranges(ctx: &mut Ctx) -> Result<Figures, String> {
         .chain(own.iter().cloned())
         .collect();
     let allow: Vec<String> = hosts.iter().map(|h| format!("{h}:9")).collect();
-    let config = json!({ "http": { "allow": allow }, "limits": { "max_http_requests": 100 } }).to_string();
+    let config =
+        json!({ "http": { "allow": allow }, "limits": { "max_http_requests": 100 } }).to_string();
     let (_p, s, canary_key, keys) = served(
         ctx,
         native_tests::DEPLOYMENT,
@@ -815,7 +863,10 @@ fn ssrf_ranges(ctx: &mut Ctx) -> Result<Figures, String> {
         // for its block (loopback, private) or as the machine's own.
         let want = SPECIAL.get(i).map_or("", |(_, r)| r);
         if !(e.contains("refused") && e.contains(want)) {
-            return Err(format!("{}: {e} (want a refusal naming {want:?})", hosts[i]));
+            return Err(format!(
+                "{}: {e} (want a refusal naming {want:?})",
+                hosts[i]
+            ));
         }
         as_own += usize::from(e.contains("this machine's own network interfaces"));
     }
@@ -985,7 +1036,10 @@ fn vault_escapes(ctx: &mut Ctx) -> Result<Figures, String> {
   return all
 end"#;
     let read = r#"function on_invoke() return native.bucket.In.get("echo.json") end"#;
-    let p = ctx.project(deployment, &[("vt", &config, &[("echo", script), ("read", read)])]);
+    let p = ctx.project(
+        deployment,
+        &[("vt", &config, &[("echo", script), ("read", read)])],
+    );
     for (name, value) in [("k", K), ("h", H)] {
         let mut c = Command::new(super::native_bin())
             .arg("--project")
@@ -996,7 +1050,11 @@ end"#;
             .stderr(Stdio::null())
             .spawn()
             .map_err(|e| e.to_string())?;
-        c.stdin.take().unwrap().write_all(value.as_bytes()).map_err(|e| e.to_string())?;
+        c.stdin
+            .take()
+            .unwrap()
+            .write_all(value.as_bytes())
+            .map_err(|e| e.to_string())?;
         if !c.wait().map_err(|e| e.to_string())?.success() {
             return Err("native vault set failed".into());
         }
@@ -1005,7 +1063,11 @@ end"#;
     let key = ctx.key(&p, "vt")?;
     let s = ctx.serve(&p, &[])?;
     let canary = Canary::start(&s, &canary_key);
-    let (status, answer) = s.invoke(&key, "echo", &json!({ "url": format!("http://{upstream}/") }).to_string())?;
+    let (status, answer) = s.invoke(
+        &key,
+        "echo",
+        &json!({ "url": format!("http://{upstream}/") }).to_string(),
+    )?;
     if status != 200 {
         return Err(format!("the script failed: {status} {answer}"));
     }
@@ -1013,8 +1075,11 @@ end"#;
     std::thread::sleep(Duration::from_millis(300));
     let log = s.stderr();
     // The echo came back (it is no test otherwise), with every value redacted.
-    if !answer.to_string().contains("[redacted:k]") || !answer.to_string().contains("[redacted:h]") {
-        return Err(format!("no redaction mark in what the script got: {answer}"));
+    if !answer.to_string().contains("[redacted:k]") || !answer.to_string().contains("[redacted:h]")
+    {
+        return Err(format!(
+            "no redaction mark in what the script got: {answer}"
+        ));
     }
     let forms = [
         K.to_string(),
@@ -1083,11 +1148,14 @@ end"#;
     )?;
     let canary = Canary::start(&s, &canary_key);
     let (status, url) = s.invoke(&keys[0], "url", "{}")?;
-    let url = url.as_str().ok_or_else(|| format!("{status} {url}"))?.to_string();
+    let url = url
+        .as_str()
+        .ok_or_else(|| format!("{status} {url}"))?
+        .to_string();
     let base = format!("http://{}/v1/callback/", s.addr);
-    let token = url
-        .strip_prefix(&base)
-        .ok_or_else(|| format!("the callback URL {url} does not name the address served, {base}"))?;
+    let token = url.strip_prefix(&base).ok_or_else(|| {
+        format!("the callback URL {url} does not name the address served, {base}")
+    })?;
     let (payload, sig) = token.rsplit_once('.').ok_or("no signature")?;
     let at = sig
         .find(|c: char| c.is_ascii_lowercase())
@@ -1095,7 +1163,14 @@ end"#;
     let mut altered = sig.to_string();
     altered.replace_range(at..at + 1, &sig[at..at + 1].to_ascii_uppercase());
     let post = |t: &str| {
-        net::request(&s.addr, "POST", &format!("/v1/callback/{t}"), &[], b"", Duration::from_secs(10))
+        net::request(
+            &s.addr,
+            "POST",
+            &format!("/v1/callback/{t}"),
+            &[],
+            b"",
+            Duration::from_secs(10),
+        )
     };
     let (status, v) = post(&format!("{payload}.{altered}"))?;
     if status != 401 {
@@ -1124,13 +1199,10 @@ end"#;
 }
 
 fn rendezvous_caps(ctx: &mut Ctx) -> Result<Figures, String> {
-    let config = r#"{ "limits": { "max_rendezvous_namespaces": 3, "max_rendezvous_barriers": 5 } }"#;
-    let (_p, s, canary_key, keys) = served(
-        ctx,
-        native_tests::DEPLOYMENT,
-        &[("rz", config, &[])],
-        &[],
-    )?;
+    let config =
+        r#"{ "limits": { "max_rendezvous_namespaces": 3, "max_rendezvous_barriers": 5 } }"#;
+    let (_p, s, canary_key, keys) =
+        served(ctx, native_tests::DEPLOYMENT, &[("rz", config, &[])], &[])?;
     let canary = Canary::start(&s, &canary_key);
     let call = |method: &str, body: Value| {
         net::request(

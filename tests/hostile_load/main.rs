@@ -24,6 +24,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use native_tests::TenantSpec;
 use serde_json::Value;
 
 /// The `native` binary under test.
@@ -58,7 +59,7 @@ pub struct Ctx {
 impl Ctx {
     /// A project in the case's folder: `deployment` and the tenants (name, config, scripts),
     /// with the canary tenant added. Returns the project's folder.
-    pub fn project(&self, deployment: &str, tenants: &[(&str, &str, &[(&str, &str)])]) -> PathBuf {
+    pub fn project(&self, deployment: &str, tenants: &[TenantSpec<'_>]) -> PathBuf {
         let root = self.dir.path().to_path_buf();
         std::fs::write(root.join("deployment.json"), deployment).unwrap();
         for (t, config, scripts) in tenants {
@@ -114,7 +115,9 @@ impl Ctx {
         for (k, v) in env {
             cmd.env(k, v);
         }
-        let mut child = cmd.spawn().map_err(|e| format!("cannot start native serve: {e}"))?;
+        let mut child = cmd
+            .spawn()
+            .map_err(|e| format!("cannot start native serve: {e}"))?;
         let mut first = String::new();
         BufReader::new(child.stdout.take().unwrap())
             .read_line(&mut first)
@@ -171,7 +174,8 @@ pub struct Proc {
 impl Serve {
     /// Its memory and threads now.
     pub fn proc(&self) -> Proc {
-        let text = std::fs::read_to_string(format!("/proc/{}/status", self.pid)).unwrap_or_default();
+        let text =
+            std::fs::read_to_string(format!("/proc/{}/status", self.pid)).unwrap_or_default();
         let field = |name: &str| {
             text.lines()
                 .find(|l| l.starts_with(name))
@@ -350,14 +354,15 @@ fn hostile_load() {
             dir: tempfile::tempdir().unwrap(),
             servers: Vec::new(),
         };
-        let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| (case.run)(&mut ctx)))
-            .unwrap_or_else(|p| {
-                Err(p
-                    .downcast_ref::<String>()
-                    .cloned()
-                    .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
-                    .unwrap_or_else(|| "panicked".into()))
-            });
+        let outcome =
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| (case.run)(&mut ctx)))
+                .unwrap_or_else(|p| {
+                    Err(p
+                        .downcast_ref::<String>()
+                        .cloned()
+                        .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
+                        .unwrap_or_else(|| "panicked".into()))
+                });
         drop(ctx);
         let verdict = if outcome.is_ok() { "pass" } else { "FAIL" };
         table.push_str(&format!(

@@ -35,8 +35,10 @@ pub fn request(
 /// Connects with read and write timeouts.
 pub fn connect(addr: &str, timeout: Duration) -> Result<TcpStream, String> {
     let s = TcpStream::connect(addr).map_err(|e| format!("connect {addr}: {e}"))?;
-    s.set_read_timeout(Some(timeout)).map_err(|e| e.to_string())?;
-    s.set_write_timeout(Some(timeout)).map_err(|e| e.to_string())?;
+    s.set_read_timeout(Some(timeout))
+        .map_err(|e| e.to_string())?;
+    s.set_write_timeout(Some(timeout))
+        .map_err(|e| e.to_string())?;
     Ok(s)
 }
 

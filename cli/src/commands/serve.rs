@@ -27,11 +27,13 @@ const GRACE: Duration = Duration::from_secs(60);
 pub async fn run(project: &Path, listen: &str, max_concurrent: u32) -> Outcome {
     let p = open(project)?;
     let hygiene = Hygiene::from_env().map_err(Failed::usage)?;
-    let listener = native_core::inbound::listener::bind(listen).await.map_err(|e| {
-        Failed::usage(format!(
+    let listener = native_core::inbound::listener::bind(listen)
+        .await
+        .map_err(|e| {
+            Failed::usage(format!(
             "cannot listen on {listen}: {e}; pass another --listen ADDR (port 0 picks a free one)"
         ))
-    })?;
+        })?;
     let addr = listener
         .local_addr()
         .map_err(|e| Failed::usage(format!("cannot read the listening address: {e}")))?;

@@ -246,7 +246,8 @@ mod tests {
         use crate::ports::Queue;
         // GIVEN a backlog of 500 messages of tenant a, then one of b and one of c
         let (_d, e) = open();
-        let msg = |t: &str, n: usize| format!(r#"{{"tenant":"{t}","script":"s","event":{{"n":{n}}}}}"#);
+        let msg =
+            |t: &str, n: usize| format!(r#"{{"tenant":"{t}","script":"s","event":{{"n":{n}}}}}"#);
         for n in 0..500 {
             e.send(QueueKind::Work, msg("a", n), 0).await.unwrap();
         }
@@ -259,8 +260,16 @@ mod tests {
             .map(|m| crate::ports::fair::group_of(QueueKind::Work, &m.body).unwrap())
             .collect();
         // THEN b's and c's messages are in it, beside a's first eight in their order
-        assert_eq!(tenants.iter().filter(|t| *t == "b").count(), 1, "{tenants:?}");
-        assert_eq!(tenants.iter().filter(|t| *t == "c").count(), 1, "{tenants:?}");
+        assert_eq!(
+            tenants.iter().filter(|t| *t == "b").count(),
+            1,
+            "{tenants:?}"
+        );
+        assert_eq!(
+            tenants.iter().filter(|t| *t == "c").count(),
+            1,
+            "{tenants:?}"
+        );
         let a: Vec<&str> = got
             .iter()
             .filter(|m| m.body.contains(r#""tenant":"a""#))

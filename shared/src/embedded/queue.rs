@@ -95,7 +95,11 @@ impl Embedded {
             };
             let rows = due
                 .query_map(params![queue.name(), g, now, max as i64 * 2], |r| {
-                    Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?, r.get::<_, u32>(2)?))
+                    Ok((
+                        r.get::<_, i64>(0)?,
+                        r.get::<_, String>(1)?,
+                        r.get::<_, u32>(2)?,
+                    ))
                 })
                 .map_err(db_err)?
                 .collect::<Result<std::collections::VecDeque<_>, _>>()

@@ -308,14 +308,14 @@ impl Engine {
                     handle,
                     tokio::time::timeout(within, host::chain::send_outbox(queue, i.take_outbox())),
                 )
-                    .unwrap_or_else(|_| {
-                        Err(Error::Timeout(format!(
-                            "the messages {} sent did not reach the queue within {} s",
-                            call.script,
-                            within.as_secs()
-                        )))
-                    })
-                    .map(|()| v)
+                .unwrap_or_else(|_| {
+                    Err(Error::Timeout(format!(
+                        "the messages {} sent did not reach the queue within {} s",
+                        call.script,
+                        within.as_secs()
+                    )))
+                })
+                .map(|()| v)
             }
             (other, _) => other,
         };

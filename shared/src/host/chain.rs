@@ -25,8 +25,8 @@ use mlua::Lua;
 
 use super::Invocation;
 use crate::config::CEILINGS;
-use crate::ports::{Queue, QueueKind};
 use crate::ports::WorkMessage;
+use crate::ports::{Queue, QueueKind};
 use crate::Error;
 
 /// Bytes a message's `"width":N` may add to its body after its size was checked.

@@ -82,7 +82,10 @@ mod tests {
         );
         // WHEN their groups are read THEN each is its tenant's, and the rest have none
         assert_eq!(group_of(QueueKind::Work, work).as_deref(), Some("acme"));
-        assert_eq!(group_of(QueueKind::Work, reordered).as_deref(), Some("acme"));
+        assert_eq!(
+            group_of(QueueKind::Work, reordered).as_deref(),
+            Some("acme")
+        );
         assert_eq!(
             group_of(QueueKind::Events, &event).as_deref(),
             Some("data-bucket/acme")
