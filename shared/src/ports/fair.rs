@@ -54,7 +54,11 @@ fn folder_of_event(body: &str) -> Option<String> {
     let v: Value = serde_json::from_str(body).ok()?;
     let s3 = v.get("Records")?.get(0)?.get("s3")?;
     let bucket = s3.get("bucket")?.get("name")?.as_str()?;
-    let key = crate::events::decode_key(s3.get("object")?.get("key")?.as_str()?).ok()?;
+    // Keys come as S3 writes them in notifications: `+` for space, `%XX` for the rest.
+    let raw = s3.get("object")?.get("key")?.as_str()?.replace('+', " ");
+    let key = percent_encoding::percent_decode_str(&raw)
+        .decode_utf8()
+        .ok()?;
     let folder = key.split('/').next()?;
     Some(format!("{bucket}/{folder}"))
 }
@@ -69,17 +73,7 @@ mod tests {
         // an event of a tenant's object, and bodies that tell nothing
         let work = r#"{"tenant":"acme","script":"s","event":{"tenant":"evil"}}"#;
         let reordered = r#"{"script":"s","event":{"x":"{\"tenant\":\"evil\"}"},"tenant":"acme"}"#;
-        let event = crate::events::object_created_body(
-            "data-bucket",
-            &crate::ports::ObjectMeta {
-                key: "acme/in/x y.json".into(),
-                size: 1,
-                etag: "e".into(),
-                modified_ms: 0,
-                depth: 0,
-            },
-            "local",
-        );
+        let event = r#"{"Records":[{"eventName":"ObjectCreated:Put","s3":{"bucket":{"name":"data-bucket"},"object":{"key":"acme/in/x+y.json","size":1}}}]}"#;
         // WHEN their groups are read THEN each is its tenant's, and the rest have none
         assert_eq!(group_of(QueueKind::Work, work).as_deref(), Some("acme"));
         assert_eq!(
@@ -87,7 +81,7 @@ mod tests {
             Some("acme")
         );
         assert_eq!(
-            group_of(QueueKind::Events, &event).as_deref(),
+            group_of(QueueKind::Events, event).as_deref(),
             Some("data-bucket/acme")
         );
         for bad in [
