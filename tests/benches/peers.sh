@@ -218,6 +218,7 @@ measure() {  # measure ROUND HANDLER CONNS CONTESTANT SECONDS
     BENCH_KEY="$key0" BENCH_BODY="$(body_of "$h")" wrk -t2 -c"$c" -d"${secs}s" --latency \
         -s "$here/wrk.lua" "${url_of[$who]}/v1/invoke/$h" >"$work/wrk.out" 2>&1 \
         || { cat "$work/wrk.out" >&2; die "wrk against $who failed"; }
+    kill -0 "$pid" 2>/dev/null || { tail -20 "$work/$who.err" >&2; die "$who exited during the $h run (its stderr above)"; }
     t1="$(cpu_ticks "$pid")"
     line="$(grep '^RESULT ' "$work/wrk.out")" || { cat "$work/wrk.out" >&2; die "wrk printed no RESULT line"; }
     [ "$round" = warm ] && return 0

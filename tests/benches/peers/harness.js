@@ -96,9 +96,9 @@ function report(resultsFile, memoryFile) {
   const rounds = [...new Set(rows.map((r) => r.round))];
   const errors = rows.reduce((n, r) => n + r.errors, 0);
 
-  console.log(`\n## Throughput: median of ${rounds.length} alternating round(s) (range in brackets)\n`);
-  console.log("| handler | conns | contestant | req/s | p50 | p99 | server CPU / req |");
-  console.log("| --- | ---: | --- | ---: | ---: | ---: | ---: |");
+  if (rows.length) console.log(`\n## Throughput: median of ${rounds.length} alternating round(s) (range in brackets)\n`);
+  if (rows.length) console.log("| handler | conns | contestant | req/s | p50 | p99 | server CPU / req |");
+  if (rows.length) console.log("| --- | ---: | --- | ---: | ---: | ---: | ---: |");
   for (const cell of cells) {
     const [handler, conns] = cell.split("\t");
     for (const c of contestants) {
