@@ -207,7 +207,7 @@ for c in "${contestants[@]}"; do
     check "$c" "$SERVER_URL" "$key0"
 done
 
-echo "== $(date -u +%FT%TZ), $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg); native $(git describe --always --dirty 2>/dev/null) ($native, built $(date -u -r "$native" +%FT%TZ)); node $(node --version); workerd ${workerd:+$("$workerd" --version 2>&1 | awk '{print $2}')}; $(wrk --version 2>&1 | head -1 | cut -d' ' -f1-2)"
+echo "== $(date -u +%FT%TZ), $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg); native $native ($(date -u -r "$native" +%FT%TZ), sha256 $(sha256sum "$native" | cut -c1-12); harness at $(git describe --always --dirty 2>/dev/null)); node $(node --version); workerd ${workerd:+$("$workerd" --version 2>&1 | awk '{print $2}')}; $(wrk --version 2>&1 | head -1 | cut -d' ' -f1-2)"
 # One wrk run, its RESULT line and the server's CPU around it, as a row of results.tsv.
 results="$work/results.tsv"
 printf 'round\thandler\tconns\tcontestant\trequests\tduration_us\trps\tp50_us\tp99_us\tcpu_us_per_req\terrors\tload\n' >"$results"
