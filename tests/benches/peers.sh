@@ -23,6 +23,8 @@
 #   NATIVE_BUILD=1 run that cargo build even when the binary exists (a no-op when it is current)
 #   ROUNDS [3]  DURATION [10] (s per wrk run)  CONNS ["16 64"]  HANDLERS ["noop order"]
 #   PEERS ["workerd node-http node-vm"]  TENANTS [200; 0 skips part 2]
+#   BASELINE_BIN   another `native` binary (e.g. main before a change), run as the peer
+#                  "native-base" in the same alternation: native/native-base ratios of part 1
 #   BENCH_PEERS_DIR [target/bench-peers] (npm cache of workerd)  KEEP_WORK=1 keeps the work dir
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
@@ -33,6 +35,12 @@ duration="${DURATION:-10}"
 conns_list="${CONNS:-16 64}"
 handlers_list="${HANDLERS:-noop order}"
 peers="${PEERS:-workerd node-http node-vm}"
+baseline="${BASELINE_BIN:-}"
+if [ -n "$baseline" ]; then
+    [ -x "$baseline" ] || die "BASELINE_BIN=$baseline is not an executable file"
+    case " $peers " in *" native-base "*) ;; *) peers="native-base $peers" ;; esac
+fi
+case " $peers " in *" native-base "*) [ -n "$baseline" ] || die "the peer native-base needs BASELINE_BIN=path" ;; esac
 tenants="${TENANTS:-200}"
 cache="${BENCH_PEERS_DIR:-$root/target/bench-peers}"
 
@@ -137,10 +145,10 @@ cpu_ticks() {  # utime + stime of every thread of PID, in clock ticks
 rss_kb() { awk '/^VmRSS:/ { print $2 }' "/proc/$1/status"; }
 
 # ---- projects and configurations ------------------------------------------------------------
-# native_project DIR N: a project with tenants t000..t(N-1), each with both scripts and a key;
-# DIR/keys.json maps each key to its tenant (the peers use the same keys).
+# native_project DIR N [BIN]: a project with tenants t000..t(N-1), each with both scripts and a
+# key made by BIN [$native]; DIR/keys.json maps each key to its tenant (the peers use the same).
 native_project() {
-    local dir="$1" n="$2" i t key
+    local dir="$1" n="$2" bin="${3:-$native}" i t key
     mkdir -p "$dir/tenants"
     echo '{ "buckets": { "map": { "In": "bench-in" } } }' >"$dir/deployment.json"
     printf '{' >"$dir/keys.json"
@@ -149,7 +157,7 @@ native_project() {
         mkdir -p "$dir/tenants/$t/scripts"
         echo '{}' >"$dir/tenants/$t/config.json"
         cp "$here/native/noop.luau" "$here/native/order.luau" "$dir/tenants/$t/scripts/"
-        key="$("$native" --project "$dir" keys create "$t" --name bench 2>"$work/keys.err")" \
+        key="$("$bin" --project "$dir" keys create "$t" --name bench 2>"$work/keys.err")" \
             || { cat "$work/keys.err" >&2; die "native keys create $t failed in $dir"; }
         [ "$i" = 0 ] || printf ',' >>"$dir/keys.json"
         printf '"%s":"%s"' "$key" "$t" >>"$dir/keys.json"
@@ -165,6 +173,7 @@ echo "== preparing (native projects of 1 and $((tenants + 1)) tenants, peer conf
 native_project "$work/p1" 1
 first_key() { node -p 'Object.keys(JSON.parse(require("fs").readFileSync(process.argv[1], "utf8")))[0]' "$1"; }
 key0="$(first_key "$work/p1/keys.json")"
+[ -z "$baseline" ] || native_project "$work/pbase" 1 "$baseline"
 node_config http "$work/p1/keys.json" "$work/node-http.json"
 node_config vm "$work/p1/keys.json" "$work/node-vm-1.json"
 if [ -n "$workerd" ]; then
@@ -176,10 +185,11 @@ fi
 start_contestant() {
     case "$1" in
         native) start native "$native" --project "$work/p1" serve --listen 127.0.0.1:0 ;;
+        native-base) start native-base "$baseline" --project "$work/pbase" serve --listen 127.0.0.1:0 ;;
         workerd) start workerd "$workerd" serve "$work/workerd-direct/config.capnp" ;;
         node-http) start node-http node "$here/node-server.js" "$work/node-http.json" ;;
         node-vm) start node-vm node "$here/node-server.js" "$work/node-vm-1.json" ;;
-        *) die "unknown contestant $1 (PEERS takes workerd, node-http, node-vm)" ;;
+        *) die "unknown contestant $1 (PEERS takes workerd, node-http, node-vm, native-base)" ;;
     esac
 }
 
@@ -199,15 +209,17 @@ check() {
 
 # ---- part 1: throughput ---------------------------------------------------------------------
 contestants=(native $peers)
-declare -A pid_of url_of
+declare -A pid_of url_of key_of
 for c in "${contestants[@]}"; do
     start_contestant "$c"
     pid_of[$c]="$SERVER_PID"
     url_of[$c]="$SERVER_URL"
-    check "$c" "$SERVER_URL" "$key0"
+    key_of[$c]="$key0"
+    [ "$c" != native-base ] || key_of[$c]="$(first_key "$work/pbase/keys.json")"
+    check "$c" "$SERVER_URL" "${key_of[$c]}"
 done
 
-echo "== $(date -u +%FT%TZ), $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg); native $native ($(date -u -r "$native" +%FT%TZ), sha256 $(sha256sum "$native" | cut -c1-12); harness at $(git describe --always --dirty 2>/dev/null)); node $(node --version); workerd ${workerd:+$("$workerd" --version 2>&1 | awk '{print $2}')}; $(wrk --version 2>&1 | head -1 | cut -d' ' -f1-2)"
+echo "== $(date -u +%FT%TZ), $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg); native $native ($(date -u -r "$native" +%FT%TZ), sha256 $(sha256sum "$native" | cut -c1-12); harness at $(git describe --always --dirty 2>/dev/null))${baseline:+; native-base $baseline ($(date -u -r "$baseline" +%FT%TZ), sha256 $(sha256sum "$baseline" | cut -c1-12))}; node $(node --version); workerd ${workerd:+$("$workerd" --version 2>&1 | awk '{print $2}')}; $(wrk --version 2>&1 | head -1 | cut -d' ' -f1-2)"
 # One wrk run, its RESULT line and the server's CPU around it, as a row of results.tsv.
 results="$work/results.tsv"
 printf 'round\thandler\tconns\tcontestant\trequests\tduration_us\trps\tp50_us\tp99_us\tcpu_us_per_req\terrors\tload\n' >"$results"
@@ -215,7 +227,7 @@ measure() {  # measure ROUND HANDLER CONNS CONTESTANT SECONDS
     local round="$1" h="$2" c="$3" who="$4" secs="$5" pid="${pid_of[$4]}" t0 t1 load line
     load="$(cut -d' ' -f1 /proc/loadavg)"
     t0="$(cpu_ticks "$pid")"
-    BENCH_KEY="$key0" BENCH_BODY="$(body_of "$h")" wrk -t2 -c"$c" -d"${secs}s" --latency \
+    BENCH_KEY="${key_of[$who]}" BENCH_BODY="$(body_of "$h")" wrk -t2 -c"$c" -d"${secs}s" --latency \
         -s "$here/wrk.lua" "${url_of[$who]}/v1/invoke/$h" >"$work/wrk.out" 2>&1 \
         || { cat "$work/wrk.out" >&2; die "wrk against $who failed"; }
     kill -0 "$pid" 2>/dev/null || { tail -20 "$work/$who.err" >&2; die "$who exited during the $h run (its stderr above)"; }
