@@ -317,6 +317,19 @@ pub fn canary_figures(c: Canary, serve: &Serve, key: &str) -> Result<Figures, St
     )])
 }
 
+/// The CPU a process has used (user and system), in ms.
+pub fn cpu_ms(pid: u32) -> u64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    // After the command's closing parenthesis: state is field 3, utime 14 and stime 15.
+    let rest = stat.rsplit_once(')').map_or("", |(_, r)| r);
+    let f: Vec<u64> = rest
+        .split_whitespace()
+        .map(|x| x.parse().unwrap_or(0))
+        .collect();
+    let ticks = f.get(11).copied().unwrap_or(0) + f.get(12).copied().unwrap_or(0);
+    ticks * 10 // USER_HZ is 100 on Linux
+}
+
 /// Waits until `done` holds, for at most `limit`; how long it took, or the error.
 pub fn wait_for(
     limit: Duration,
