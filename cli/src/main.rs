@@ -240,9 +240,11 @@ pub enum Command {
         #[command(subcommand)]
         command: VaultCommand,
     },
-    /// Serve the HTTP API (POST /v1/invoke/{script}, GET /healthz) and process both queues
-    /// continuously, until SIGINT or SIGTERM. The first line on stdout is exactly
-    /// `listening on http://HOST:PORT`.
+    /// Serve the HTTP API (POST /v1/invoke/{script}, GET /healthz) and the operator's console
+    /// (/console/), and process both queues continuously, until SIGINT or SIGTERM. The first
+    /// line on stdout is exactly `listening on http://HOST:PORT`, the second
+    /// `console: http://HOST:PORT/console/?token=...` (the token is kept in
+    /// .native/console-token).
     Serve {
         /// Where to listen; port 0 picks a free one.
         #[arg(long, default_value = "127.0.0.1:8787")]
@@ -251,6 +253,27 @@ pub enum Command {
         /// tenant runs at most its limits.max_concurrent, and never more than half of this.
         #[arg(long, default_value_t = native_core::budget::Admission::DEFAULT_MAX)]
         max_concurrent: u32,
+    },
+    /// Serve the operator's console of a deployment on AWS on this machine (--aws): every
+    /// tenant's barriers, jobs, rendezvous barriers, timers and dead letters, read with this
+    /// environment's credentials, with ack, cancel and redrive. The deployment is the one a
+    /// function of --stack (or --function) is configured for, else the NATIVE_* variables of
+    /// this environment. Prints `listening on ...` then `console: URL` with a token made for
+    /// this run. (A local project's console is served by `native serve`.)
+    Console {
+        /// A deployment on AWS (credentials and region from the environment).
+        #[arg(long)]
+        aws: bool,
+        /// The stack: the first function its outputs name (…FunctionName) tells the table,
+        /// queues and buckets.
+        #[arg(long)]
+        stack: Option<String>,
+        /// A function of the deployment (name or ARN) whose environment tells them.
+        #[arg(long = "function", value_name = "NAME_OR_ARN")]
+        function: Option<String>,
+        /// Where to listen; port 0 picks a free one.
+        #[arg(long, default_value = "127.0.0.1:8790")]
+        listen: String,
     },
     /// List dead letters (messages that failed five times, or that can never succeed) with
     /// their last error; with --events-queue/--work-queue, those of a deployment on AWS.

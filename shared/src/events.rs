@@ -30,6 +30,30 @@ pub enum Notification {
     Records(Vec<ObjectRecord>),
 }
 
+/// The tenant a message of `queue` belongs to, where it can be told: a work message names its
+/// tenant; an object notification's tenant is the first folder of its key in a bucket of
+/// `deployment` (as the route function tells it). S3's test event, another bucket's object or
+/// a body that does not parse belong to none. For dead letters: listing and redriving a
+/// tenant's.
+pub fn owner(
+    deployment: &crate::config::Deployment,
+    queue: crate::ports::QueueKind,
+    body: &str,
+) -> Option<String> {
+    match queue {
+        crate::ports::QueueKind::Work => serde_json::from_str::<crate::ports::WorkMessage>(body)
+            .ok()
+            .map(|m| m.tenant),
+        crate::ports::QueueKind::Events => match parse_notification(body).ok()? {
+            Notification::Records(r) => r
+                .first()
+                .and_then(|r| deployment.resolve(&r.bucket, &r.key))
+                .map(|b| b.tenant),
+            Notification::Test => None,
+        },
+    }
+}
+
 /// Parses an events-queue message body. Only the fields that matter are required: real S3
 /// sends more, emulators fewer (moto has no `userIdentity`).
 pub fn parse_notification(body: &str) -> Result<Notification, String> {

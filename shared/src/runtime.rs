@@ -18,6 +18,7 @@ use crate::config::{Deployment, Tenant};
 use crate::engine::{Answer, Call, Engine, Entry, Event};
 use crate::events::{parse_notification, Notification};
 use crate::host::Services;
+use crate::observe::recent::{Recent, Run};
 use crate::observe::{LogSink, StderrLog};
 use crate::ports::{Backends, WorkMessage};
 use crate::tenants::TenantSource;
@@ -80,6 +81,23 @@ pub struct Runtime {
     metrics: Option<String>,
     /// How many invocations run at once, on a server (none: no cap, as on Lambda).
     admission: Option<Arc<crate::budget::Admission>>,
+    /// Where finished runs are recorded for the operator's console (none: nowhere).
+    recent: Option<Arc<Recent>>,
+}
+
+/// What started a run, for the console's record of it.
+#[derive(Debug, Clone)]
+struct Origin {
+    /// `invoke`, `queue`, `route` or `object`.
+    trigger: &'static str,
+    /// The chain the work came with; `None` starts one.
+    chain: Option<String>,
+}
+
+impl Origin {
+    fn new(trigger: &'static str, chain: Option<String>) -> Self {
+        Origin { trigger, chain }
+    }
 }
 
 impl Runtime {
@@ -94,7 +112,20 @@ impl Runtime {
             memory: None,
             metrics: None,
             admission: None,
+            recent: None,
         }
+    }
+
+    /// The same runtime recording each finished run (script, trigger, outcome, duration, data
+    /// ops, its first log lines, its chain) in `recent`, for the operator's console.
+    pub fn with_recent(mut self, recent: Arc<Recent>) -> Self {
+        self.recent = Some(recent);
+        self
+    }
+
+    /// Where finished runs are recorded, when they are.
+    pub fn recent(&self) -> Option<&Arc<Recent>> {
+        self.recent.as_ref()
     }
 
     /// The same runtime writing a metrics record (CloudWatch EMF, see [`crate::observe`]) of
@@ -218,7 +249,7 @@ impl Runtime {
     /// The deadline is the tenant's `timeout_s` or the end set with [`crate::budget::within`]
     /// (a Lambda's remaining time), whichever comes first; a script waits for its share of the
     /// memory budget until then.
-    async fn run(&self, call: Call) -> Result<Answer> {
+    async fn run(&self, call: Call, origin: Origin) -> Result<Answer> {
         let engine = self.engine.clone();
         let not_after = crate::budget::current();
         // A direct invocation has a caller to tell "not now"; work from the queues waits.
@@ -239,15 +270,49 @@ impl Runtime {
         };
         let services = self.services_for(&call.tenant.name).await?;
         let handle = tokio::runtime::Handle::current();
-        let request = crate::observe::context();
+        let mut request = crate::observe::context();
+        // Work that came without a chain (from outside, or an object's event: objects carry
+        // none) starts one where runs are recorded; what this run sends carries it on. A
+        // process that records nothing makes no ids (the hot path of a function stays as it was)
+        // but passes on a chain that came with the work.
+        let chain = match origin.chain {
+            Some(c) => Some(c),
+            None => self.recent.as_ref().map(|_| Recent::new_chain()),
+        };
+        request.chain = chain.clone();
         let (tenant, script) = (call.tenant.name.clone(), call.script.clone());
+        let (depth, attempt) = (call.depth, call.attempt);
         let started = std::time::Instant::now();
-        let (out, data_ops) = crate::engine::handoff::run(move || {
+        let started_ms = crate::ports::now_ms();
+        let recording = self.recent.is_some();
+        let ((out, data_ops), caught) = crate::engine::handoff::run(move || {
             crate::observe::on_thread(request, || {
-                engine.run_measured(&services, &handle, &call, not_after)
+                let run = || engine.run_measured(&services, &handle, &call, not_after);
+                if recording {
+                    crate::observe::recent::capturing(run)
+                } else {
+                    (run(), Default::default())
+                }
             })
         })
         .await?;
+        if let Some(recent) = &self.recent {
+            recent.record(Run {
+                seq: 0,
+                tenant: tenant.clone(),
+                script: script.clone(),
+                trigger: origin.trigger,
+                chain: chain.unwrap_or_default(),
+                depth,
+                attempt,
+                started_ms,
+                duration_ms: started.elapsed().as_secs_f64() * 1000.0,
+                data_ops,
+                error: out.as_ref().err().map(ToString::to_string),
+                logs: caught.lines,
+                logs_dropped: caught.dropped,
+            });
+        }
         if let Some(ns) = &self.metrics {
             let figures = crate::observe::RunFigures {
                 failed: out.is_err(),
@@ -262,24 +327,27 @@ impl Runtime {
     }
 
     /// [`Runtime::run`] of a call whose answer is a value.
-    async fn run_value(&self, call: Call) -> Result<Value> {
-        self.run(call).await?.into_value()
+    async fn run_value(&self, call: Call, origin: Origin) -> Result<Value> {
+        self.run(call, origin).await?.into_value()
     }
 
     /// A direct invocation: `on_invoke(ctx, event)` of `script`, returning its value.
     pub async fn invoke(&self, tenant: &str, script: &str, event: Value) -> Result<Value> {
         let t = self.tenants.load(tenant).await?;
         t.script(script)?;
-        self.run_value(Call {
-            tenant: t,
-            script: script.into(),
-            entry: Entry::Invoke,
-            event: event.into(),
-            json_answer: false,
-            attempt: 1,
-            depth: 0,
-            width: None,
-        })
+        self.run_value(
+            Call {
+                tenant: t,
+                script: script.into(),
+                entry: Entry::Invoke,
+                event: event.into(),
+                json_answer: false,
+                attempt: 1,
+                depth: 0,
+                width: None,
+            },
+            Origin::new("invoke", None),
+        )
         .await
     }
 
@@ -295,16 +363,19 @@ impl Runtime {
         let t = self.tenants.load(tenant).await?;
         t.script(script)?;
         let answer = self
-            .run(Call {
-                tenant: t,
-                script: script.into(),
-                entry: Entry::Invoke,
-                event: Event::Json(body),
-                json_answer: true,
-                attempt: 1,
-                depth: 0,
-                width: None,
-            })
+            .run(
+                Call {
+                    tenant: t,
+                    script: script.into(),
+                    entry: Entry::Invoke,
+                    event: Event::Json(body),
+                    json_answer: true,
+                    attempt: 1,
+                    depth: 0,
+                    width: None,
+                },
+                Origin::new("invoke", None),
+            )
             .await?;
         match answer {
             Answer::Json(text) => Ok(text),
@@ -323,16 +394,19 @@ impl Runtime {
         t.script(&msg.script)?;
         check_depth(&t, &format!("the message for {:?}", msg.script), msg.depth)?;
         let out = self
-            .run_value(Call {
-                tenant: t.clone(),
-                script: msg.script.clone(),
-                entry: Entry::Queue,
-                event: msg.event.into(),
-                json_answer: false,
-                attempt,
-                depth: msg.depth,
-                width: msg.width,
-            })
+            .run_value(
+                Call {
+                    tenant: t.clone(),
+                    script: msg.script.clone(),
+                    entry: Entry::Queue,
+                    event: msg.event.into(),
+                    json_answer: false,
+                    attempt,
+                    depth: msg.depth,
+                    width: msg.width,
+                },
+                Origin::new("queue", msg.chain),
+            )
             .await?;
         self.apply_deletes(&t, &msg.script, None, &out).await
     }
@@ -398,17 +472,22 @@ impl Runtime {
         depth: u32,
     ) -> Result<Outcome> {
         let router = tenant.config.router.clone();
+        // The router and the script it picks are one chain.
+        let chain = self.recent.as_ref().map(|_| Recent::new_chain());
         let routed = self
-            .run_value(Call {
-                tenant: tenant.clone(),
-                script: router.clone(),
-                entry: Entry::Route,
-                event: event.clone().into(),
-                json_answer: false,
-                attempt,
-                depth,
-                width: None,
-            })
+            .run_value(
+                Call {
+                    tenant: tenant.clone(),
+                    script: router.clone(),
+                    entry: Entry::Route,
+                    event: event.clone().into(),
+                    json_answer: false,
+                    attempt,
+                    depth,
+                    width: None,
+                },
+                Origin::new("route", chain.clone()),
+            )
             .await?;
         let choice = match &routed {
             Value::Null => {
@@ -442,16 +521,19 @@ impl Runtime {
             message: format!("on_route chose an unknown script: {e}"),
         })?;
         let out = self
-            .run_value(Call {
-                tenant: tenant.clone(),
-                script: script.clone(),
-                entry: Entry::Queue,
-                event: ev.into(),
-                json_answer: false,
-                attempt,
-                depth,
-                width: None,
-            })
+            .run_value(
+                Call {
+                    tenant: tenant.clone(),
+                    script: script.clone(),
+                    entry: Entry::Queue,
+                    event: ev.into(),
+                    json_answer: false,
+                    attempt,
+                    depth,
+                    width: None,
+                },
+                Origin::new("object", chain),
+            )
             .await?;
         let bucket = event["bucket"].as_str().map(str::to_string);
         self.apply_deletes(tenant, &script, bucket.as_deref(), &out)

@@ -16,6 +16,14 @@ use crate::{Error, Result};
 pub trait TenantSource: std::fmt::Debug + Send + Sync {
     /// Loads a tenant; [`Error::NotFound`] when there is none of that name.
     async fn load(&self, tenant: &str) -> Result<Arc<Tenant>>;
+
+    /// The names of the tenants there are, sorted (for people: the operator's console). A
+    /// source that cannot tell says so.
+    async fn list(&self) -> Result<Vec<String>> {
+        Err(Error::InvalidInput(
+            "this tenant source cannot list its tenants".into(),
+        ))
+    }
 }
 
 /// Tenants in a project folder: `tenants/<tenant>/config.json` and
@@ -114,5 +122,9 @@ impl TenantSource for DirTenants {
             .unwrap_or_else(|p| p.into_inner())
             .insert(tenant.to_string(), t.clone());
         Ok(t)
+    }
+
+    async fn list(&self) -> Result<Vec<String>> {
+        self.names()
     }
 }

@@ -100,6 +100,7 @@ async fn send(p: &TestProject, tenant: &str, script: &str, event: Value) {
         event,
         depth: 0,
         width: None,
+        chain: None,
     })
     .unwrap();
     p.rt.services

@@ -30,6 +30,7 @@ fn body(n: u32) -> String {
         event: json!({ "n": n }),
         depth: 1,
         width: None,
+        chain: None,
     })
     .unwrap()
 }

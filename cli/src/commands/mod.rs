@@ -4,6 +4,7 @@
 mod barrier;
 mod check;
 mod clock;
+mod console;
 mod demo;
 mod deploy;
 mod keys;
@@ -210,6 +211,19 @@ pub async fn run(cli: Cli) -> ExitCode {
             listen,
             max_concurrent,
         } => serve::run(&project, &listen, max_concurrent).await,
+        Command::Console {
+            aws,
+            stack,
+            function,
+            listen,
+        } => {
+            let target = console::Target {
+                aws,
+                stack,
+                function,
+            };
+            console::run(target, &listen).await
+        }
     };
     // A closed pipe is not an error (see `out`); another write error fails a verb that
     // otherwise succeeded.

@@ -2,7 +2,6 @@
 
 use std::path::Path;
 
-use native_core::events::{parse_notification, Notification};
 use native_core::ports::WorkMessage;
 use native_core::ports::{QueueKind, MAX_DELAY_S};
 
@@ -34,6 +33,7 @@ pub async fn send(
         event,
         depth: 0,
         width: None,
+        chain: None,
     })
     .map_err(|e| Failed::usage(e.to_string()))?;
     rt.services
@@ -153,16 +153,5 @@ pub async fn redrive(
 
 /// The tenant a message belongs to, where it can be told.
 fn owner(rt: &native_core::runtime::Runtime, kind: QueueKind, body: &str) -> Option<String> {
-    match kind {
-        QueueKind::Work => serde_json::from_str::<WorkMessage>(body)
-            .ok()
-            .map(|m| m.tenant),
-        QueueKind::Events => match parse_notification(body).ok()? {
-            Notification::Records(r) => r
-                .first()
-                .and_then(|r| rt.services.deployment.resolve(&r.bucket, &r.key))
-                .map(|b| b.tenant),
-            Notification::Test => None,
-        },
-    }
+    native_core::events::owner(&rt.services.deployment, kind, body)
 }

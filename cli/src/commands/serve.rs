@@ -9,8 +9,10 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
+use native_core::inbound::console::{self, Console};
 use native_core::inbound::{router, serve_app, shutdown_signal, Hygiene};
 use native_core::local::{drain, DrainOptions};
+use native_core::observe::recent::Recent;
 use native_core::runtime::Runtime;
 use tokio::sync::watch;
 
@@ -27,6 +29,12 @@ const GRACE: Duration = Duration::from_secs(60);
 pub async fn run(project: &Path, listen: &str, max_concurrent: u32) -> Outcome {
     let p = open(project)?;
     let hygiene = Hygiene::from_env().map_err(Failed::usage)?;
+    let token = console::token_in(&p.root.join(".native")).map_err(|e| {
+        Failed::usage(format!(
+            "cannot read or make the console's token in {}: {e}",
+            p.root.join(".native").display()
+        ))
+    })?;
     let listener = native_core::inbound::listener::bind(listen)
         .await
         .map_err(|e| {
@@ -39,10 +47,28 @@ pub async fn run(project: &Path, listen: &str, max_concurrent: u32) -> Outcome {
         .map_err(|e| Failed::usage(format!("cannot read the listening address: {e}")))?;
     // Script logs on stderr, escaped for the terminal as the other verbs print them; callback
     // URLs name the address bound (the port picked for `--listen 127.0.0.1:0` included).
-    let rt = Arc::new(crate::show::served_runtime(&p, addr).with_admission(max_concurrent));
+    // Finished runs are kept in memory for the console's invocations pages.
+    let rt = Arc::new(
+        crate::show::served_runtime(&p, addr)
+            .with_admission(max_concurrent)
+            .with_recent(Arc::new(Recent::new())),
+    );
     // Scripts and tests read this line to learn the port: exactly this, first, on stdout.
     outln!("listening on http://{addr}");
-    errln!("serving project {} (POST /v1/invoke/{{script}}, GET /healthz) and processing its queues; Ctrl-C stops", p.root.display());
+    let console = Console::new(
+        rt.clone(),
+        token,
+        format!(
+            "project {}",
+            std::fs::canonicalize(&p.root)
+                .unwrap_or_else(|_| p.root.clone())
+                .display()
+        ),
+        true,
+    );
+    // The second line: the operator's console, token included (kept in .native/console-token).
+    outln!("console: {}", console.url(&format!("http://{addr}")));
+    errln!("serving project {} (POST /v1/invoke/{{script}}, GET /healthz, the console at /console/) and processing its queues; Ctrl-C stops", p.root.display());
     let (stop_tx, stop_rx) = watch::channel(false);
     let worker = tokio::spawn(process_queues(rt.clone(), p.root.join(".native"), stop_rx));
     let jobs = rt.services.http_jobs.clone();
@@ -58,7 +84,8 @@ pub async fn run(project: &Path, listen: &str, max_concurrent: u32) -> Outcome {
             }
         }
     };
-    let served = serve_app(listener, router(rt), hygiene, stop, GRACE).await;
+    let app = router(rt).merge(console::router(console));
+    let served = serve_app(listener, app, hygiene, stop, GRACE).await;
     let _ = worker.await;
     if !served.finished {
         errln!(

@@ -72,6 +72,34 @@ pub async fn stack_outputs(sdk: &SdkConfig, stack: &str) -> Result<StackOutputs>
 
 /// The function `function` (a name or ARN) as deployed.
 pub async fn function_config(sdk: &SdkConfig, function: &str) -> Result<DeployedFunction> {
+    let (answer, what) = configuration(sdk, function).await?;
+    parse_function_config(&answer, &what)
+}
+
+/// The environment variables of the function `function` (a name or ARN) as deployed: what
+/// it reads its table, queues and buckets from (`AwsConfig::from_vars`), for tools that work
+/// on the same deployment (`native console --aws`).
+pub async fn function_environment(
+    sdk: &SdkConfig,
+    function: &str,
+) -> Result<std::collections::BTreeMap<String, String>> {
+    let (answer, what) = configuration(sdk, function).await?;
+    // Errors as parse_function_config words them.
+    parse_function_config(&answer, &what)?;
+    let v: serde_json::Value = serde_json::from_slice(&answer.body)
+        .map_err(|e| failed(&what, format!("the answer is not JSON: {e}")))?;
+    Ok(v["Environment"]["Variables"]
+        .as_object()
+        .map(|m| {
+            m.iter()
+                .filter_map(|(k, v)| Some((k.clone(), v.as_str()?.to_string())))
+                .collect()
+        })
+        .unwrap_or_default())
+}
+
+/// Lambda's answer to GetFunctionConfiguration of `function`, and what the call was, for errors.
+async fn configuration(sdk: &SdkConfig, function: &str) -> Result<(Answer, String)> {
     // Lambda's own pattern for a name, partial ARN or ARN (with a version or alias).
     let ok = !function.is_empty()
         && function.len() <= 170
@@ -91,7 +119,7 @@ pub async fn function_config(sdk: &SdkConfig, function: &str) -> Result<Deployed
         "read the configuration of function {function:?} (lambda:GetFunctionConfiguration)"
     );
     let answer = call(sdk, "lambda", Method::GET, &path, &[], Bytes::new(), &what).await?;
-    parse_function_config(&answer, &what)
+    Ok((answer, what))
 }
 
 fn failed(what: &str, why: String) -> Error {

@@ -160,7 +160,37 @@ impl TenantSource for S3Tenants {
         );
         tenant_now.ok_or_else(not_found)
     }
+
+    /// Every `<tenant>/config.json` of the bucket, at most [`MAX_LISTED`] keys read.
+    async fn list(&self) -> Result<Vec<String>> {
+        let mut out = Vec::new();
+        let mut after: Option<String> = None;
+        let mut read = 0;
+        loop {
+            let page = self
+                .objects
+                .list(&self.bucket, "", after.as_deref(), 1000)
+                .await?;
+            read += page.objects.len();
+            for o in &page.objects {
+                if let Some(t) = o.key.strip_suffix("/config.json") {
+                    if check_name("tenant", t).is_ok() {
+                        out.push(t.to_string());
+                    }
+                }
+            }
+            match page.next {
+                Some(n) if read < MAX_LISTED => after = Some(n),
+                _ => break,
+            }
+        }
+        out.sort();
+        Ok(out)
+    }
 }
+
+/// The most keys of the scripts bucket read to list its tenants.
+pub const MAX_LISTED: usize = 100_000;
 
 /// Uploads a tenant folder (`config.json`, `scripts/*.luau`) to `<tenant>/` of the scripts
 /// bucket and deletes scripts there that the folder no longer has: what `native deploy` does

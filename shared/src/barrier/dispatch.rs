@@ -101,6 +101,7 @@ impl Barriers<'_> {
             width: self
                 .budget
                 .child_width(&format!("the continuation {script:?} of barrier {id:?}"))?,
+            chain: crate::observe::chain(),
         })
         .map_err(|e| Error::InvalidInput(e.to_string()))?;
         let timers = Timers {

@@ -30,10 +30,14 @@
 
 mod change;
 mod dispatch;
+mod list;
 mod model;
 mod timers;
 
 pub use dispatch::{redispatch, Redispatch, GUARD_AFTER_LEASE_MS};
+pub use list::{
+    DispatchState, Filter, ListCounts, ListPage, ListState, Listed, Member, MemberFilter, MAX_SCAN,
+};
 pub use model::{AckResult, CreateSpec, Meta, Outcome, Status};
 pub use timers::{Dispatch, DispatchGuard, Overdue, OverdueGuard};
 
@@ -114,8 +118,8 @@ impl Barriers<'_> {
     /// Backend calls that creating a barrier of `members` makes at most, on the path where
     /// nothing is there yet.
     pub fn create_calls(members: usize) -> u32 {
-        // get meta, put the creating marker, the batch writes, put meta
-        (3 + members.div_ceil(MAX_BATCH_ITEMS)) as u32
+        // get meta, put the creating marker, the batch writes, put meta, the list row
+        (4 + members.div_ceil(MAX_BATCH_ITEMS)) as u32
     }
 
     fn create_calls_of(spec: &CreateSpec) -> u32 {
@@ -160,7 +164,9 @@ impl Barriers<'_> {
                 ),
             });
         }
-        if self.meta(&id).await?.is_some() {
+        if let Some(meta) = self.meta(&id).await? {
+            // A create that died after meta left no list row: this one writes it.
+            self.list_created(&id, &meta).await?;
             return Ok(id);
         }
         let now = now_ms();
@@ -212,7 +218,7 @@ impl Barriers<'_> {
             on_overdue: spec.on_overdue.clone(),
         };
         self.budget.spend(1)?;
-        match self
+        let meta = match self
             .kv
             .put(
                 self.row(&id, "meta", meta.to_json(), expires),
@@ -220,9 +226,13 @@ impl Barriers<'_> {
             )
             .await
         {
-            Ok(_) | Err(Error::AlreadyExists { .. }) => Ok(id),
-            Err(e) => Err(e),
-        }
+            Ok(_) => meta,
+            // Another create of the id wrote meta first; it writes the list row.
+            Err(Error::AlreadyExists { .. }) => return Ok(id),
+            Err(e) => return Err(e),
+        };
+        self.list_created(&id, &meta).await?;
+        Ok(id)
     }
 
     async fn overdue_timer(
@@ -241,6 +251,7 @@ impl Barriers<'_> {
             width: self.budget.child_width(&format!(
                 "the on_overdue timer {script:?} of barrier {id:?}"
             ))?,
+            chain: crate::observe::chain(),
         })
         .map_err(|e| Error::InvalidInput(e.to_string()))?;
         let at = now.saturating_add((deadline_s.min(TTL_S as u64) as i64) * 1000);
@@ -259,7 +270,10 @@ impl Barriers<'_> {
     pub async fn ack(&self, id: &str, member: &str, outcome: Outcome) -> Result<AckResult> {
         check_id(id)?;
         let encoded = outcome.encode()?;
-        let now_s = now_ms() / 1000;
+        let now = now_ms();
+        let now_s = now / 1000;
+        // The ack's time, for people (the console); scripts see the outcome without it.
+        let encoded = list::stamped(&encoded, now);
         // The outcome expires with the barrier, not a week from now: an outcome that outlived
         // its barrier would make the first ack of a barrier created again with this id a
         // duplicate.
@@ -310,6 +324,7 @@ impl Barriers<'_> {
                 dispatched: false,
             });
         }
+        self.list_done(id, &meta).await?;
         let dispatched = self.complete(id, &meta).await?;
         Ok(AckResult {
             duplicate,
@@ -421,7 +436,7 @@ impl Barriers<'_> {
             .into_iter()
             .map(|it| {
                 let v = serde_json::from_str(&it.value).unwrap_or(Value::Null);
-                (it.sk[prefix.len()..].to_string(), v)
+                (it.sk[prefix.len()..].to_string(), list::unstamped(v))
             })
             .collect();
         Ok((rows, page.next.map(|sk| sk[prefix.len()..].to_string())))

@@ -3,6 +3,7 @@
 //! `done.json` notification runs the continuation, which reads the results verified.
 
 pub mod contract;
+pub mod inspect;
 pub mod jobs;
 pub mod manifest;
 pub mod partner;

@@ -163,6 +163,7 @@ impl Draft {
                 ))
                 .map_err(|m| raise(lua, m))?,
             ),
+            chain: crate::observe::chain(),
         })
         .map_err(|e| raise(lua, e))?;
         let timers = crate::timer::Timers {

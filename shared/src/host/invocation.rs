@@ -166,6 +166,8 @@ impl Invocation {
         self.log_bytes.set(after);
         if after <= max {
             self.services.log.write(rec);
+            // The console's recent runs keep the first lines (when a run is being recorded).
+            crate::observe::recent::keep_line(rec);
         } else if before <= max {
             self.services.log.write(&serde_json::json!({
                 "ts_ms": crate::ports::now_ms(), "level": "warn", "tenant": self.tenant.name,

@@ -33,6 +33,7 @@ pub(crate) fn work_message(
         event,
         depth: inv.depth + 1,
         width: None,
+        chain: crate::observe::chain(),
     };
     let len = serde_json::to_string(&message)
         .map_err(|e| raise(lua, e))?

@@ -14,6 +14,7 @@
 
 pub mod body_limit;
 mod callback;
+pub mod console;
 mod error;
 mod invoke;
 pub mod listener;

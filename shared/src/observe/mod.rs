@@ -16,6 +16,7 @@ use std::future::Future;
 use serde_json::{json, Value};
 
 mod log;
+pub mod recent;
 
 pub use log::{LogSink, StderrLog};
 
@@ -34,6 +35,9 @@ pub struct RequestContext {
     /// The public address the request came to (`https://<function URL domain>`), for callback
     /// URLs when `NATIVE_PUBLIC_URL` is not set (see [`crate::callback::at_base`]).
     pub public_base: Option<String>,
+    /// The chain the running script's work belongs to ([`recent::Run::chain`]): work messages
+    /// it causes carry it, so the console can show a chain from its root.
+    pub chain: Option<String>,
 }
 
 tokio::task_local! {
@@ -42,7 +46,7 @@ tokio::task_local! {
 
 thread_local! {
     static THREAD_REQUEST: RefCell<RequestContext> = const {
-        RefCell::new(RequestContext { aws_request_id: None, public_base: None })
+        RefCell::new(RequestContext { aws_request_id: None, public_base: None, chain: None })
     };
 }
 
@@ -54,6 +58,7 @@ pub fn context() -> RequestContext {
         Ok(task) => RequestContext {
             aws_request_id: task.aws_request_id.or(thread.aws_request_id),
             public_base: task.public_base.or(thread.public_base),
+            chain: task.chain.or(thread.chain),
         },
         Err(_) => thread,
     }
@@ -69,6 +74,11 @@ pub async fn in_context<F: Future>(set: impl FnOnce(&mut RequestContext), f: F) 
 /// Runs `f` as the work of the Lambda request `aws_request_id` (None: of no request).
 pub async fn in_request<F: Future>(aws_request_id: Option<String>, f: F) -> F::Output {
     in_context(|c| c.aws_request_id = aws_request_id, f).await
+}
+
+/// The chain of the work on the current task or thread, if one is set.
+pub fn chain() -> Option<String> {
+    context().chain
 }
 
 /// The Lambda request id of the current task or thread, if one is set.

@@ -24,6 +24,10 @@ pub struct WorkMessage {
     /// `crate::host::chain`); none for a message from outside, which starts a chain.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub width: Option<u32>,
+    /// The chain the work belongs to: the id of the run at depth 0 it came from, for people
+    /// (the console's invocations). Absent for work from outside, which starts a chain.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub chain: Option<String>,
 }
 
 fn is_zero(d: &u32) -> bool {

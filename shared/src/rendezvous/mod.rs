@@ -338,6 +338,33 @@ impl<'a, B: Budget + ?Sized> Rendezvous<'a, B> {
         Ok((out, next))
     }
 
+    /// How many barriers the tenant's namespaces hold, as their counts have it (barriers gone
+    /// for inactivity count until a create at the limit counts again), reading at most
+    /// `max_namespaces` namespace rows; and whether there were more.
+    pub async fn barrier_count(&self, max_namespaces: usize) -> Result<(u64, bool)> {
+        let mut n = 0;
+        let mut read = 0;
+        let mut after: Option<String> = None;
+        loop {
+            self.budget.spend(1)?;
+            let page = self
+                .kv
+                .query(&ns_pk(self.tenant), "n#", after.as_deref(), 1000)
+                .await?;
+            for item in &page.items {
+                let row: NamespaceRow =
+                    serde_json::from_str(&item.value).map_err(|e| damaged("namespace", e))?;
+                n += row.barriers;
+            }
+            read += page.items.len();
+            match page.next {
+                Some(next) if read < max_namespaces => after = Some(next),
+                Some(_) => return Ok((n, true)),
+                None => return Ok((n, false)),
+            }
+        }
+    }
+
     /// Replaces a namespace's description and metadata.
     pub async fn update_namespace(
         &self,
@@ -823,6 +850,7 @@ impl<'a, B: Budget + ?Sized> Rendezvous<'a, B> {
             event: json!({ "rendezvous": { "namespace": ns, "name": b.name, "generation": generation } }),
             depth: self.budget.depth() + 1,
             width,
+            chain: crate::observe::chain(),
         })
         .map_err(|e| Error::InvalidInput(e.to_string()))?;
         self.budget.spend(1)?;

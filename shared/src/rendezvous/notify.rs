@@ -106,6 +106,15 @@ pub async fn stopping() {
     let _ = rx.wait_for(|stop| *stop).await;
 }
 
+/// How many waiters of a barrier are parked in this process now (the operator's console).
+pub fn waiters(tenant: &str, namespace: &str, name: &str) -> usize {
+    REGISTRY
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .get(&key(tenant, namespace, name))
+        .map_or(0, |tx| tx.receiver_count())
+}
+
 /// Whether a barrier has waiters in this process now (for tests of the clean-up).
 pub fn has_waiters(tenant: &str, namespace: &str, name: &str) -> bool {
     REGISTRY

@@ -1,0 +1,139 @@
+//! Who may open the console: the holder of the operator token, and no one else (tenants' API
+//! keys open nothing here).
+//!
+//! - The token is 32 random bytes in hex, kept in `.native/console-token` (mode 0600), made on
+//!   the first start of `native serve` and printed with the console's URL at every start
+//!   (`native console --aws` makes one per run).
+//! - `?token=` on any console URL sets the token as a cookie (`HttpOnly`, `SameSite=Strict`,
+//!   path `/console/`) and redirects to the same URL without it, so the token leaves the address
+//!   bar and the history; later requests carry the cookie.
+//! - Every action is a POST carrying the process's CSRF token in a hidden field; with
+//!   `SameSite=Strict` another site's form cannot even send the cookie, and without the page it
+//!   cannot know the field.
+//! - Tokens are compared in constant time.
+
+use std::io::Write;
+use std::path::Path;
+
+use axum::http::{header, HeaderMap};
+use subtle::ConstantTimeEq;
+
+/// The cookie that carries the token.
+pub const COOKIE: &str = "native_console";
+/// The token's file under `.native/`.
+pub const TOKEN_FILE: &str = "console-token";
+
+/// A new random token: 32 bytes in hex.
+pub fn new_token() -> String {
+    hex::encode(rand::random::<[u8; 32]>())
+}
+
+/// The operator token kept in `dir` (a project's `.native/`): read, or made (mode 0600) when
+/// there is none. A file that is not a token is an error naming it.
+pub fn token_in(dir: &Path) -> std::io::Result<String> {
+    let path = dir.join(TOKEN_FILE);
+    std::fs::create_dir_all(dir)?;
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.mode(0o600);
+    }
+    match options.open(&path) {
+        Ok(mut f) => {
+            let token = new_token();
+            f.write_all(token.as_bytes())?;
+            f.sync_all()?;
+            return Ok(token);
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+        Err(e) => return Err(e),
+    }
+    #[cfg(unix)]
+    {
+        // Whoever made it, it stays the operator's alone.
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600))?;
+    }
+    let token = std::fs::read_to_string(&path)?.trim().to_string();
+    if token.len() != 64 || !token.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            format!(
+                "{} is not a console token (64 hex digits); delete it and a new one is made",
+                path.display()
+            ),
+        ));
+    }
+    Ok(token)
+}
+
+/// Whether two secrets are equal, in time that does not depend on where they differ.
+pub fn same(a: &str, b: &str) -> bool {
+    a.len() == b.len() && bool::from(a.as_bytes().ct_eq(b.as_bytes()))
+}
+
+/// The token a request's cookie carries, if any.
+pub fn from_cookie(headers: &HeaderMap) -> Option<&str> {
+    headers
+        .get_all(header::COOKIE)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(';'))
+        .find_map(|pair| {
+            let (name, value) = pair.trim().split_once('=')?;
+            (name == COOKIE).then_some(value)
+        })
+}
+
+/// The `Set-Cookie` value that keeps `token`.
+pub fn set_cookie(token: &str) -> String {
+    format!(
+        "{COOKIE}={token}; Path={}; HttpOnly; SameSite=Strict",
+        super::ROOT
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_token_is_made_once_private_and_read_back() {
+        let dir = tempfile::tempdir().unwrap();
+        let a = token_in(dir.path()).unwrap();
+        assert_eq!(a.len(), 64);
+        assert_eq!(
+            token_in(dir.path()).unwrap(),
+            a,
+            "the same token at every start"
+        );
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = std::fs::metadata(dir.path().join(TOKEN_FILE))
+                .unwrap()
+                .permissions()
+                .mode();
+            assert_eq!(mode & 0o777, 0o600);
+        }
+        std::fs::write(dir.path().join(TOKEN_FILE), "nope").unwrap();
+        let err = token_in(dir.path()).unwrap_err().to_string();
+        assert!(err.contains("is not a console token"), "{err}");
+    }
+
+    #[test]
+    fn tokens_compare_whole_and_the_cookie_is_found_among_others() {
+        assert!(same("abc", "abc"));
+        assert!(!same("abc", "abd"));
+        assert!(!same("abc", "abcd"));
+        let mut h = HeaderMap::new();
+        h.insert(
+            header::COOKIE,
+            "a=1; native_console=t0k; b=2".parse().unwrap(),
+        );
+        assert_eq!(from_cookie(&h), Some("t0k"));
+        assert!(set_cookie("x").contains("HttpOnly; SameSite=Strict"));
+    }
+}
