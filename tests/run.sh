@@ -5,7 +5,8 @@
 #   tests/run.sh -p native-tests --test aws   # arguments go to `cargo test` instead of --workspace
 #                                             # (and the Lambda binaries' smoke run is skipped)
 #
-# 1. installs moto[server], cfn-lint, jsonschema, checkov and parliament with pip when missing;
+# 1. installs moto[server], cfn-lint, jsonschema, checkov and parliament with pip when missing,
+#    and Chromium (apt-get) and Playwright (its own venv) for the console's browser tests;
 # 2. checks formatting, clippy, the SAM template (cfn-lint with informational checks, checkov),
 #    its IAM policies (infra/iam, rendered from it, checked with parliament) and the
 #    partner contract's JSON Schemas (tests/schemas.py), and what tests/template.py checks;
@@ -29,6 +30,11 @@ command -v cfn-lint >/dev/null 2>&1 || pip_install cfn-lint
 python3 -c 'import jsonschema' 2>/dev/null || pip_install jsonschema
 command -v checkov >/dev/null 2>&1 || pip_install checkov
 command -v parliament >/dev/null 2>&1 || pip_install parliament
+
+# The console's browser tests (cli/tests/console.rs): Debian's Chromium and Playwright for
+# Python in a virtual environment of their own under target/.
+NATIVE_TEST_BROWSER_PYTHON="$(bash tests/browser/setup.sh)"
+export NATIVE_TEST_BROWSER_PYTHON
 
 say "cargo fmt --check"
 cargo fmt --all -- --check

@@ -1,5 +1,5 @@
 //! A `native serve` process for end-to-end tests over real HTTP on 127.0.0.1: spawned on a free
-//! port, its address read from its first stdout line, killed when dropped (so a failing test
+//! port, its address read from its first stdout line (the console's URL from its second), killed when dropped (so a failing test
 //! leaves no server behind).
 
 use std::io::{BufRead, BufReader, Read};
@@ -12,6 +12,8 @@ pub struct Server {
     pub child: Child,
     /// `127.0.0.1:PORT`.
     pub addr: String,
+    /// The console's URL with its token, from the second stdout line.
+    pub console: String,
 }
 
 impl Server {
@@ -33,9 +35,15 @@ impl Server {
             .spawn()
             .unwrap();
         let mut first = String::new();
-        BufReader::new(child.stdout.take().unwrap())
-            .read_line(&mut first)
-            .unwrap();
+        let mut second = String::new();
+        let mut out = BufReader::new(child.stdout.take().unwrap());
+        out.read_line(&mut first).unwrap();
+        out.read_line(&mut second).unwrap();
+        let console = second
+            .strip_prefix("console: ")
+            .unwrap_or_else(|| panic!("second line: {second:?}"))
+            .trim_end()
+            .to_string();
         let addr = first
             .strip_prefix("listening on http://")
             .unwrap_or_else(|| panic!("first line: {first:?}"))
@@ -45,7 +53,11 @@ impl Server {
             addr.starts_with("127.0.0.1:") && !addr.ends_with(":0"),
             "{addr}"
         );
-        Server { child, addr }
+        Server {
+            child,
+            addr,
+            console,
+        }
     }
 
     /// Sends SIGTERM and waits for the exit; returns the exit code and stderr (empty unless

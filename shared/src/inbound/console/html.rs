@@ -100,11 +100,15 @@ impl Html {
         self.text(&s)
     }
 
-    /// An opening tag with attributes whose values are escaped.
+    /// An opening tag with attributes whose values are escaped; an attribute with an empty
+    /// value is left out (but `value` itself, which a form sends).
     pub fn open(&mut self, tag: &'static str, attrs: &[(&'static str, &str)]) -> &mut Self {
         self.out.push('<');
         self.out.push_str(tag);
         for (name, value) in attrs {
+            if value.is_empty() && *name != "value" {
+                continue;
+            }
             self.out.push(' ');
             self.out.push_str(name);
             self.out.push_str("=\"");

@@ -131,6 +131,7 @@ pub fn router(console: Arc<Console>) -> Router {
         // Assets hold nothing of anyone's: served without the token (the 401 page uses them).
         .route("/console/assets/console.css", get(css))
         .route("/console/assets/console.js", get(js))
+        .route("/console/assets/favicon.svg", get(icon))
         .with_state(console)
 }
 
@@ -211,6 +212,10 @@ async fn css() -> Response {
 
 async fn js() -> Response {
     asset("text/javascript", include_str!("assets/console.js"))
+}
+
+async fn icon() -> Response {
+    asset("image/svg+xml", include_str!("assets/favicon.svg"))
 }
 
 fn asset(kind: &'static str, body: &'static str) -> Response {
@@ -348,6 +353,7 @@ fn head(h: &mut Html, title: &str, live: bool) {
     h.raw("<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\">")
         .raw("<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">")
         .raw("<link rel=\"stylesheet\" href=\"/console/assets/console.css\">")
+        .raw("<link rel=\"icon\" href=\"/console/assets/favicon.svg\">")
         .raw("<script src=\"/console/assets/console.js\" defer></script>")
         .el("title", &[], |h| {
             h.text(title).raw(" · native console");

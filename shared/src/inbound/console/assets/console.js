@@ -18,6 +18,17 @@
     return;
   }
   var box = document.getElementById("live");
+  // The operator's choice holds for the tab's other pages.
+  if (box) {
+    try {
+      if (window.sessionStorage.getItem("console-live") === "off") {
+        box.checked = false;
+      }
+      box.addEventListener("change", function () {
+        window.sessionStorage.setItem("console-live", box.checked ? "on" : "off");
+      });
+    } catch (e) {}
+  }
   var busy = false;
   function typing() {
     var a = document.activeElement;

@@ -260,34 +260,75 @@ fn members_table(
             Some(true) => "ok",
             Some(false) => "failed",
         };
-        h.el("tr", &[("data-member", &m.name), ("data-state", state)], |h| {
-            h.el_text("td", &[("class", "id member")], &m.name);
-            h.el("td", &[], |h| badge(h, state));
-            match m.at_ms {
-                Some(at) => time_cell(h, at, now),
-                None => {
-                    h.el_text("td", &[("class", "none")], if m.ok.is_some() { "(not kept)" } else { "—" });
+        h.el(
+            "tr",
+            &[("data-member", &m.name), ("data-state", state)],
+            |h| {
+                h.el_text("td", &[("class", "id member")], &m.name);
+                h.el("td", &[], |h| badge(h, state));
+                match m.at_ms {
+                    Some(at) => time_cell(h, at, now),
+                    None => {
+                        h.el_text(
+                            "td",
+                            &[("class", "none")],
+                            if m.ok.is_some() { "(not kept)" } else { "—" },
+                        );
+                    }
                 }
-            }
-            h.el("td", &[("class", "detail")], |h| {
-                if let Some(e) = &m.error {
-                    h.el_text("span", &[("class", "error")], e);
-                }
-                if let Some(r) = &m.result {
-                    h.el_text("code", &[], &crate::text::cut_text(r.to_string(), 2048));
-                }
-            });
-            h.el("td", &[], |h| {
-                if m.ok.is_none() {
-                    h.el("form", &[("method", "post"), ("action", ack.as_str()), ("class", "inline ack")], |h| {
-                        h.hidden("csrf", c.csrf()).hidden("member", &m.name);
-                        h.raw("<button type=\"submit\" name=\"outcome\" value=\"ok\">Ack ok</button>");
-                        h.open("input", &[("name", "error"), ("placeholder", "error"), ("maxlength", "2048"), ("aria-label", "error for a failed ack")]);
-                        h.raw("<button type=\"submit\" name=\"outcome\" value=\"failed\" class=\"danger\">Fail</button>");
-                    });
-                }
-            });
-        });
+                h.el("td", &[("class", "detail")], |h| {
+                    if let Some(e) = &m.error {
+                        h.el_text("span", &[("class", "error")], e);
+                    }
+                    if let Some(r) = &m.result {
+                        h.el_text("code", &[], &crate::text::cut_text(r.to_string(), 2048));
+                    }
+                });
+                h.el("td", &[], |h| {
+                    if m.ok.is_none() {
+                        // Two forms, so that Enter in the error field fails the member, never acks it.
+                        h.el(
+                            "form",
+                            &[
+                                ("method", "post"),
+                                ("action", ack.as_str()),
+                                ("class", "inline ack"),
+                            ],
+                            |h| {
+                                h.hidden("csrf", c.csrf())
+                                    .hidden("member", &m.name)
+                                    .hidden("outcome", "ok");
+                                h.raw("<button type=\"submit\">Ack ok</button>");
+                            },
+                        );
+                        h.raw(" ");
+                        h.el(
+                            "form",
+                            &[
+                                ("method", "post"),
+                                ("action", ack.as_str()),
+                                ("class", "inline fail"),
+                            ],
+                            |h| {
+                                h.hidden("csrf", c.csrf())
+                                    .hidden("member", &m.name)
+                                    .hidden("outcome", "failed");
+                                h.open(
+                                    "input",
+                                    &[
+                                        ("name", "error"),
+                                        ("placeholder", "error"),
+                                        ("maxlength", "2048"),
+                                        ("aria-label", "error for a failed ack"),
+                                    ],
+                                );
+                                h.raw("<button type=\"submit\" class=\"danger\">Fail</button>");
+                            },
+                        );
+                    }
+                });
+            },
+        );
     }
     h.raw("</tbody></table>");
 }
