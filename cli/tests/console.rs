@@ -570,14 +570,18 @@ fn console_aws_reads_and_acts_on_a_deployment_in_the_emulator() {
     let vars: serde_json::Map<String, serde_json::Value> =
         env.iter().map(|(k, v)| (k.clone(), json!(v))).collect();
     let py = format!(
-        "import boto3, io, json, zipfile\n\
+        "import boto3, io, json, os, zipfile\n\
          kw = dict(endpoint_url='{endpoint}', region_name='us-east-1', aws_access_key_id='testing', aws_secret_access_key='testing')\n\
          role = boto3.client('iam', **kw).create_role(RoleName='{function}', AssumeRolePolicyDocument='{{}}')['Role']['Arn']\n\
          z = io.BytesIO(); w = zipfile.ZipFile(z, 'w'); w.writestr('bootstrap', 'x'); w.close()\n\
-         boto3.client('lambda', **kw).create_function(FunctionName='{function}', Runtime='provided.al2023', Role=role, Handler='bootstrap', Code={{'ZipFile': z.getvalue()}}, Environment={{'Variables': json.loads('{}')}})",
-        serde_json::Value::Object(vars).to_string().replace('\'', "\\'")
+         boto3.client('lambda', **kw).create_function(FunctionName='{function}', Runtime='provided.al2023', Role=role, Handler='bootstrap', Code={{'ZipFile': z.getvalue()}}, Environment={{'Variables': json.loads(os.environ['VARS'])}})"
     );
-    let o = Command::new("python3").arg("-c").arg(py).output().unwrap();
+    let o = Command::new("python3")
+        .arg("-c")
+        .arg(py)
+        .env("VARS", serde_json::Value::Object(vars).to_string())
+        .output()
+        .unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let (child, url) = console_aws(&endpoint, &[], &["--function", &function]);
     let _stop2 = Stop(child);
