@@ -148,8 +148,9 @@ pub async fn tenant_list(c: &Console, name: &str, q: &Form) -> PageResult {
             "p",
             &[("class", "summary")],
             &format!(
-                "{} dead letter(s): messages that failed {} times, or could never run. Redrive one once its cause is fixed: it gets {} attempts again.",
+                "{}{} dead letter(s): messages that failed {} times, or could never run. Redrive one once its cause is fixed: it gets {} attempts again.",
                 letters.len(),
+                if letters.len() >= DEAD_LETTERS_READ { "+ (the first of each queue are read)" } else { "" },
                 crate::ports::MAX_RECEIVES,
                 crate::ports::MAX_RECEIVES
             ),

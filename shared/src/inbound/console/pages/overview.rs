@@ -14,8 +14,9 @@ use super::{barriers_of, TOOLS};
 use crate::config::Tenant;
 use crate::ports::{now_ms, QueueKind};
 
-/// The most dead letters read per queue to count them.
-pub(crate) const DEAD_LETTERS_READ: usize = 1000;
+/// The most dead letters read per queue, to count them or show them: each body may be as large
+/// as a queue takes (256 KB on SQS), and the port hands them over whole.
+pub(crate) const DEAD_LETTERS_READ: usize = 200;
 /// Tenants counted on the front page (the rest are listed by name).
 const MAX_COUNTED: usize = 200;
 
@@ -30,23 +31,28 @@ struct Counts {
     hour: Option<(u64, u64)>,
 }
 
-/// Dead letters of both queues, by owning tenant ("" for none that can be told).
-pub(crate) async fn dead_letters_by_tenant(c: &Console) -> crate::Result<BTreeMap<String, u64>> {
+/// Dead letters of both queues, by owning tenant ("" for none that can be told), and whether a
+/// queue had more than were read.
+pub(crate) async fn dead_letters_by_tenant(
+    c: &Console,
+) -> crate::Result<(BTreeMap<String, u64>, bool)> {
     let rt = c.rt();
     let mut out = BTreeMap::new();
+    let mut capped = false;
     for kind in [QueueKind::Events, QueueKind::Work] {
-        for d in rt
+        let letters = rt
             .services
             .backends
             .queue
             .dead_letters(kind, DEAD_LETTERS_READ)
-            .await?
-        {
+            .await?;
+        capped |= letters.len() >= DEAD_LETTERS_READ;
+        for d in letters {
             let owner = crate::events::owner(&rt.services.deployment, kind, &d.body);
             *out.entry(owner.unwrap_or_default()).or_insert(0) += 1;
         }
     }
-    Ok(out)
+    Ok((out, capped))
 }
 
 async fn counts(c: &Console, t: &Tenant, dead: u64) -> Counts {
@@ -139,7 +145,7 @@ async fn front(c: &Console) -> PageResult {
         let t = c.rt().tenants.load(name).await;
         let n = dead
             .as_ref()
-            .map_or(0, |d| d.get(name).copied().unwrap_or(0));
+            .map_or(0, |(d, _)| d.get(name).copied().unwrap_or(0));
         rows.push((
             name.clone(),
             match t {
@@ -205,12 +211,17 @@ async fn front(c: &Console) -> PageResult {
             });
         }
         match &dead {
-            Ok(d) => {
+            Ok((d, capped)) => {
                 let unowned = d.get("").copied().unwrap_or(0);
                 h.el("p", &[], |h| {
                     h.link(&Href::to(&["dlq"]), "Every dead letter");
                     if unowned > 0 {
                         h.text(&format!(" ({unowned} belong to no tenant)"));
+                    }
+                    if *capped {
+                        h.text(&format!(
+                            " (the first {DEAD_LETTERS_READ} of each queue are counted)"
+                        ));
                     }
                 });
             }
@@ -227,7 +238,7 @@ pub async fn tenant_page(c: &Console, name: &str) -> PageResult {
     let dead = dead_letters_by_tenant(c).await.map_err(|e| e.to_string());
     let n = dead
         .as_ref()
-        .map_or(0, |d| d.get(name).copied().unwrap_or(0));
+        .map_or(0, |(d, _)| d.get(name).copied().unwrap_or(0));
     let k = counts(c, &t, n).await;
     let show = |v: &Result<u64, String>| match v {
         Ok(n) => n.to_string(),
