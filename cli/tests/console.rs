@@ -238,6 +238,7 @@ const SETUP: &str = r#"
 function on_invoke(ctx, ev)
   native.barrier.create({ id = "order-7", members = { "a.xml", "<script>alert(1)</script>.xml", "c.xml" },
     continue_with = "finalize", state = { ref = "order-7" }, deadline_s = 3600 })
+  native.barrier.create({ id = "<img src=x onerror=alert(5)>/?#&\"'", members = { "m" } })
   native.barrier.create({ id = "order-6", members = { "x.xml", "y.xml" }, continue_with = "finalize" })
   native.barrier.ack("order-6", "x.xml", { ok = true, result = { pages = 3 } })
   native.barrier.ack("order-6", "y.xml", { ok = false, error = "schema violation" })
@@ -403,6 +404,52 @@ fn console_on_native_serve_acts_on_barriers_and_dead_letters_in_a_browser() {
     // and its continuation run, redrives the dead letter and sees it run, reads the job, the
     // rendezvous barrier and the timer, and pages through 2 500 barriers
     browse("local", &srv.console);
+    // AND no page shows anything a tenant wrote as markup: every one of them, over HTTP
+    let hostile_id = "<img src=x onerror=alert(5)>/?#&\"'";
+    let encoded: String = hostile_id
+        .bytes()
+        .map(|b| match b {
+            b'a'..=b'z' | b'A'..=b'Z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
+                (b as char).to_string()
+            }
+            _ => format!("%{b:02X}"),
+        })
+        .collect();
+    let cookie = format!("native_console={token}");
+    let pages = [
+        "/console/".to_string(),
+        "/console/dlq".into(),
+        "/console/tenants/acme".into(),
+        "/console/tenants/acme/barriers".into(),
+        "/console/tenants/acme/barriers/order-7".into(),
+        "/console/tenants/acme/barriers/order-6".into(),
+        format!("/console/tenants/acme/barriers/{encoded}"),
+        "/console/tenants/acme/jobs".into(),
+        "/console/tenants/acme/jobs/nightly-1?check=1".into(),
+        "/console/tenants/acme/rendezvous".into(),
+        "/console/tenants/acme/rendezvous/default".into(),
+        "/console/tenants/acme/rendezvous/default/phase_1".into(),
+        "/console/tenants/acme/timers".into(),
+        "/console/tenants/acme/dlq".into(),
+        "/console/tenants/acme/invocations".into(),
+    ];
+    let mut seen_escaped = 0;
+    for path in &pages {
+        let a = http(&addr, "GET", path, &[("Cookie", &cookie)], "");
+        assert_eq!(a.status, 200, "{path}: {}", a.body);
+        for raw in ["<img", "<script>alert", "<b>rejected", "<i>logged"] {
+            assert!(
+                !a.body.contains(raw),
+                "{path} shows {raw:?} as markup:\n{}",
+                a.body
+            );
+        }
+        seen_escaped += a.body.matches("&lt;img src=x onerror=").count();
+    }
+    assert!(
+        seen_escaped >= 4,
+        "the hostile texts are on the pages, escaped"
+    );
     // AND the store agrees with what the pages showed
     let status = native(p, &["barrier", "status", "acme", "order-7"]);
     let status: serde_json::Value = serde_json::from_str(&status).unwrap();

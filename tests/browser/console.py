@@ -32,7 +32,9 @@ FLAGS = [
 ]
 
 # What the hostile tenant texts would do if they ran: none of these may ever be seen.
-PWNED = ("1", "2", "3", "pwned")
+PWNED = ("1", "2", "3", "5", "pwned")
+# A barrier id of markup and URL syntax (cli/tests/console.rs makes it).
+HOSTILE_ID = "<img src=x onerror=alert(5)>/?#&\"'"
 
 
 class Failed(Exception):
@@ -122,8 +124,13 @@ def local(ctx, url, shots):
     expect(open_rows).to_have_count(1)
     expect(open_rows.first).to_have_attribute("data-state", "open")
     page.locator("p.filters").get_by_role("link", name="all", exact=True).click()
-    expect(page.locator("#barriers tbody tr")).to_have_count(2)
+    expect(page.locator("#barriers tbody tr")).to_have_count(3)
     shot(page, shots, "barriers")
+    # A barrier id made of markup and URL syntax links to its own page, shown as text.
+    page.locator("#barriers").get_by_role("link", name=HOSTILE_ID, exact=True).click()
+    expect(page.locator("h1")).to_have_text(f"Barrier {HOSTILE_ID}")
+    expect(page.locator("#members tr[data-state=pending]")).to_have_count(1)
+    page.go_back()
     page.locator("#barriers").get_by_role("link", name="order-7", exact=True).click()
     expect(page.locator("h1")).to_have_text("Barrier order-7")
     # Hold the page still while acting on it (the choice holds for this tab).
