@@ -5,18 +5,23 @@
 #
 #   tests/benches/console.sh [RUNS] [PROFILE]     # defaults: 30 requests per page, release
 #
-# PROFILE `debug` uses target/debug/native as `cargo build` leaves it (no release build).
+# PROFILE `debug` builds and uses target/debug/native. NATIVE_BENCH_NATIVE=PATH uses that
+# binary as it is (no build).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 cd "$root"
 runs="${1:-30}"
 profile="${2:-release}"
-if [ "$profile" = release ]; then
+if [ -n "${NATIVE_BENCH_NATIVE:-}" ]; then
+    native="$NATIVE_BENCH_NATIVE"
+elif [ "$profile" = release ]; then
     cargo build --release --quiet -p native-cli
+    native="${CARGO_TARGET_DIR:-target}/release/native"
 else
     cargo build --quiet -p native-cli
+    native="${CARGO_TARGET_DIR:-target}/debug/native"
 fi
-native="${CARGO_TARGET_DIR:-target}/$profile/native"
+echo "== $native"
 
 work="$(mktemp -d)"
 server=""
