@@ -9,7 +9,6 @@
 //! environment.
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use native_core::aws::{load_sdk_config, AwsConfig, Clients, S3Tenants, RECHECK_EVERY};
 use native_core::inbound::console::{self, Console};
@@ -96,8 +95,6 @@ pub async fn run(target: Target, listen: &str) -> Outcome {
         })
         .await
         .map_err(|e| Failed::script(format!("the HTTP server failed: {e}")))?;
-    // Requests in flight had their moment; nothing else to wait for.
-    tokio::time::sleep(Duration::from_millis(0)).await;
     errln!("stopped");
     Ok(())
 }
