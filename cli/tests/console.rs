@@ -649,3 +649,89 @@ fn console_aws_reads_and_acts_on_a_deployment_in_the_emulator() {
         .body
         .contains("&lt;script&gt;alert(1)&lt;/script&gt;.xml"));
 }
+
+#[test]
+fn runs_are_recorded_with_their_chain_their_log_lines_and_their_errors() {
+    // GIVEN a runtime that records runs, and a script that sends a message, sets a timer due at
+    // once and creates a barrier whose continuation runs when its member is acked
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path();
+    std::fs::write(p.join("deployment.json"), DEPLOYMENT).unwrap();
+    write_tenant(
+        p,
+        "acme",
+        r#"{ "queue": true }"#,
+        &[
+            (
+                "start",
+                r#"function on_invoke(ctx, ev)
+                     native.log("info", "starting <b>now</b>")
+                     native.queue.send("next", { step = 1 })
+                     native.timer.at({ in_s = 0 }, "next", { step = 2 })
+                     native.barrier.create({ id = "b", members = { "m" }, continue_with = "next" })
+                     native.barrier.ack("b", "m")
+                   end"#,
+            ),
+            (
+                "next",
+                r#"function on_queue(ctx, ev) native.log("info", "step", { depth = ctx.depth }) end"#,
+            ),
+            ("boom", "function on_invoke(ctx, ev) error('no way') end"),
+        ],
+    );
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        let project = native_core::local::Project::open(p).unwrap();
+        let recent = std::sync::Arc::new(native_core::observe::recent::Recent::new());
+        let runtime = project.runtime().with_recent(recent.clone());
+        // WHEN it is invoked and the queues are drained
+        runtime.invoke("acme", "start", json!({})).await.unwrap();
+        native_core::local::drain(&runtime, Default::default())
+            .await
+            .unwrap();
+        assert!(runtime.invoke("acme", "boom", json!({})).await.is_err());
+        // THEN every run is recorded, newest first
+        let all = native_core::observe::recent::RunFilter::default();
+        let (runs, _) = recent.runs("acme", &all, None, 100);
+        let scripts: Vec<&str> = runs.iter().map(|r| r.script.as_str()).collect();
+        assert_eq!(
+            scripts,
+            ["boom", "next", "next", "next", "start"],
+            "{runs:?}"
+        );
+        let start = runs.last().unwrap();
+        assert_eq!((start.trigger, start.depth), ("invoke", 0));
+        assert!(
+            start.logs[0].contains("starting <b>now</b>"),
+            "{:?}",
+            start.logs
+        );
+        // AND the message, the timer and the barrier's continuation are all of its chain, one
+        // deeper
+        for r in &runs[1..4] {
+            assert_eq!(r.chain, start.chain, "{r:?}");
+            assert_eq!((r.trigger, r.depth, r.error.as_deref()), ("queue", 1, None));
+            assert!(r.logs[0].contains("\"depth\":1"), "{:?}", r.logs);
+        }
+        // AND a failed run carries its error and starts a chain of its own
+        let boom = &runs[0];
+        assert!(
+            boom.error.as_deref().unwrap().contains("no way"),
+            "{boom:?}"
+        );
+        assert_ne!(boom.chain, start.chain);
+        let chain = native_core::observe::recent::RunFilter {
+            chain: Some(start.chain.clone()),
+            ..Default::default()
+        };
+        assert_eq!(recent.runs("acme", &chain, None, 100).0.len(), 4);
+        assert_eq!(
+            recent.last_hour("acme", native_core::ports::now_ms()),
+            (5, 1)
+        );
+    });
+}

@@ -84,7 +84,6 @@ impl Console {
 pub fn router(console: Arc<Console>) -> Router {
     use pages::*;
     Router::new()
-        .route("/console", get(|| async { see_other(ROOT) }))
         .route("/console/", get(overview::page))
         .route("/console/dlq", get(dlq::all))
         .route("/console/tenants/{tenant}", get(overview::tenant))
@@ -128,6 +127,8 @@ pub fn router(console: Arc<Console>) -> Router {
         )
         .route("/console/{*rest}", get(missing).post(missing))
         .layer(middleware::from_fn_with_state(console.clone(), guard))
+        // The cookie's path is /console/: the bare /console gets there first, token or not.
+        .route("/console", get(|| async { see_other(ROOT) }))
         // Assets hold nothing of anyone's: served without the token (the 401 page uses them).
         .route("/console/assets/console.css", get(css))
         .route("/console/assets/console.js", get(js))

@@ -41,8 +41,9 @@ async fn list_page(c: &Console, name: &str, q: &Form) -> PageResult {
     })?;
     let limit = q.limit("limit", PAGE, 500);
     let b = barriers_of(c, &t);
+    // One query for a page (a filter reads on until the page is full); the counts, which read
+    // every row, are on the tenant's page.
     let page = b.list(filter, q.get("after"), limit).await?;
-    let counts = b.list_counts().await?;
     let now = now_ms();
     let base = Href::to(&["tenants", name, "barriers"]);
     let limit_s = if limit == PAGE {
@@ -60,14 +61,11 @@ async fn list_page(c: &Console, name: &str, q: &Form) -> PageResult {
         notice: None,
     }
     .render(c, |h| {
-        h.el_text(
-            "p",
-            &[("class", "summary")],
-            &format!(
-                "{} open ({} overdue), {} complete",
-                counts.open, counts.overdue, counts.complete
-            ),
-        );
+        h.el("p", &[("class", "summary")], |h| {
+            h.raw("Newest first. How many are in each state: ");
+            h.link(&Href::to(&["tenants", name]), "the tenant's page");
+            h.raw(".");
+        });
         filters(h, &base, "state", filter.name(), &["all", "open", "overdue", "complete"], &[("limit", &limit_s)]);
         if page.barriers.is_empty() {
             h.el_text("p", &[("class", "empty")], "No barriers here.");
