@@ -558,6 +558,7 @@ fn console_aws_reads_and_acts_on_a_deployment_in_the_emulator() {
             script: "redriven".into(),
             event: json!({ "n": 1 }),
             depth: 0,
+            width: None,
             chain: None,
         })
         .unwrap();
