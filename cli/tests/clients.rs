@@ -93,7 +93,7 @@ fn grackle_s_generated_clients_pass_grackle_s_cases_over_every_transport() {
         .output()
         .unwrap();
     let node = ran("the Connect-ES client", node);
-    let python = ran("the grpcio client", python.join());
+    let python = ran("the grpcio client", python.join().unwrap());
     // THEN every transport passes every case
     let mut lines = Vec::new();
     let mut cases_per_transport = Vec::new();
