@@ -1639,6 +1639,224 @@ async fn the_router_serves_every_method_of_the_contract(backend: Backend) {
     assert_eq!(runs.as_array().unwrap().len(), 1);
 }
 
+/// The wire forms on the router itself: gRPC's framing and trailers, gRPC-Web's trailer frame,
+/// Connect binary, 415 and unimplemented, and the caller's deadline ending a wait on the server
+/// side (the clients' tests cannot tell a server deadline from their own).
+#[tokio::test]
+async fn the_router_answers_each_form_and_ends_calls_at_the_caller_s_deadline() {
+    use axum::body::Body;
+    use axum::http::{header, Request};
+    use http_body_util::BodyExt;
+    use native_core::inbound::rendezvous::pb;
+    use prost::Message;
+    use tower::ServiceExt;
+
+    let p = native_tests::TestProject::on(
+        Backend::Embedded,
+        native_tests::DEPLOYMENT,
+        &[("acme", "{}", &[])],
+    )
+    .await;
+    let key = native_core::api_keys::create(&*p.rt.services.backends.kv, "acme", "t")
+        .await
+        .unwrap()
+        .key;
+    let s = &p.rt.services;
+    let rt = Arc::new(
+        native_core::runtime::Runtime::new(
+            s.deployment.clone(),
+            s.backends.clone(),
+            p.rt.tenants.clone(),
+        )
+        .with_log(s.log.clone()),
+    );
+    let send = |method: &str, headers: &[(&str, &str)], body: Vec<u8>| {
+        let mut req = Request::post(format!("/com.evrblk.grackle.v1beta.GrackleApi/{method}"))
+            .header(header::AUTHORIZATION, format!("Bearer {key}"));
+        for (k, v) in headers {
+            req = req.header(*k, *v);
+        }
+        let router = native_core::inbound::router(rt.clone());
+        let req = req.body(Body::from(body)).unwrap();
+        async move {
+            let r = router.oneshot(req).await.unwrap();
+            let (parts, body) = r.into_parts();
+            let collected = body.collect().await.unwrap();
+            let trailers = collected.trailers().cloned();
+            (parts, collected.to_bytes().to_vec(), trailers)
+        }
+    };
+    let framed = |m: &dyn Fn() -> Vec<u8>| {
+        let msg = m();
+        let mut out = vec![0];
+        out.extend((msg.len() as u32).to_be_bytes());
+        out.extend(msg);
+        out
+    };
+    // gRPC: one framed message, the answer framed with grpc-status 0 in the trailers
+    let create = pb::CreateBarrierRequest {
+        namespace_name: "default".into(),
+        barrier_name: "b".into(),
+        expected_processes: 2,
+        delete_inactive_after_seconds: 60,
+        ..Default::default()
+    };
+    let (parts, body, trailers) = send(
+        "CreateBarrier",
+        &[("content-type", "application/grpc")],
+        framed(&|| create.encode_to_vec()),
+    )
+    .await;
+    assert_eq!(parts.headers["content-type"], "application/grpc");
+    assert_eq!(trailers.unwrap()["grpc-status"], "0");
+    let b = pb::CreateBarrierResponse::decode(&body[5..])
+        .unwrap()
+        .barrier
+        .unwrap();
+    assert_eq!((b.name.as_str(), b.generation), ("b", 1));
+    // AND an error is trailers-only, with the Connect form's code as its gRPC number
+    let (parts, _, _) = send(
+        "CreateBarrier",
+        &[("content-type", "application/grpc")],
+        framed(&|| create.encode_to_vec()),
+    )
+    .await;
+    assert_eq!(
+        (
+            parts.status.as_u16(),
+            &parts.headers["grpc-status"],
+            &parts.headers["grpc-message"]
+        ),
+        (
+            200,
+            &"6".parse().unwrap(),
+            &"barrier already exists".parse().unwrap()
+        )
+    );
+    // gRPC-Web: the message, then the trailers as a frame flagged 0x80
+    let get = pb::GetBarrierRequest {
+        namespace_name: "default".into(),
+        barrier_name: "b".into(),
+    };
+    let (_, body, _) = send(
+        "GetBarrier",
+        &[("content-type", "application/grpc-web+proto")],
+        framed(&|| get.encode_to_vec()),
+    )
+    .await;
+    let len = u32::from_be_bytes(body[1..5].try_into().unwrap()) as usize;
+    assert_eq!(
+        pb::GetBarrierResponse::decode(&body[5..5 + len])
+            .unwrap()
+            .barrier
+            .unwrap()
+            .name,
+        "b"
+    );
+    let trailer = &body[5 + len..];
+    assert_eq!(trailer[0], 0x80);
+    assert_eq!(String::from_utf8_lossy(&trailer[5..]), "grpc-status:0\r\n");
+    // Connect binary: the message itself
+    let (parts, body, _) = send(
+        "GetBarrier",
+        &[("content-type", "application/proto")],
+        get.encode_to_vec(),
+    )
+    .await;
+    assert_eq!(
+        (parts.status.as_u16(), &parts.headers["content-type"]),
+        (200, &"application/proto".parse().unwrap())
+    );
+    assert_eq!(
+        pb::GetBarrierResponse::decode(&body[..])
+            .unwrap()
+            .barrier
+            .unwrap()
+            .generation,
+        1
+    );
+    // A form not served is 415 naming those that are; an unknown method is unimplemented (404)
+    let (parts, body, _) = send("GetBarrier", &[("content-type", "text/plain")], vec![]).await;
+    assert_eq!(parts.status.as_u16(), 415);
+    assert!(parts.headers["accept-post"]
+        .to_str()
+        .unwrap()
+        .contains("application/grpc"));
+    assert_eq!(
+        serde_json::from_slice::<Value>(&body).unwrap()["code"],
+        "unimplemented"
+    );
+    let (parts, body, _) = send(
+        "Nope",
+        &[("content-type", "application/json")],
+        b"{}".to_vec(),
+    )
+    .await;
+    assert_eq!(parts.status.as_u16(), 404);
+    assert_eq!(
+        serde_json::from_slice::<Value>(&body).unwrap()["code"],
+        "unimplemented"
+    );
+    // The caller's deadline ends a 30 s wait: Connect-Timeout-Ms, and grpc-timeout
+    let wait = json!({ "namespace_name": "default", "barrier_name": "b", "expected_generation": 1, "timeout_seconds": 30 });
+    let t0 = Instant::now();
+    let (parts, body, _) = send(
+        "WaitAtBarrier",
+        &[
+            ("content-type", "application/json"),
+            ("connect-timeout-ms", "300"),
+        ],
+        wait.to_string().into_bytes(),
+    )
+    .await;
+    assert_eq!(parts.status.as_u16(), 504);
+    assert_eq!(
+        serde_json::from_slice::<Value>(&body).unwrap()["code"],
+        "deadline_exceeded"
+    );
+    let w = pb::WaitAtBarrierRequest {
+        namespace_name: "default".into(),
+        barrier_name: "b".into(),
+        expected_generation: 1,
+        timeout_seconds: 30,
+    };
+    let (parts, _, _) = send(
+        "WaitAtBarrier",
+        &[
+            ("content-type", "application/grpc"),
+            ("grpc-timeout", "300m"),
+        ],
+        framed(&|| w.encode_to_vec()),
+    )
+    .await;
+    assert_eq!(parts.headers["grpc-status"], "4");
+    assert!(t0.elapsed() < Duration::from_secs(5), "{:?}", t0.elapsed());
+    // AND Connect clients get int64 as strings; plain callers numbers
+    let (_, body, _) = send(
+        "GetBarrier",
+        &[
+            ("content-type", "application/json"),
+            ("connect-protocol-version", "1"),
+        ],
+        b"{\"namespace_name\":\"default\",\"barrier_name\":\"b\"}".to_vec(),
+    )
+    .await;
+    assert_eq!(
+        serde_json::from_slice::<Value>(&body).unwrap()["barrier"]["generation"],
+        "1"
+    );
+    let (_, body, _) = send(
+        "GetBarrier",
+        &[],
+        b"{\"namespace_name\":\"default\",\"barrier_name\":\"b\"}".to_vec(),
+    )
+    .await;
+    assert_eq!(
+        serde_json::from_slice::<Value>(&body).unwrap()["barrier"]["generation"],
+        1
+    );
+}
+
 // ---- a seeded simulation of interleavings with faults ----
 
 /// 30 seeds × every store call of the round: four peers arrive at a barrier with a
