@@ -134,9 +134,7 @@ fn grackle_s_generated_clients_pass_grackle_s_cases_over_every_transport() {
     for form in ["json", "proto"] {
         for key in ["malformed key", "wrong secret"] {
             assert_eq!(
-                count(&format!(
-                    "unauthenticated {form} h1 ({key}), 2 KB body"
-                )),
+                count(&format!("unauthenticated {form} h1 ({key}), 2 KB body")),
                 100
             );
         }

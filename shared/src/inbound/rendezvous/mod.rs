@@ -80,9 +80,10 @@ pub(super) async fn call(
         let tenant = tenant_of(&rt, &headers).await?;
         let req = Request::new(form.is_proto(), wire::message(form, &headers, bytes)?)?;
         let run = methods::call(&rt, &tenant, &method, &req);
-        match timeout {
+        // (A deadline too far to represent is none.)
+        match timeout.and_then(|t| Some((t, started.checked_add(t)?))) {
             None => run.await,
-            Some(t) => tokio::time::timeout_at(started + t, run)
+            Some((t, deadline)) => tokio::time::timeout_at(deadline, run)
                 .await
                 .unwrap_or_else(|_| {
                     Err(ApiError::new(
