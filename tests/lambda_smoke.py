@@ -17,6 +17,7 @@ used); "first response" adds the first event's work, including the clients it us
 round trips to load the tenant.
 """
 
+import base64
 import json
 import os
 import queue
@@ -243,6 +244,31 @@ def main():
     _, out, err = run("native-http", "http.json", env, {"NATIVE_API_KEY": "nk_" + "0" * 16 + "_" + "1" * 64})
     assert out["statusCode"] == 401, (out, err)
     assert json.loads(out["body"])["code"] == "unauthenticated", out
+
+    # Grackle's service behind the function URL, in the binary forms a generated client sends:
+    # Connect binary (application/proto) and gRPC-Web, the body base64 both ways as function
+    # URLs carry binary bodies. (gRPC itself needs HTTP/2 trailers, which a function URL does
+    # not carry: docs/rendezvous.md.) GetNamespaceRequest { namespace_name = "default" }:
+    get_default = bytes([0x0A, 7]) + b"default"
+    grackle = {"NATIVE_API_KEY": key, "/v1/invoke/start": "/com.evrblk.grackle.v1beta.GrackleApi/GetNamespace",
+               '"isBase64Encoded": false': '"isBase64Encoded": true'}
+    for content_type, body in (
+        ("application/proto", get_default),
+        ("application/grpc-web+proto", bytes([0]) + len(get_default).to_bytes(4, "big") + get_default),
+    ):
+        replace = dict(grackle, **{
+            '"content-type": "application/json"': f'"content-type": "{content_type}"',
+            '"body": "{\\"name\\":\\"Grace\\"}"': '"body": "' + base64.b64encode(body).decode() + '"',
+        })
+        _, out, err = run("native-http", "http.json", env, replace)
+        assert out["statusCode"] == 200 and out.get("isBase64Encoded"), (content_type, out, err)
+        answer = base64.b64decode(out["body"])
+        if content_type == "application/grpc-web+proto":
+            n = int.from_bytes(answer[1:5], "big")
+            assert answer[5 + n:].endswith(b"grpc-status:0\r\n"), answer
+            answer = answer[5:5 + n]
+        # GetNamespaceResponse { namespace = 1 { name = 1 "default" ... } }
+        assert answer[0] == 0x0A and answer[2:4] == bytes([0x0A, 7]) and answer[4:11] == b"default", answer
 
     # A function whose configuration is wrong does not start, and says which variable and what
     # to do in one line (not the error's fields in braces).

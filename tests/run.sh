@@ -11,7 +11,10 @@
 #    its IAM policies (infra/iam, rendered from it, checked with parliament) and the
 #    partner contract's JSON Schemas (tests/schemas.py), and what tests/template.py checks;
 # 3. starts moto on a free 127.0.0.1 port and points the AWS tests at it (stopped at exit);
-# 4. runs the Lambda binaries against a local runtime API (tests/lambda_smoke.py), and the
+# 4. installs the generated clients' tools (Python grpcio in target/clients/venv, Connect-ES
+#    with npm ci in target/clients/connect; tests/clients/setup.sh, which cli/tests/clients.rs
+#    runs again, cheaply, to generate their code from shared/proto);
+#    runs the Lambda binaries against a local runtime API (tests/lambda_smoke.py), and the
 #    README's local run with cargo-lambda (installed with pip when missing; tests/cargo_lambda.sh);
 #    checks that the fuzz targets (fuzz/) still build, with their lock as it is;
 # 5. runs the tests: one debug build of the whole workspace with every feature.
@@ -105,11 +108,16 @@ if [ "$#" -eq 0 ]; then
     CARGO_TARGET_DIR="$root/target" cargo check --locked --quiet --manifest-path fuzz/Cargo.toml --bins
     set -- --workspace
 fi
+say "the generated clients' tools (tests/clients/setup.sh)"
+bash tests/clients/setup.sh
 say "cargo test --all-features $*"
 out="target/test-output.log"
 rm -f target/tmp/guides.txt   # written by the guide test (cli/tests/guides.rs) when it runs
+rm -f target/tmp/clients.txt  # written by the generated clients' test (cli/tests/clients.rs)
 cargo test --all-features "$@" 2>&1 | tee "$out"
 # One closing line over every test binary (cargo ends with the last crate's doc-tests, often 0).
 awk '/^test result:/ { p += $4; f += $6; i += $8 } END { printf "tests: %d passed, %d failed, %d skipped\n", p, f, i }' "$out"
 # How many blocks of the guides ran, and which are marked not runnable (and why).
 if [ -f target/tmp/guides.txt ]; then cat target/tmp/guides.txt; fi
+# Each transport's pass count of Grackle's cases with its generated clients (cli/tests/clients.rs).
+if [ -f target/tmp/clients.txt ]; then cat target/tmp/clients.txt; fi

@@ -2,7 +2,8 @@
 # Rendezvous barriers over HTTP on `native serve` (issue 10): arrivals per second with wrk
 # (apt-get install wrk), on one barrier (every arrival contends for its row) and spread over 64;
 # then the time from the last arrival to each of 64 waiters' release, p50 and p99, with the
-# client tests/benches/rendezvous_release.rs; then store calls per arrival
+# client tests/benches/rendezvous_release.rs; then both again in each wire form side by side
+# (JSON, Connect binary, gRPC over h2c; tests/benches/rendezvous_forms.rs); then store calls per arrival
 # (tests/benches/rendezvous.rs). BENCHMARKS.md has the figures. Debug builds unless --release.
 #
 #   tests/benches/rendezvous.sh [DURATION_S] [CONNECTIONS] [--release]
@@ -21,7 +22,7 @@ else
     cargo build --all-features --quiet -p native-cli
 fi
 cargo bench --all-features --profile "$bench_profile" --no-run --quiet -p native-tests \
-    --bench rendezvous_release --bench rendezvous
+    --bench rendezvous_release --bench rendezvous --bench rendezvous_forms
 native="${CARGO_TARGET_DIR:-target}/$profile/native"
 command -v wrk >/dev/null || { echo "wrk is missing: apt-get install wrk" >&2; exit 2; }
 
@@ -75,6 +76,9 @@ wrk -t2 -c"$conns" -d"${duration}s" --latency -s "$work/spread.lua" "$api/Arrive
 echo "== ($profile build) release of 64 waiters after the last arrival"
 NATIVE_BENCH_API="$api" NATIVE_BENCH_KEY="$key" \
     cargo bench --all-features --profile "$bench_profile" --quiet -p native-tests --bench rendezvous_release
+echo "== ($profile build) each wire form side by side: arrivals/s and release of 64 waiters (tests/benches/rendezvous_forms.rs)"
+NATIVE_BENCH_API="$api" NATIVE_BENCH_KEY="$key" NATIVE_BENCH_SECONDS="$duration" \
+    cargo bench --all-features --profile "$bench_profile" --quiet -p native-tests --bench rendezvous_forms
 kill "$server"; wait "$server" 2>/dev/null || true; server=""
 echo "== store calls per arrival (tests/benches/rendezvous.rs)"
 cargo bench --all-features --profile "$bench_profile" --quiet -p native-tests --bench rendezvous

@@ -351,6 +351,16 @@ impl KvStore for AtomicKv {
         let _one = self.lock.lock().await;
         self.kv.query(pk, prefix, after, limit).await
     }
+    async fn query_back(
+        &self,
+        pk: &str,
+        prefix: &str,
+        before: Option<&str>,
+        limit: usize,
+    ) -> Result<ItemPage> {
+        let _one = self.lock.lock().await;
+        self.kv.query_back(pk, prefix, before, limit).await
+    }
     async fn put_batch(&self, items: Vec<NewItem>) -> Result<()> {
         let _one = self.lock.lock().await;
         self.kv.put_batch(items).await

@@ -197,6 +197,19 @@ impl KvStore for Faulty {
     ) -> Result<ItemPage> {
         faulty!(self, "kv.query", self.kv.query(pk, prefix, after, limit))
     }
+    async fn query_back(
+        &self,
+        pk: &str,
+        prefix: &str,
+        before: Option<&str>,
+        limit: usize,
+    ) -> Result<ItemPage> {
+        faulty!(
+            self,
+            "kv.query_back",
+            self.kv.query_back(pk, prefix, before, limit)
+        )
+    }
     async fn put_batch(&self, items: Vec<NewItem>) -> Result<()> {
         faulty!(self, "kv.put_batch", self.kv.put_batch(items.clone()))
     }

@@ -28,6 +28,7 @@ native_tests::on_both_backends!(
     update_needs_the_version_and_replaces_metadata_whole,
     a_deleted_barrier_is_gone_and_its_name_starts_again_at_generation_one,
     participants_are_listed_per_generation_in_process_order_page_by_page,
+    every_list_pages_forwards_and_backwards_and_skips_what_is_gone,
     namespaces_hold_barriers_and_never_meet_between_tenants,
     an_inactive_barrier_is_gone_when_its_window_ends_and_arrivals_move_it,
     each_trip_sends_one_continuation_and_a_retry_finishes_a_lost_one,
@@ -308,7 +309,7 @@ async fn every_limit_is_accepted_at_its_boundary_and_refused_one_past_it(backend
     // delete makes room again
     r.max_barriers = 7;
     r.create(spec("full", 1)).await.unwrap();
-    assert_eq!(r.list("default", "", 0).await.unwrap().0.len(), 7);
+    assert_eq!(r.list("default", "", 0).await.unwrap().items.len(), 7);
     match r.create(spec("over", 1)).await {
         Err(e @ Error::LimitExceeded { .. }) => assert!(
             e.to_string().starts_with(
@@ -389,7 +390,7 @@ async fn a_generation_mismatch_is_a_failed_precondition_that_changes_nothing(bac
         r.participants("default", "b", 1, "", 0)
             .await
             .unwrap()
-            .0
+            .items
             .len(),
         1
     );
@@ -421,7 +422,11 @@ async fn repeated_arrivals_are_noops_in_the_generation_and_after_its_trip(backen
     // THEN nothing changes: the count, last_activity_at, its metadata
     assert_eq!(again.barrier, first.barrier);
     assert!(!again.all_arrived);
-    let (ps, _) = r.participants("default", "b", 1, "", 0).await.unwrap();
+    let ps = r
+        .participants("default", "b", 1, "", 0)
+        .await
+        .unwrap()
+        .items;
     assert_eq!(ps.len(), 1);
     assert_eq!(ps[0].metadata, meta(&[("host", "a")]));
     // WHEN p1 trips it and both repeat their generation-1 arrival
@@ -441,7 +446,7 @@ async fn repeated_arrivals_are_noops_in_the_generation_and_after_its_trip(backen
         r.participants("default", "b", 2, "", 0)
             .await
             .unwrap()
-            .0
+            .items
             .len(),
         0
     );
@@ -683,7 +688,7 @@ async fn a_deleted_barrier_is_gone_and_its_name_starts_again_at_generation_one(b
         .participants("default", "b", 1, "", 0)
         .await
         .unwrap()
-        .0
+        .items
         .is_empty());
     let a = r
         .arrive("default", "b", "p0", 1, Metadata::new())
@@ -712,7 +717,8 @@ async fn participants_are_listed_per_generation_in_process_order_page_by_page(ba
     let mut token = String::new();
     let mut pages = 0;
     loop {
-        let (ps, next) = r.participants("default", "b", 1, &token, 2).await.unwrap();
+        let page = r.participants("default", "b", 1, &token, 2).await.unwrap();
+        let (ps, next) = (page.items, page.next);
         pages += 1;
         for p in &ps {
             assert_eq!(p.generation, 1);
@@ -728,7 +734,8 @@ async fn participants_are_listed_per_generation_in_process_order_page_by_page(ba
     assert_eq!(seen, ["p0", "p1", "p2", "p3", "p4"]);
     assert_eq!(pages, 3);
     // AND generation 0 means the current one
-    let (ps, next) = r.participants("default", "b", 0, "", 0).await.unwrap();
+    let page = r.participants("default", "b", 0, "", 0).await.unwrap();
+    let (ps, next) = (page.items, page.next);
     let ids: Vec<_> = ps.iter().map(|p| p.process_id.as_str()).collect();
     assert_eq!((ids, next), (vec!["q0", "q1"], None));
     // AND a generation nobody reached is empty
@@ -736,8 +743,135 @@ async fn participants_are_listed_per_generation_in_process_order_page_by_page(ba
         .participants("default", "b", 9, "", 0)
         .await
         .unwrap()
-        .0
+        .items
         .is_empty());
+}
+
+/// Pages forwards from the first page to the end, then backwards with the previous tokens to
+/// the first page again: the names of each page, and which tokens each page has.
+async fn walk<F, Fut>(list: F) -> Vec<(Vec<String>, bool, bool)>
+where
+    F: Fn(String) -> Fut,
+    Fut: std::future::Future<Output = native_core::rendezvous::Page<String>>,
+{
+    let mut out = Vec::new();
+    let mut p = list(String::new()).await;
+    loop {
+        out.push((p.items.clone(), p.previous.is_some(), p.next.is_some()));
+        match p.next.clone() {
+            Some(n) => p = list(n).await,
+            None => break,
+        }
+    }
+    while let Some(prev) = p.previous.clone() {
+        p = list(prev).await;
+        out.push((p.items.clone(), p.previous.is_some(), p.next.is_some()));
+    }
+    out
+}
+
+fn names_of(range: std::ops::Range<usize>, prefix: &str) -> Vec<String> {
+    range.map(|i| format!("{prefix}_{i:03}")).collect()
+}
+
+async fn every_list_pages_forwards_and_backwards_and_skips_what_is_gone(backend: Backend) {
+    let e = Env::new(backend).await;
+    let r = &e.rdv("acme");
+    // GIVEN 25 barriers (Grackle's pagination case), 25 arrivals and 24 namespaces + default
+    r.create_namespace("pages", "", Metadata::new())
+        .await
+        .unwrap();
+    for n in names_of(1..26, "barrier") {
+        let mut s = spec(&n, 25);
+        s.namespace = "pages".into();
+        r.create(s).await.unwrap();
+    }
+    for p in names_of(1..26, "process") {
+        r.arrive("pages", "barrier_001", &p, 1, Metadata::new())
+            .await
+            .unwrap();
+    }
+    for n in names_of(1..24, "namespace") {
+        r.create_namespace(&n, "", Metadata::new()).await.unwrap();
+    }
+    // WHEN each list is walked 10 at a time forwards and back
+    // THEN pages of 10, 10, 5 forwards and 10, 10 back, with the tokens Grackle's tests expect
+    let expect = |all: Vec<String>| {
+        vec![
+            (all[0..10].to_vec(), false, true),
+            (all[10..20].to_vec(), true, true),
+            (all[20..25].to_vec(), true, false),
+            (all[10..20].to_vec(), true, true),
+            (all[0..10].to_vec(), false, true),
+        ]
+    };
+    let barriers = walk(|t| async move {
+        let p = r.list("pages", &t, 10).await.unwrap();
+        native_core::rendezvous::Page {
+            items: p.items.into_iter().map(|b| b.name).collect(),
+            next: p.next,
+            previous: p.previous,
+        }
+    })
+    .await;
+    assert_eq!(barriers, expect(names_of(1..26, "barrier")));
+    let participants = walk(|t| async move {
+        let p = r
+            .participants("pages", "barrier_001", 1, &t, 10)
+            .await
+            .unwrap();
+        native_core::rendezvous::Page {
+            items: p.items.into_iter().map(|x| x.process_id).collect(),
+            next: p.next,
+            previous: p.previous,
+        }
+    })
+    .await;
+    assert_eq!(participants, expect(names_of(1..26, "process")));
+    // (namespaces: default, then namespace_001 ..., pages)
+    let mut all_ns = vec!["default".to_string()];
+    all_ns.extend(names_of(1..24, "namespace"));
+    all_ns.push("pages".into());
+    let namespaces = walk(|t| async move {
+        let p = r.list_namespaces(&t, 10).await.unwrap();
+        native_core::rendezvous::Page {
+            items: p.items.into_iter().map(|n| n.name).collect(),
+            next: p.next,
+            previous: p.previous,
+        }
+    })
+    .await;
+    assert_eq!(namespaces, expect(all_ns));
+    // AND the previous page of a page past the end is the last page
+    let last = r.list("pages", "", 250).await.unwrap();
+    assert_eq!((last.items.len(), last.next), (25, None));
+    // AND barriers gone for inactivity are skipped both ways: only 001 and 013 had activity
+    e.advance_s(3000);
+    r.arrive("pages", "barrier_001", "late", 2, Metadata::new())
+        .await
+        .unwrap();
+    r.arrive("pages", "barrier_013", "late", 1, Metadata::new())
+        .await
+        .unwrap();
+    e.advance_s(700);
+    let live = walk(|t| async move {
+        let p = r.list("pages", &t, 1).await.unwrap();
+        native_core::rendezvous::Page {
+            items: p.items.into_iter().map(|b| b.name).collect(),
+            next: p.next,
+            previous: p.previous,
+        }
+    })
+    .await;
+    let one = |n: &str| vec![n.to_string()];
+    assert_eq!(
+        live,
+        vec![
+            (one("barrier_001"), false, true),
+            (one("barrier_013"), true, false),
+            (one("barrier_001"), false, true),
+        ]
+    );
 }
 
 async fn namespaces_hold_barriers_and_never_meet_between_tenants(backend: Backend) {
@@ -774,7 +908,7 @@ async fn namespaces_hold_barriers_and_never_meet_between_tenants(backend: Backen
         l.into_iter().map(|n| n.name).collect()
     };
     assert_eq!(
-        names(other.list_namespaces("", 0).await.unwrap().0),
+        names(other.list_namespaces("", 0).await.unwrap().items),
         ["default"]
     );
     // AND names are its own: it can create the same namespace and barrier apart
@@ -798,21 +932,27 @@ async fn namespaces_hold_barriers_and_never_meet_between_tenants(backend: Backen
     acme.create_namespace("alpha", "", Metadata::new())
         .await
         .unwrap();
-    let (page, next) = acme.list_namespaces("", 1).await.unwrap();
-    assert_eq!(
-        (page[0].name.as_str(), next.as_deref()),
-        ("alpha", Some("alpha"))
-    );
-    // (default is listed with the rest, whether or not it was ever written)
-    let (page, next) = acme.list_namespaces("alpha", 1).await.unwrap();
-    assert_eq!(
-        (page[0].name.as_str(), next.as_deref()),
-        ("default", Some("default"))
-    );
-    let (page, next) = acme.list_namespaces("default", 1).await.unwrap();
-    assert_eq!((page[0].name.as_str(), next), ("pipelines", None));
-    let (page, _) = acme.list_namespaces("", 0).await.unwrap();
-    assert_eq!(names(page), ["alpha", "default", "pipelines"]);
+    let one = |token: String| {
+        let acme = &acme;
+        async move {
+            let p = acme.list_namespaces(&token, 1).await.unwrap();
+            assert_eq!(p.items.len(), 1, "{p:?}");
+            (p.items[0].name.clone(), p.next, p.previous)
+        }
+    };
+    let (first, next, previous) = one(String::new()).await;
+    assert_eq!((first.as_str(), previous), ("alpha", None));
+    // (default is listed with the rest, with the time it was first used as created_at)
+    let (second, next, back) = one(next.unwrap()).await;
+    assert_eq!(second, "default");
+    let d = acme.get_namespace("default").await.unwrap();
+    assert!(d.created_at > 0 && d.created_at == d.updated_at, "{d:?}");
+    let (third, last, _) = one(next.unwrap()).await;
+    assert_eq!((third.as_str(), last), ("pipelines", None));
+    // AND the previous token of a page gives the page before it
+    assert_eq!(one(back.unwrap()).await.0, "alpha");
+    let page = acme.list_namespaces("", 0).await.unwrap();
+    assert_eq!(names(page.items), ["alpha", "default", "pipelines"]);
     // WHEN updated THEN description and metadata are replaced
     let up = acme
         .update_namespace("pipelines", "new", Metadata::new())
@@ -830,7 +970,12 @@ async fn namespaces_hold_barriers_and_never_meet_between_tenants(backend: Backen
         .await
         .unwrap();
     not_found(acme.get("pipelines", "b").await, "barrier");
-    assert!(acme.list("pipelines", "", 0).await.unwrap().0.is_empty());
+    assert!(acme
+        .list("pipelines", "", 0)
+        .await
+        .unwrap()
+        .items
+        .is_empty());
     // AND the other tenant's are untouched
     assert_eq!(other.get("pipelines", "b").await.unwrap().generation, 1);
     not_found(acme.delete_namespace("nope").await, "namespace");
@@ -870,7 +1015,7 @@ async fn an_inactive_barrier_is_gone_when_its_window_ends_and_arrivals_move_it(b
     );
     not_found(r.wait("default", "b", 1, Duration::ZERO).await, "barrier");
     not_found(r.participants("default", "b", 1, "", 0).await, "barrier");
-    assert!(r.list("default", "", 0).await.unwrap().0.is_empty());
+    assert!(r.list("default", "", 0).await.unwrap().items.is_empty());
     // AND the name can be created again, from nothing
     let b = r.create(s).await.unwrap();
     assert_eq!((b.generation, b.arrived_processes), (1, 0));
@@ -878,7 +1023,7 @@ async fn an_inactive_barrier_is_gone_when_its_window_ends_and_arrivals_move_it(b
         .participants("default", "b", 1, "", 0)
         .await
         .unwrap()
-        .0
+        .items
         .is_empty());
 }
 
@@ -1070,11 +1215,9 @@ async fn scripts_arrive_and_their_continuation_runs_once_per_trip(backend: Backe
     );
     // AND participants page one at a time, in order
     let pg = call(json!({ "op": "participants", "g": 1 })).await.unwrap();
-    assert_eq!(
-        (pg["items"][0]["process_id"].clone(), pg["cursor"].clone()),
-        (json!("p0"), json!("p0"))
-    );
-    let pg = call(json!({ "op": "participants", "g": 1, "cursor": "p0" }))
+    assert_eq!(pg["items"][0]["process_id"], "p0");
+    let cursor = pg["cursor"].as_str().unwrap().to_string();
+    let pg = call(json!({ "op": "participants", "g": 1, "cursor": cursor }))
         .await
         .unwrap();
     assert_eq!(pg["items"][0]["process_id"], "p1");
@@ -1249,7 +1392,7 @@ async fn the_guide_s_scripts_run_three_phases_with_one_continuation_each(backend
             rd.participants("default", "phase", g, "", 0)
                 .await
                 .unwrap()
-                .0
+                .items
                 .len(),
             4
         );
@@ -1393,21 +1536,35 @@ async fn the_router_serves_every_method_of_the_contract(backend: Backend) {
         json!({ "name": "ns", "description": "d" }),
     )
     .await);
+    // (GetNamespace, UpdateNamespace and DeleteNamespace take namespace_name, or name)
+    assert_eq!(
+        ok(call("GetNamespace", json!({ "namespace_name": "ns" })).await)["namespace"]
+            ["description"],
+        "d"
+    );
     assert_eq!(
         ok(call("GetNamespace", json!({ "name": "ns" })).await)["namespace"]["description"],
         "d"
     );
     let l = ok(call("ListNamespaces", json!({ "limit": 1 })).await);
-    assert_eq!(
-        (
-            l["namespaces"][0]["name"].clone(),
-            l["next_pagination_token"].clone()
-        ),
-        (json!("default"), json!("default"))
-    );
+    assert_eq!(l["namespaces"][0]["name"], "default");
+    assert_eq!(l["previous_pagination_token"], "");
+    let l = ok(call(
+        "ListNamespaces",
+        json!({ "limit": 1, "pagination_token": l["next_pagination_token"] }),
+    )
+    .await);
+    assert_eq!(l["namespaces"][0]["name"], "ns");
+    assert_eq!(l["next_pagination_token"], "");
+    let back = ok(call(
+        "ListNamespaces",
+        json!({ "limit": 1, "pagination_token": l["previous_pagination_token"] }),
+    )
+    .await);
+    assert_eq!(back["namespaces"][0]["name"], "default");
     ok(call(
         "UpdateNamespace",
-        json!({ "name": "ns", "description": "e" }),
+        json!({ "namespaceName": "ns", "description": "e" }),
     )
     .await);
     let c = ok(call(
@@ -1462,17 +1619,13 @@ async fn the_router_serves_every_method_of_the_contract(backend: Backend) {
         with(json!({ "generation": 1, "limit": 2 })),
     )
     .await);
-    assert_eq!(
-        (
-            l["participants"].as_array().unwrap().len(),
-            l["next_pagination_token"].clone()
-        ),
-        (2, json!("b"))
-    );
+    assert_eq!(l["participants"].as_array().unwrap().len(), 2);
+    assert_eq!(l["participants"][1]["process_id"], "b");
+    assert_ne!(l["next_pagination_token"], "");
     assert_eq!(ok(call("DeleteBarrier", b.clone()).await), json!({}));
     assert_eq!(call("GetBarrier", b.clone()).await.0, 404);
     assert_eq!(
-        ok(call("DeleteNamespace", json!({ "name": "ns" })).await),
+        ok(call("DeleteNamespace", json!({ "namespace_name": "ns" })).await),
         json!({})
     );
     assert_eq!(call("GetNamespace", json!({ "name": "ns" })).await.0, 404);
@@ -1484,6 +1637,224 @@ async fn the_router_serves_every_method_of_the_contract(backend: Backend) {
         json!({ "namespace": "ns", "name": "b", "generation": 1 })
     );
     assert_eq!(runs.as_array().unwrap().len(), 1);
+}
+
+/// The wire forms on the router itself: gRPC's framing and trailers, gRPC-Web's trailer frame,
+/// Connect binary, 415 and unimplemented, and the caller's deadline ending a wait on the server
+/// side (the clients' tests cannot tell a server deadline from their own).
+#[tokio::test]
+async fn the_router_answers_each_form_and_ends_calls_at_the_caller_s_deadline() {
+    use axum::body::Body;
+    use axum::http::{header, Request};
+    use http_body_util::BodyExt;
+    use native_core::inbound::rendezvous::pb;
+    use prost::Message;
+    use tower::ServiceExt;
+
+    let p = native_tests::TestProject::on(
+        Backend::Embedded,
+        native_tests::DEPLOYMENT,
+        &[("acme", "{}", &[])],
+    )
+    .await;
+    let key = native_core::api_keys::create(&*p.rt.services.backends.kv, "acme", "t")
+        .await
+        .unwrap()
+        .key;
+    let s = &p.rt.services;
+    let rt = Arc::new(
+        native_core::runtime::Runtime::new(
+            s.deployment.clone(),
+            s.backends.clone(),
+            p.rt.tenants.clone(),
+        )
+        .with_log(s.log.clone()),
+    );
+    let send = |method: &str, headers: &[(&str, &str)], body: Vec<u8>| {
+        let mut req = Request::post(format!("/com.evrblk.grackle.v1beta.GrackleApi/{method}"))
+            .header(header::AUTHORIZATION, format!("Bearer {key}"));
+        for (k, v) in headers {
+            req = req.header(*k, *v);
+        }
+        let router = native_core::inbound::router(rt.clone());
+        let req = req.body(Body::from(body)).unwrap();
+        async move {
+            let r = router.oneshot(req).await.unwrap();
+            let (parts, body) = r.into_parts();
+            let collected = body.collect().await.unwrap();
+            let trailers = collected.trailers().cloned();
+            (parts, collected.to_bytes().to_vec(), trailers)
+        }
+    };
+    let framed = |m: &dyn Fn() -> Vec<u8>| {
+        let msg = m();
+        let mut out = vec![0];
+        out.extend((msg.len() as u32).to_be_bytes());
+        out.extend(msg);
+        out
+    };
+    // gRPC: one framed message, the answer framed with grpc-status 0 in the trailers
+    let create = pb::CreateBarrierRequest {
+        namespace_name: "default".into(),
+        barrier_name: "b".into(),
+        expected_processes: 2,
+        delete_inactive_after_seconds: 60,
+        ..Default::default()
+    };
+    let (parts, body, trailers) = send(
+        "CreateBarrier",
+        &[("content-type", "application/grpc")],
+        framed(&|| create.encode_to_vec()),
+    )
+    .await;
+    assert_eq!(parts.headers["content-type"], "application/grpc");
+    assert_eq!(trailers.unwrap()["grpc-status"], "0");
+    let b = pb::CreateBarrierResponse::decode(&body[5..])
+        .unwrap()
+        .barrier
+        .unwrap();
+    assert_eq!((b.name.as_str(), b.generation), ("b", 1));
+    // AND an error is trailers-only, with the Connect form's code as its gRPC number
+    let (parts, _, _) = send(
+        "CreateBarrier",
+        &[("content-type", "application/grpc")],
+        framed(&|| create.encode_to_vec()),
+    )
+    .await;
+    assert_eq!(
+        (
+            parts.status.as_u16(),
+            &parts.headers["grpc-status"],
+            &parts.headers["grpc-message"]
+        ),
+        (
+            200,
+            &"6".parse().unwrap(),
+            &"barrier already exists".parse().unwrap()
+        )
+    );
+    // gRPC-Web: the message, then the trailers as a frame flagged 0x80
+    let get = pb::GetBarrierRequest {
+        namespace_name: "default".into(),
+        barrier_name: "b".into(),
+    };
+    let (_, body, _) = send(
+        "GetBarrier",
+        &[("content-type", "application/grpc-web+proto")],
+        framed(&|| get.encode_to_vec()),
+    )
+    .await;
+    let len = u32::from_be_bytes(body[1..5].try_into().unwrap()) as usize;
+    assert_eq!(
+        pb::GetBarrierResponse::decode(&body[5..5 + len])
+            .unwrap()
+            .barrier
+            .unwrap()
+            .name,
+        "b"
+    );
+    let trailer = &body[5 + len..];
+    assert_eq!(trailer[0], 0x80);
+    assert_eq!(String::from_utf8_lossy(&trailer[5..]), "grpc-status:0\r\n");
+    // Connect binary: the message itself
+    let (parts, body, _) = send(
+        "GetBarrier",
+        &[("content-type", "application/proto")],
+        get.encode_to_vec(),
+    )
+    .await;
+    assert_eq!(
+        (parts.status.as_u16(), &parts.headers["content-type"]),
+        (200, &"application/proto".parse().unwrap())
+    );
+    assert_eq!(
+        pb::GetBarrierResponse::decode(&body[..])
+            .unwrap()
+            .barrier
+            .unwrap()
+            .generation,
+        1
+    );
+    // A form not served is 415 naming those that are; an unknown method is unimplemented (404)
+    let (parts, body, _) = send("GetBarrier", &[("content-type", "text/plain")], vec![]).await;
+    assert_eq!(parts.status.as_u16(), 415);
+    assert!(parts.headers["accept-post"]
+        .to_str()
+        .unwrap()
+        .contains("application/grpc"));
+    assert_eq!(
+        serde_json::from_slice::<Value>(&body).unwrap()["code"],
+        "unimplemented"
+    );
+    let (parts, body, _) = send(
+        "Nope",
+        &[("content-type", "application/json")],
+        b"{}".to_vec(),
+    )
+    .await;
+    assert_eq!(parts.status.as_u16(), 404);
+    assert_eq!(
+        serde_json::from_slice::<Value>(&body).unwrap()["code"],
+        "unimplemented"
+    );
+    // The caller's deadline ends a 30 s wait: Connect-Timeout-Ms, and grpc-timeout
+    let wait = json!({ "namespace_name": "default", "barrier_name": "b", "expected_generation": 1, "timeout_seconds": 30 });
+    let t0 = Instant::now();
+    let (parts, body, _) = send(
+        "WaitAtBarrier",
+        &[
+            ("content-type", "application/json"),
+            ("connect-timeout-ms", "300"),
+        ],
+        wait.to_string().into_bytes(),
+    )
+    .await;
+    assert_eq!(parts.status.as_u16(), 504);
+    assert_eq!(
+        serde_json::from_slice::<Value>(&body).unwrap()["code"],
+        "deadline_exceeded"
+    );
+    let w = pb::WaitAtBarrierRequest {
+        namespace_name: "default".into(),
+        barrier_name: "b".into(),
+        expected_generation: 1,
+        timeout_seconds: 30,
+    };
+    let (parts, _, _) = send(
+        "WaitAtBarrier",
+        &[
+            ("content-type", "application/grpc"),
+            ("grpc-timeout", "300m"),
+        ],
+        framed(&|| w.encode_to_vec()),
+    )
+    .await;
+    assert_eq!(parts.headers["grpc-status"], "4");
+    assert!(t0.elapsed() < Duration::from_secs(5), "{:?}", t0.elapsed());
+    // AND Connect clients get int64 as strings; plain callers numbers
+    let (_, body, _) = send(
+        "GetBarrier",
+        &[
+            ("content-type", "application/json"),
+            ("connect-protocol-version", "1"),
+        ],
+        b"{\"namespace_name\":\"default\",\"barrier_name\":\"b\"}".to_vec(),
+    )
+    .await;
+    assert_eq!(
+        serde_json::from_slice::<Value>(&body).unwrap()["barrier"]["generation"],
+        "1"
+    );
+    let (_, body, _) = send(
+        "GetBarrier",
+        &[],
+        b"{\"namespace_name\":\"default\",\"barrier_name\":\"b\"}".to_vec(),
+    )
+    .await;
+    assert_eq!(
+        serde_json::from_slice::<Value>(&body).unwrap()["barrier"]["generation"],
+        1
+    );
 }
 
 // ---- a seeded simulation of interleavings with faults ----
@@ -1577,7 +1948,11 @@ async fn simulate(seed: u64, k: u32, fault: Fault) -> bool {
         (2, 0),
         "seed {seed} k {k} {fault:?}"
     );
-    let (ps, _) = r.participants("default", "b", 1, "", 0).await.unwrap();
+    let ps = r
+        .participants("default", "b", 1, "", 0)
+        .await
+        .unwrap()
+        .items;
     assert_eq!(ps.len(), 4, "seed {seed} k {k}");
     // AND the continuation went out once (a lost reply of the send itself may repeat it)
     let sent = continuations(&*e.t.backends.queue).await;

@@ -36,13 +36,13 @@ pub async fn run(project: &Path, command: RendezvousCommand) -> Outcome {
             let t = p.runtime().tenants.load(&tenant).await?;
             let r = Rendezvous::new(&*backends.kv, &*backends.queue, &t.name, &Unlimited);
             let b = r.get(&namespace, &name).await.map_err(missing)?;
-            let (participants, next) = r
+            let page = r
                 .participants(&namespace, &name, 0, "", 250)
                 .await
                 .map_err(missing)?;
             let mut v = serde_json::to_value(&b).unwrap_or_default();
-            v["participants"] = json!(participants);
-            v["more_participants"] = json!(next.is_some());
+            v["participants"] = json!(page.items);
+            v["more_participants"] = json!(page.next.is_some());
             print(&v);
             Ok(())
         }
@@ -56,9 +56,9 @@ pub async fn run(project: &Path, command: RendezvousCommand) -> Outcome {
             let mut all = Vec::new();
             let mut token = String::new();
             loop {
-                let (page, next) = r.list(&namespace, &token, 250).await.map_err(missing)?;
-                all.extend(page);
-                match next {
+                let page = r.list(&namespace, &token, 250).await.map_err(missing)?;
+                all.extend(page.items);
+                match page.next {
                     Some(n) if all.len() < limit => token = n,
                     _ => break,
                 }

@@ -300,6 +300,78 @@ impl KvStore for DynamoKv {
         Ok(ItemPage::from_overfetch(items, limit))
     }
 
+    async fn query_back(
+        &self,
+        pk: &str,
+        prefix: &str,
+        before: Option<&str>,
+        limit: usize,
+    ) -> Result<ItemPage> {
+        let limit = limit.clamp(1, 1000);
+        if before.is_some_and(|b| b < prefix) {
+            // Nothing under the prefix sorts before a bound below it.
+            return Ok(ItemPage::default());
+        }
+        let now = now_s();
+        let mut items = Vec::new();
+        let mut start: Option<Attrs> = None;
+        // A key condition bounds the range on both sides: `BETWEEN` is inclusive, so the
+        // bound itself may come back and is dropped here (a filter expression cannot name the
+        // sort key). Read until one item more than asked, as `query` does.
+        loop {
+            let mut values = HashMap::from([(":pk".to_string(), s(pk))]);
+            values.insert(":now".to_string(), n(now));
+            let condition = match (prefix.is_empty(), before) {
+                (true, None) => "pk = :pk",
+                (false, None) => {
+                    values.insert(":p".to_string(), s(prefix));
+                    "pk = :pk AND begins_with(sk, :p)"
+                }
+                (true, Some(b)) => {
+                    values.insert(":b".to_string(), s(b));
+                    "pk = :pk AND sk < :b"
+                }
+                (false, Some(b)) => {
+                    values.insert(":p".to_string(), s(prefix));
+                    values.insert(":b".to_string(), s(b));
+                    "pk = :pk AND sk BETWEEN :p AND :b"
+                }
+            };
+            let out = self
+                .client
+                .query()
+                .table_name(&self.table)
+                .consistent_read(true)
+                .scan_index_forward(false)
+                .key_condition_expression(condition)
+                .filter_expression("#ttl > :now")
+                .expression_attribute_names("#ttl", "ttl")
+                .set_expression_attribute_values(Some(values))
+                .limit((limit + 2 - items.len()) as i32)
+                .set_exclusive_start_key(start.take())
+                .send()
+                .await
+                .map_err(|e| {
+                    sdk_err(
+                        "dynamodb",
+                        format!("cannot query partition {pk:?} backwards for prefix {prefix:?}"),
+                        e,
+                    )
+                })?;
+            items.extend(
+                out.items()
+                    .iter()
+                    .filter_map(|a| item_of(a, now))
+                    .filter(|i| Some(i.sk.as_str()) != before),
+            );
+            match out.last_evaluated_key() {
+                Some(k) if items.len() <= limit => start = Some(k.clone()),
+                _ => break,
+            }
+        }
+        Ok(ItemPage::from_overfetch(items, limit))
+    }
+
     async fn put_batch(&self, items: Vec<NewItem>) -> Result<()> {
         check_batch_len(items.len())?;
         if items.is_empty() {

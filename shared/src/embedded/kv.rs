@@ -118,6 +118,55 @@ impl KvStore for Embedded {
         Ok(ItemPage::from_overfetch(items, limit))
     }
 
+    async fn query_back(
+        &self,
+        pk: &str,
+        prefix: &str,
+        before: Option<&str>,
+        limit: usize,
+    ) -> Result<ItemPage> {
+        let limit = limit.clamp(1, 1000);
+        let conn = self.conn();
+        // Two statements rather than `(?3 IS NULL OR sk < ?3)`, which SQLite cannot use as
+        // a bound of the index range.
+        let mut stmt = conn
+            .prepare_cached(if before.is_some() {
+                "SELECT sk, value, expires_at, version FROM kv
+                 WHERE pk = ?1 AND sk >= ?2 AND sk < ?3
+                   AND substr(sk, 1, ?4) = ?2 AND expires_at > ?5
+                 ORDER BY sk DESC LIMIT ?6"
+            } else {
+                "SELECT sk, value, expires_at, version FROM kv
+                 WHERE pk = ?1 AND sk >= ?2 AND ?3 IS NULL
+                   AND substr(sk, 1, ?4) = ?2 AND expires_at > ?5
+                 ORDER BY sk DESC LIMIT ?6"
+            })
+            .map_err(db_err)?;
+        let rows = stmt
+            .query_map(
+                params![
+                    pk,
+                    prefix,
+                    before,
+                    prefix.chars().count() as i64,
+                    now_s(),
+                    limit as i64 + 1
+                ],
+                |r| {
+                    Ok(Item {
+                        pk: pk.to_string(),
+                        sk: r.get(0)?,
+                        value: r.get(1)?,
+                        expires_at_s: r.get(2)?,
+                        version: r.get(3)?,
+                    })
+                },
+            )
+            .map_err(db_err)?;
+        let items = rows.collect::<Result<Vec<_>, _>>().map_err(db_err)?;
+        Ok(ItemPage::from_overfetch(items, limit))
+    }
+
     async fn put_batch(&self, items: Vec<NewItem>) -> Result<()> {
         check_batch_len(items.len())?;
         self.write(|tx| {

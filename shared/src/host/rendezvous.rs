@@ -272,12 +272,12 @@ fn list(lua: &Lua, t: Option<Table>) -> mlua::Result<Table> {
     let cursor = opt_str(lua, &t, F, "cursor")?.unwrap_or_default();
     let limit = whole(lua, &t, F, "limit", 1..=250)?.unwrap_or(0);
     let inv = invocation(lua)?;
-    let (barriers, next) = run(lua, &inv, F, rdv(&inv).list(&ns, &cursor, limit))?;
+    let p = run(lua, &inv, F, rdv(&inv).list(&ns, &cursor, limit))?;
     let items = to_lua(
         lua,
-        &serde_json::to_value(&barriers).map_err(|e| raise(lua, e))?,
+        &serde_json::to_value(&p.items).map_err(|e| raise(lua, e))?,
     )?;
-    page(lua, items, next)
+    page(lua, items, p.next)
 }
 
 fn participants(lua: &Lua, t: Table) -> mlua::Result<Table> {
@@ -288,14 +288,17 @@ fn participants(lua: &Lua, t: Table) -> mlua::Result<Table> {
     let cursor = opt_str(lua, &t, F, "cursor")?.unwrap_or_default();
     let limit = whole(lua, &t, F, "limit", 1..=250)?.unwrap_or(0);
     let inv = invocation(lua)?;
-    let (ps, next) = run(
+    let p = run(
         lua,
         &inv,
         F,
         rdv(&inv).participants(&ns, &name, generation, &cursor, limit),
     )?;
-    let items = to_lua(lua, &serde_json::to_value(&ps).map_err(|e| raise(lua, e))?)?;
-    page(lua, items, next)
+    let items = to_lua(
+        lua,
+        &serde_json::to_value(&p.items).map_err(|e| raise(lua, e))?,
+    )?;
+    page(lua, items, p.next)
 }
 
 /// The `native.rendezvous` table.

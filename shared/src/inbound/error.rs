@@ -29,6 +29,10 @@ pub enum Code {
     PayloadTooLarge,
     /// 405 with code `unimplemented`: the path exists, the method does not.
     MethodNotAllowed,
+    /// 404 with code `unimplemented`: no such RPC method (the Connect protocol's status).
+    Unimplemented,
+    /// 415 with code `unimplemented`: the request's Content-Type is not a form served.
+    UnsupportedMediaType,
     /// 500: the script failed, or something unexpected.
     Internal,
     /// 503: a backend does not answer; retry later.
@@ -48,10 +52,29 @@ impl Code {
             Code::NotFound => "not_found",
             Code::AlreadyExists => "already_exists",
             Code::ResourceExhausted | Code::PayloadTooLarge => "resource_exhausted",
-            Code::MethodNotAllowed => "unimplemented",
+            Code::MethodNotAllowed | Code::Unimplemented | Code::UnsupportedMediaType => {
+                "unimplemented"
+            }
             Code::Internal => "internal",
             Code::Unavailable => "unavailable",
             Code::DeadlineExceeded => "deadline_exceeded",
+        }
+    }
+
+    /// The gRPC status code of the same meaning (`grpc-status`).
+    pub fn grpc(self) -> u8 {
+        match self {
+            Code::InvalidArgument => 3,
+            Code::DeadlineExceeded => 4,
+            Code::NotFound => 5,
+            Code::AlreadyExists => 6,
+            Code::PermissionDenied => 7,
+            Code::ResourceExhausted | Code::PayloadTooLarge => 8,
+            Code::FailedPrecondition => 9,
+            Code::MethodNotAllowed | Code::Unimplemented | Code::UnsupportedMediaType => 12,
+            Code::Internal => 13,
+            Code::Unavailable => 14,
+            Code::Unauthenticated => 16,
         }
     }
 
@@ -66,6 +89,8 @@ impl Code {
             Code::ResourceExhausted => StatusCode::TOO_MANY_REQUESTS,
             Code::PayloadTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
             Code::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
+            Code::Unimplemented => StatusCode::NOT_FOUND,
+            Code::UnsupportedMediaType => StatusCode::UNSUPPORTED_MEDIA_TYPE,
             Code::Internal => StatusCode::INTERNAL_SERVER_ERROR,
             Code::Unavailable => StatusCode::SERVICE_UNAVAILABLE,
             Code::DeadlineExceeded => StatusCode::GATEWAY_TIMEOUT,

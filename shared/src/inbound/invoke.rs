@@ -8,7 +8,6 @@ use axum::extract::{Path, State};
 use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use http_body_util::{BodyExt, LengthLimitError, Limited};
-use serde_json::Value;
 
 use super::{tenant_of, ApiError, Code, MAX_BODY_BYTES};
 use crate::runtime::Runtime;
@@ -45,20 +44,6 @@ fn too_large() -> ApiError {
             "request body is over {MAX_BODY_BYTES} bytes (6 MB, Lambda's payload limit); put large data in a bucket and send its key"
         ),
     )
-}
-
-/// The body as a JSON event: `{}` when empty, an error when over the cap or not JSON.
-pub(super) async fn read_event(headers: &HeaderMap, body: Body) -> Result<Value, ApiError> {
-    let bytes = read_body(headers, body).await?;
-    if bytes.iter().all(u8::is_ascii_whitespace) {
-        return Ok(Value::Object(Default::default()));
-    }
-    serde_json::from_slice(&bytes).map_err(|e| {
-        ApiError::new(
-            Code::InvalidArgument,
-            format!("request body is not JSON: {e}; send the event as a JSON value, e.g. {{\"name\": \"x\"}}"),
-        )
-    })
 }
 
 /// The body's bytes, or an error when over the cap.

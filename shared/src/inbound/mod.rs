@@ -4,8 +4,10 @@
 //!
 //! - `POST /v1/invoke/{script}` ([`invoke`]): the caller's tenant's `on_invoke`, body as event.
 //! - `POST /com.evrblk.grackle.v1beta.GrackleApi/{method}` ([`rendezvous`]): the rendezvous
-//!   barriers' API (seed 003), in the Connect protocol's JSON form.
-//! - `GET /healthz`: 200 when the key-value store and the queue answer.
+//!   barriers' API (seed 003) as Grackle's gRPC service: Connect JSON and binary, gRPC (over
+//!   HTTP/2, h2c where no load balancer terminates TLS) and gRPC-Web.
+//! - `GET /healthz`: 200 when the key-value store and the queue answer; the same check as
+//!   gRPC's `grpc.health.v1.Health/Check`, for a load balancer that health-checks with gRPC.
 //! - `POST /v1/callback/{token}` ([`callback`]): a partner's ack through a signed callback URL.
 //!
 //! Every error is JSON, `{ "code": ..., "message": ... }`, with the Connect protocol's codes and
@@ -23,6 +25,8 @@ mod serve;
 
 use std::sync::Arc;
 
+use axum::body::Body;
+use axum::extract::State;
 use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
@@ -49,6 +53,7 @@ pub fn router(rt: Arc<Runtime>) -> Router {
             post(rendezvous::call),
         )
         .route("/healthz", get(healthz))
+        .route("/grpc.health.v1.Health/Check", post(grpc_health))
         .route("/v1/callback/{token}", post(callback::callback))
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
@@ -71,25 +76,63 @@ pub(crate) async fn tenant_of(rt: &Runtime, headers: &HeaderMap) -> Result<Strin
     }
 }
 
-async fn healthz(axum::extract::State(rt): axum::extract::State<Arc<Runtime>>) -> Response {
+/// Whether the key-value store and the queue answer.
+async fn backends_answer(rt: &Runtime) -> Result<(), ApiError> {
     let b = &rt.services.backends;
     let kv = b.kv.get("H#health", "-").await;
     let queue = b.queue.stats(QueueKind::Work).await;
     match (kv, queue) {
-        (Ok(_), Ok(_)) => (
+        (Ok(_), Ok(_)) => Ok(()),
+        (Err(e), _) | (_, Err(e)) => Err(ApiError::new(
+            Code::Unavailable,
+            format!("a backend does not answer: {e}"),
+        )),
+    }
+}
+
+async fn healthz(State(rt): State<Arc<Runtime>>) -> Response {
+    match backends_answer(&rt).await {
+        Ok(()) => (
             StatusCode::OK,
             [(header::CONTENT_TYPE, "application/json")],
             r#"{"status":"ok"}"#,
         )
             .into_response(),
-        (Err(e), _) | (_, Err(e)) => {
-            ApiError::new(Code::Unavailable, format!("a backend does not answer: {e}"))
-                .into_response()
-        }
+        Err(e) => e.into_response(),
     }
 }
 
-async fn not_found(uri: axum::http::Uri) -> ApiError {
+/// `grpc.health.v1.Health/Check` over gRPC: `SERVING` when [`healthz`] would say 200,
+/// `unavailable` otherwise (the service named in the request is not looked at: there is one).
+async fn grpc_health(State(rt): State<Arc<Runtime>>, headers: HeaderMap, body: Body) -> Response {
+    let read = rendezvous::wire::read_body(&headers, body).await;
+    let form = match rendezvous::wire::Form::of(&headers) {
+        Ok(f) if f.is_proto() => f,
+        Ok(_) => rendezvous::wire::Form::Grpc,
+        Err(e) => return rendezvous::wire::unsupported(e),
+    };
+    match read.and(backends_answer(&rt).await) {
+        // HealthCheckResponse { status = 1 (SERVING) }: field 1, varint 1.
+        Ok(()) => rendezvous::wire::reply(form, String::new, || vec![0x08, 0x01]),
+        Err(e) => rendezvous::wire::error(form, e),
+    }
+}
+
+/// A request to no endpoint: read (so the answer reaches the client), then answered 404, or
+/// `unimplemented` in the caller's form when it speaks gRPC.
+async fn not_found(uri: axum::http::Uri, headers: HeaderMap, body: Body) -> Response {
+    let read = rendezvous::wire::read_body(&headers, body).await;
+    let e = read.err().unwrap_or_else(|| not_found_error(&uri));
+    match rendezvous::wire::Form::of(&headers) {
+        Ok(f @ (rendezvous::wire::Form::Grpc | rendezvous::wire::Form::GrpcWeb { .. })) => {
+            let e = ApiError::new(Code::Unimplemented, e.message);
+            rendezvous::wire::error(f, e)
+        }
+        _ => e.into_response(),
+    }
+}
+
+fn not_found_error(uri: &axum::http::Uri) -> ApiError {
     ApiError::new(
         Code::NotFound,
         format!(

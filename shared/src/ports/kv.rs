@@ -134,6 +134,17 @@ pub trait KvStore: std::fmt::Debug + Send + Sync {
         limit: usize,
     ) -> Result<ItemPage>;
 
+    /// The same items in descending sort key order: strictly before `before` (from the last
+    /// when `None`), at most `limit`; the page's `next` continues backwards. Backward paging
+    /// of the rendezvous lists.
+    async fn query_back(
+        &self,
+        pk: &str,
+        prefix: &str,
+        before: Option<&str>,
+        limit: usize,
+    ) -> Result<ItemPage>;
+
     /// Writes up to [`MAX_BATCH_ITEMS`] items unconditionally, in one backend call.
     async fn put_batch(&self, items: Vec<NewItem>) -> Result<()>;
 

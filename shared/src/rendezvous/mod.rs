@@ -25,12 +25,14 @@
 mod caps;
 mod model;
 pub mod notify;
+mod page;
 
 pub use model::{
     check_name, check_timeout, Barrier, CreateBarrier, Metadata, Namespace, Participant,
     UpdateBarrier, WaitOutcome, DEFAULT_NAMESPACE, MAX_INACTIVE_S, MAX_METADATA_ENTRIES,
     MAX_WAIT_S,
 };
+pub use page::{check_token, Page};
 
 use std::time::Duration;
 
@@ -42,6 +44,7 @@ use crate::ports::WorkMessage;
 use crate::ports::{now_ms, Item, KvStore, NewItem, PutMode, Queue, QueueKind, TxOp};
 use crate::{Error, Result};
 use model::{BarrierRow, NamespaceRow};
+use page::Lister;
 
 /// Namespaces never expire by themselves (31 Dec 9999); they are deleted.
 const NEVER_S: i64 = 253_402_300_799;
@@ -123,16 +126,16 @@ fn barriers_pk(tenant: &str, ns: &str, ns_inc: &str) -> String {
     format!("r#{tenant}#{ns}#{ns_inc}")
 }
 
-/// Every tenant has `default`; its row is written when first needed (a barrier's count, an
-/// update), always with the same incarnation.
-fn default_namespace() -> NamespaceRow {
+/// Every tenant has `default`; its row is written the first time anything reads it, created
+/// then, always with the same incarnation (so barriers made before its row are still its own).
+fn default_namespace(now_ns: i64) -> NamespaceRow {
     NamespaceRow {
         namespace: Namespace {
             name: DEFAULT_NAMESPACE.into(),
             description: String::new(),
             metadata: Metadata::new(),
-            created_at: 0,
-            updated_at: 0,
+            created_at: now_ns,
+            updated_at: now_ns,
         },
         incarnation: "0".into(),
         barriers: 0,
@@ -220,20 +223,33 @@ impl<'a, B: Budget + ?Sized> Rendezvous<'a, B> {
     // ---- namespaces ----
 
     async fn ns_row(&self, name: &str) -> Result<Option<(NamespaceRow, Option<String>)>> {
-        self.budget.spend(1)?;
-        match self
-            .kv
-            .get(&ns_pk(self.tenant), &format!("n#{name}"))
-            .await?
-        {
-            Some(item) => {
-                let row: NamespaceRow =
-                    serde_json::from_str(&item.value).map_err(|e| damaged("namespace", e))?;
-                Ok(Some((row, Some(item.version))))
+        // Twice at most: a missing `default` is written, and read again if another call wrote
+        // it first.
+        for _ in 0..2 {
+            self.budget.spend(1)?;
+            match self
+                .kv
+                .get(&ns_pk(self.tenant), &format!("n#{name}"))
+                .await?
+            {
+                Some(item) => {
+                    let row: NamespaceRow =
+                        serde_json::from_str(&item.value).map_err(|e| damaged("namespace", e))?;
+                    return Ok(Some((row, Some(item.version))));
+                }
+                None if name == DEFAULT_NAMESPACE => {
+                    let row = default_namespace(self.now_ns());
+                    self.budget.spend(1)?;
+                    match self.kv.put(self.ns_item(&row), PutMode::Create).await {
+                        Ok(version) => return Ok(Some((row, Some(version)))),
+                        Err(Error::AlreadyExists { .. } | Error::Precondition { .. }) => continue,
+                        Err(e) => return Err(e),
+                    }
+                }
+                None => return Ok(None),
             }
-            None if name == DEFAULT_NAMESPACE => Ok(Some((default_namespace(), None))),
-            None => Ok(None),
         }
+        Err(contended())
     }
 
     async fn need_ns(&self, name: &str) -> Result<(NamespaceRow, Option<String>)> {
@@ -302,40 +318,25 @@ impl<'a, B: Budget + ?Sized> Rendezvous<'a, B> {
         Ok(self.need_ns(name).await?.0.namespace)
     }
 
-    /// A page of namespaces in name order, and the token of the next page.
-    pub async fn list_namespaces(
-        &self,
-        token: &str,
-        limit: u64,
-    ) -> Result<(Vec<Namespace>, Option<String>)> {
-        let after = model::page_token(token)?.map(|t| format!("n#{t}"));
+    /// A page of namespaces in name order ([`Page`]: either token gives the page beside it).
+    pub async fn list_namespaces(&self, token: &str, limit: u64) -> Result<Page<Namespace>> {
+        check_token(token)?;
         let limit = model::page_limit(limit)?;
-        self.budget.spend(1)?;
-        let page = self
-            .kv
-            .query(&ns_pk(self.tenant), "n#", after.as_deref(), limit)
-            .await?;
-        let mut out = Vec::with_capacity(page.items.len() + 1);
-        for item in &page.items {
-            let row: NamespaceRow =
-                serde_json::from_str(&item.value).map_err(|e| damaged("namespace", e))?;
-            out.push(row.namespace);
-        }
-        let mut next = page.next.map(|sk| sk["n#".len()..].to_string());
-        // `default` is listed whether or not its row was written yet, where it falls.
-        let d = DEFAULT_NAMESPACE;
-        let after_token = after.as_deref().is_none_or(|a| a < "n#default");
-        let before_end = next.as_deref().is_none_or(|n| d <= n);
-        if after_token && before_end && !out.iter().any(|n| n.name == d) {
-            // Not in the page although in its range: its row is not written.
-            let at = out.partition_point(|n| n.name.as_str() < d);
-            out.insert(at, default_namespace().namespace);
-            if out.len() > limit {
-                out.truncate(limit);
-                next = out.last().map(|n| n.name.clone());
-            }
-        }
-        Ok((out, next))
+        // `default` is listed as every other namespace: its row is written if it is not yet.
+        self.ns_row(DEFAULT_NAMESPACE).await?;
+        let pk = ns_pk(self.tenant);
+        let lister = Lister {
+            kv: self.kv,
+            budget: self.budget,
+            pk: &pk,
+            prefix: "n#",
+            keep: |item: &Item| {
+                let row: NamespaceRow =
+                    serde_json::from_str(&item.value).map_err(|e| damaged("namespace", e))?;
+                Ok(Some(row.namespace))
+            },
+        };
+        lister.page(token, limit).await
     }
 
     /// How many barriers the tenant's namespaces hold, as their counts have it (barriers gone
@@ -397,7 +398,7 @@ impl<'a, B: Budget + ?Sized> Rendezvous<'a, B> {
     /// Deletes a namespace with all its barriers (they are out of reach at once, their rows
     /// expire). The `default` namespace cannot be deleted.
     pub async fn delete_namespace(&self, name: &str) -> Result<()> {
-        check_name("name", name)?;
+        check_name("namespace_name", name)?;
         if name == DEFAULT_NAMESPACE {
             return Err(Error::InvalidInput(
                 "the default namespace cannot be deleted; delete its barriers one by one".into(),
@@ -612,49 +613,38 @@ impl<'a, B: Budget + ?Sized> Rendezvous<'a, B> {
 
     /// A barrier.
     pub async fn get(&self, ns: &str, name: &str) -> Result<Barrier> {
+        check_name("namespace_name", ns)?;
+        check_name("barrier_name", name)?;
         Ok(self.need(ns, name).await?.row.barrier)
     }
 
-    /// A page of a namespace's barriers in name order, and the token of the next page.
-    pub async fn list(
-        &self,
-        ns: &str,
-        token: &str,
-        limit: u64,
-    ) -> Result<(Vec<Barrier>, Option<String>)> {
-        let mut after = model::page_token(token)?.map(|t| format!("b#{t}"));
+    /// A page of a namespace's barriers in name order ([`Page`]); barriers past their window
+    /// are not listed.
+    pub async fn list(&self, ns: &str, token: &str, limit: u64) -> Result<Page<Barrier>> {
+        check_name("namespace_name", ns)?;
+        check_token(token)?;
         let limit = model::page_limit(limit)?;
         let (ns_row, _) = self.need_ns(ns).await?;
         let pk = barriers_pk(self.tenant, ns, &ns_row.incarnation);
-        let mut out = Vec::with_capacity(limit);
-        // Barriers past their window are skipped, so a page may need more than one query.
-        loop {
-            self.budget.spend(1)?;
-            let page = self
-                .kv
-                .query(&pk, "b#", after.as_deref(), limit - out.len())
-                .await?;
-            let now = self.now_ms();
-            for item in &page.items {
+        let now = self.now_ms();
+        let lister = Lister {
+            kv: self.kv,
+            budget: self.budget,
+            pk: &pk,
+            prefix: "b#",
+            keep: |item: &Item| {
                 let row: BarrierRow =
                     serde_json::from_str(&item.value).map_err(|e| damaged("barrier", e))?;
-                if row.barrier.inactive_at_ms() > now {
-                    out.push(row.barrier);
-                }
-            }
-            match page.next {
-                Some(next) if out.len() < limit => after = Some(next),
-                Some(_) => {
-                    let last = out.last().map(|b| b.name.clone());
-                    return Ok((out, last));
-                }
-                None => return Ok((out, None)),
-            }
-        }
+                Ok((row.barrier.inactive_at_ms() > now).then_some(row.barrier))
+            },
+        };
+        lister.page(token, limit).await
     }
 
     /// Deletes a barrier with its participants; a missing one is fine.
     pub async fn delete(&self, ns: &str, name: &str) -> Result<()> {
+        check_name("namespace_name", ns)?;
+        check_name("barrier_name", name)?;
         for _ in 0..MAX_ATTEMPTS {
             let (mut ns_row, ns_version) = self.need_ns(ns).await?;
             let Some(found) = self.find(ns, name).await? else {
@@ -1009,8 +999,8 @@ impl<'a, B: Budget + ?Sized> Rendezvous<'a, B> {
         }
     }
 
-    /// A page of one generation's participants (0: the current one) in process_id order,
-    /// and the token of the next page.
+    /// A page of one generation's participants (0: the current one) in process_id order
+    /// ([`Page`]).
     pub async fn participants(
         &self,
         ns: &str,
@@ -1018,8 +1008,10 @@ impl<'a, B: Budget + ?Sized> Rendezvous<'a, B> {
         generation: u64,
         token: &str,
         limit: u64,
-    ) -> Result<(Vec<Participant>, Option<String>)> {
-        let token = model::page_token(token)?;
+    ) -> Result<Page<Participant>> {
+        check_name("namespace_name", ns)?;
+        check_name("barrier_name", name)?;
+        check_token(token)?;
         let limit = model::page_limit(limit)?;
         let found = self.need(ns, name).await?;
         let generation = if generation == 0 {
@@ -1028,16 +1020,17 @@ impl<'a, B: Budget + ?Sized> Rendezvous<'a, B> {
             generation
         };
         let prefix = format!("p#{}#", gen_key(generation));
-        let after = token.map(|t| format!("{prefix}{t}"));
-        self.budget.spend(1)?;
-        let page = self
-            .kv
-            .query(&found.parts_pk, &prefix, after.as_deref(), limit)
-            .await?;
-        let mut out = Vec::with_capacity(page.items.len());
-        for item in &page.items {
-            out.push(serde_json::from_str(&item.value).map_err(|e| damaged("participant", e))?);
-        }
-        Ok((out, page.next.map(|sk| sk[prefix.len()..].to_string())))
+        let lister = Lister {
+            kv: self.kv,
+            budget: self.budget,
+            pk: &found.parts_pk,
+            prefix: &prefix,
+            keep: |item: &Item| {
+                serde_json::from_str(&item.value)
+                    .map(Some)
+                    .map_err(|e| damaged("participant", e))
+            },
+        };
+        lister.page(token, limit).await
     }
 }

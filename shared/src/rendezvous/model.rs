@@ -104,7 +104,7 @@ pub struct Namespace {
     pub description: String,
     /// Opaque to native.
     pub metadata: Metadata,
-    /// When it was created (0 for the `default` namespace until it is written).
+    /// When it was created (for `default`: when it was first read or used).
     pub created_at: i64,
     /// When it was created or last updated.
     pub updated_at: i64,
@@ -300,23 +300,6 @@ pub fn page_limit(v: u64) -> Result<usize> {
         return Err(invalid(format!("limit must be 0 to {MAX_PAGE}, not {v}")));
     }
     Ok(if v == 0 { DEFAULT_PAGE } else { v } as usize)
-}
-
-/// A pagination token: empty for the first page, otherwise one this API handed out (the last
-/// name of the previous page).
-pub fn page_token(v: &str) -> Result<Option<&str>> {
-    if v.is_empty() {
-        return Ok(None);
-    }
-    if v.chars().count() > MAX_TOKEN_CHARS {
-        return Err(invalid(format!(
-            "pagination_token must be at most {MAX_TOKEN_CHARS} characters"
-        )));
-    }
-    check_name("pagination_token", v).map_err(|_| {
-        invalid("pagination_token is not one this API handed out; pass back next_pagination_token as it came, or none for the first page")
-    })?;
-    Ok(Some(v))
 }
 
 impl CreateBarrier {
