@@ -51,7 +51,8 @@ pub async fn namespaces(
     let q = Form::parse(q.as_deref().unwrap_or(""));
     render(c, move |c| async move {
         let tn = load_tenant(&c, &t).await?;
-        let (list, next) = rdv(&c, &tn.name).list_namespaces(q.str("after"), 250).await?;
+        let crate::rendezvous::Page { items: list, next, .. } =
+            rdv(&c, &tn.name).list_namespaces(q.str("after"), 250).await?;
         let base = Href::to(&["tenants", &t, "rendezvous"]);
         Ok(Layout {
             title: "Rendezvous namespaces",
@@ -99,7 +100,9 @@ async fn barriers_page(c: &Console, name: &str, ns: &str, q: &Form) -> PageResul
     let tn = load_tenant(c, name).await?;
     let r = rdv(c, &tn.name);
     let namespace = r.get_namespace(ns).await?;
-    let (list, next) = r.list(ns, q.str("after"), 100).await?;
+    let crate::rendezvous::Page {
+        items: list, next, ..
+    } = r.list(ns, q.str("after"), 100).await?;
     let now = now_ms();
     let base = Href::to(&["tenants", name, "rendezvous", ns]);
     let title = format!("Namespace {ns}");
@@ -176,7 +179,11 @@ async fn one_page(c: &Console, tenant_name: &str, ns: &str, name: &str, q: &Form
                 ))
             })?,
     };
-    let (participants, next) = r
+    let crate::rendezvous::Page {
+        items: participants,
+        next,
+        ..
+    } = r
         .participants(ns, name, generation, q.str("after"), 250)
         .await?;
     let waiters = c
