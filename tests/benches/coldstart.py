@@ -3,10 +3,11 @@
 
     cargo build --release -p native-invoke -p native-route -p native-queue -p native-http \\
         -p native-tick --bins --example lambda_hello
-    python3 tests/benches/coldstart.py [--debug] [--in-place] [--also NAME=PATH ...] [RUNS]
+    python3 tests/benches/coldstart.py [--only NAME,...] [--debug] [--in-place] [--also NAME=PATH ...] [RUNS]
     # CARGO_TARGET_DIR is honoured
 
-(`--debug` reads the binaries of a build without --release; `--also` adds binaries kept aside,
+(`--only native-http,native-invoke` times only those functions beside lambda_hello, for a build
+of just them; `--debug` reads the binaries of a build without --release; `--also` adds binaries kept aside,
 e.g. the same function built before a change, to the same alternating run; `--in-place` runs
 the binaries where the build left them instead of copies.)
 
@@ -38,10 +39,12 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 def parse_args(argv):
-    debug, in_place, also, rest = False, False, [], []
+    debug, in_place, also, only, rest = False, False, [], None, []
     it = iter(argv)
     for a in it:
-        if a == "--debug":
+        if a == "--only":
+            only = set(next(it, "").split(","))
+        elif a == "--debug":
             debug = True
         elif a == "--in-place":
             in_place = True
@@ -52,10 +55,10 @@ def parse_args(argv):
             also.append((name, Path(path)))
         else:
             rest.append(a)
-    return debug, in_place, also, rest
+    return debug, in_place, also, only, rest
 
 
-DEBUG, IN_PLACE, ALSO, ARGS = parse_args(sys.argv[1:])
+DEBUG, IN_PLACE, ALSO, ONLY, ARGS = parse_args(sys.argv[1:])
 TARGET = Path(os.environ.get("CARGO_TARGET_DIR", ROOT / "target")) / ("debug" if DEBUG else "release")
 BINARIES = [
     ("lambda_hello", TARGET / "examples" / "lambda_hello"),
@@ -64,7 +67,11 @@ BINARIES = [
     ("native-queue", TARGET / "native-queue"),
     ("native-http", TARGET / "native-http"),
     ("native-tick", TARGET / "native-tick"),
-] + ALSO
+]
+if ONLY is not None:
+    # lambda_hello is the yardstick of every ratio: always kept.
+    BINARIES = [(n, p) for n, p in BINARIES if n == "lambda_hello" or n in ONLY]
+BINARIES += ALSO
 
 
 class Api(BaseHTTPRequestHandler):
