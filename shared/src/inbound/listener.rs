@@ -1,10 +1,17 @@
-//! Serving HTTP/1 connections with bounds that a hostile client cannot stretch: headers must
-//! arrive within a time (slowloris), a connection waiting for its next request is closed after
-//! the same time (idle keep-alive), bodies are capped per route and must arrive within a time
-//! ([`super::body_limit`]), and the number of open connections is capped. At the cap a new
-//! connection closes the oldest one that has no request in flight (an idle or half-sent one,
-//! as nginx reclaims keep-alive connections), so that idle connections cannot lock others out;
-//! only when every connection is serving a request is a new one turned away, with a 503.
+//! Serving HTTP/1.1 and HTTP/2 (h2c, for gRPC clients) connections with bounds that a hostile
+//! client cannot stretch: headers must arrive within a time (slowloris), a connection waiting
+//! for its next request is closed after the same time (idle keep-alive), bodies are capped per
+//! route and must arrive within a time ([`super::body_limit`]), and the number of open
+//! connections is capped. At the cap a new connection closes the oldest one that has no request
+//! in flight (an idle or half-sent one, as nginx reclaims keep-alive connections), so that idle
+//! connections cannot lock others out; only when every connection is serving a request is a new
+//! one turned away, with a 503.
+//!
+//! Which protocol a connection speaks is read from its first bytes (HTTP/2's client preface or
+//! not), within the header timeout, so that a client that sends nothing, or a preface a byte at
+//! a time, is closed as a slow HTTP/1 client is. An HTTP/2 connection carries at most
+//! [`H2_MAX_STREAMS`] requests at once and headers of at most [`H2_MAX_HEADER_BYTES`]; it is
+//! pinged while open and closed once it has served nothing for a header timeout.
 //!
 //! Used by every long-running listener: `native serve` and the Fargate server.
 
@@ -16,8 +23,9 @@ use std::time::Duration;
 
 use axum::body::Body;
 use axum::Router;
-use hyper::server::conn::http1;
-use hyper_util::rt::{TokioIo, TokioTimer};
+use hyper::server::conn::{http1, http2};
+use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, ReadBuf};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{watch, Notify};
 use tower::ServiceExt;
@@ -128,10 +136,21 @@ fn connection_ceiling(wanted: usize) -> usize {
     }
 }
 
+/// Requests an HTTP/2 connection may carry at once (each a task of its own).
+pub const H2_MAX_STREAMS: u32 = 100;
+
+/// The most bytes of headers an HTTP/2 request may carry (decoded), as HTTP/1's reader allows.
+pub const H2_MAX_HEADER_BYTES: u32 = 64 * 1024;
+
+/// The client preface every HTTP/2 connection starts with (RFC 9113, 3.4).
+const H2_PREFACE: &[u8] = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
+
 /// One open connection.
 struct Slot {
     /// Requests it is serving (0 or 1 on HTTP/1).
     busy: AtomicUsize,
+    /// Requests it has begun, so that an idle HTTP/2 connection can be told from a busy one.
+    begun: AtomicU64,
     /// Told when the connection is closed to make room.
     evict: Notify,
 }
@@ -158,6 +177,7 @@ impl Conns {
         let id = self.next.fetch_add(1, Ordering::Relaxed);
         let slot = Arc::new(Slot {
             busy: AtomicUsize::new(0),
+            begun: AtomicU64::new(0),
             evict: Notify::new(),
         });
         open.insert(id, slot.clone());
@@ -193,6 +213,7 @@ struct Busy(Arc<Slot>);
 impl Busy {
     fn new(slot: &Arc<Slot>) -> Self {
         slot.busy.fetch_add(1, Ordering::AcqRel);
+        slot.begun.fetch_add(1, Ordering::Relaxed);
         Busy(slot.clone())
     }
 }
@@ -296,13 +317,23 @@ pub async fn serve_app(
 
 /// Serves one connection until it closes, is closed to make room, or the server stops.
 async fn connection(
-    stream: TcpStream,
+    mut stream: TcpStream,
     app: Router,
     hygiene: Hygiene,
     slot: Arc<Slot>,
-    mut stopping: watch::Receiver<bool>,
+    stopping: watch::Receiver<bool>,
 ) {
     let _ = stream.set_nodelay(true);
+    // The protocol, from the first bytes, which must come within the header timeout.
+    let first = tokio::select! {
+        r = tokio::time::timeout(hygiene.header_timeout, sniff(&mut stream)) => r,
+        _ = slot.evict.notified() => return,
+    };
+    let (h2, prefix) = match first {
+        Ok(Ok(Some(p))) => p,
+        // Silent past the timeout, closed, or broken before a request: nothing to answer.
+        _ => return,
+    };
     let for_requests = slot.clone();
     let service = hyper::service::service_fn(move |req: hyper::Request<hyper::body::Incoming>| {
         let busy = Busy::new(&for_requests);
@@ -313,16 +344,167 @@ async fn connection(
             r
         }
     });
-    let conn = http1::Builder::new()
-        .timer(TokioTimer::new())
-        .header_read_timeout(hygiene.header_timeout)
-        .keep_alive(true)
-        .serve_connection(TokioIo::new(stream), service);
+    let io = TokioIo::new(Prefixed {
+        prefix,
+        at: 0,
+        inner: stream,
+    });
+    if h2 {
+        let conn = http2::Builder::new(TokioExecutor::new())
+            .timer(TokioTimer::new())
+            .max_concurrent_streams(H2_MAX_STREAMS)
+            .max_header_list_size(H2_MAX_HEADER_BYTES)
+            .keep_alive_interval(Some(hygiene.header_timeout))
+            .keep_alive_timeout(hygiene.header_timeout)
+            .serve_connection(io, service);
+        drive(conn, hygiene, &slot, stopping, true).await;
+    } else {
+        let conn = http1::Builder::new()
+            .timer(TokioTimer::new())
+            .header_read_timeout(hygiene.header_timeout)
+            .keep_alive(true)
+            .serve_connection(io, service);
+        drive(conn, hygiene, &slot, stopping, false).await;
+    }
+}
+
+/// Reads a connection's first bytes until they are HTTP/2's preface (`true`) or cannot be
+/// (`false`, HTTP/1), returning them with the answer; `None` when the peer closes first.
+async fn sniff(stream: &mut TcpStream) -> std::io::Result<Option<(bool, Vec<u8>)>> {
+    let mut got = Vec::with_capacity(H2_PREFACE.len());
+    loop {
+        let mut buf = [0u8; 24];
+        let n = stream
+            .read(&mut buf[..H2_PREFACE.len() - got.len()])
+            .await?;
+        if n == 0 {
+            return Ok(None);
+        }
+        got.extend_from_slice(&buf[..n]);
+        if !H2_PREFACE.starts_with(&got) {
+            return Ok(Some((false, got)));
+        }
+        if got.len() == H2_PREFACE.len() {
+            return Ok(Some((true, got)));
+        }
+    }
+}
+
+/// A connection whose first bytes were read to tell its protocol: they are read again first.
+struct Prefixed {
+    prefix: Vec<u8>,
+    at: usize,
+    inner: TcpStream,
+}
+
+impl AsyncRead for Prefixed {
+    fn poll_read(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        let this = &mut *self;
+        if this.at < this.prefix.len() {
+            let n = (this.prefix.len() - this.at).min(buf.remaining());
+            buf.put_slice(&this.prefix[this.at..this.at + n]);
+            this.at += n;
+            if this.at == this.prefix.len() {
+                this.prefix = Vec::new();
+                this.at = 0;
+            }
+            return std::task::Poll::Ready(Ok(()));
+        }
+        std::pin::Pin::new(&mut this.inner).poll_read(cx, buf)
+    }
+}
+
+impl AsyncWrite for Prefixed {
+    fn poll_write(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        buf: &[u8],
+    ) -> std::task::Poll<std::io::Result<usize>> {
+        std::pin::Pin::new(&mut self.inner).poll_write(cx, buf)
+    }
+
+    fn poll_write_vectored(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        bufs: &[std::io::IoSlice<'_>],
+    ) -> std::task::Poll<std::io::Result<usize>> {
+        std::pin::Pin::new(&mut self.inner).poll_write_vectored(cx, bufs)
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        self.inner.is_write_vectored()
+    }
+
+    fn poll_flush(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        std::pin::Pin::new(&mut self.inner).poll_flush(cx)
+    }
+
+    fn poll_shutdown(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        std::pin::Pin::new(&mut self.inner).poll_shutdown(cx)
+    }
+}
+
+/// A served connection that can be asked to finish what it serves and close.
+trait Graceful: Future {
+    fn graceful(self: std::pin::Pin<&mut Self>);
+}
+
+impl<I, S> Graceful for http1::Connection<I, S>
+where
+    Self: Future,
+    I: hyper::rt::Read + hyper::rt::Write + Unpin,
+    S: hyper::service::HttpService<hyper::body::Incoming>,
+    S::ResBody: hyper::body::Body + 'static,
+    <S::ResBody as hyper::body::Body>::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
+    fn graceful(self: std::pin::Pin<&mut Self>) {
+        self.graceful_shutdown();
+    }
+}
+
+impl<I, S, E> Graceful for http2::Connection<I, S, E>
+where
+    Self: Future,
+    I: hyper::rt::Read + hyper::rt::Write + Unpin,
+    S: hyper::service::HttpService<hyper::body::Incoming>,
+    S::ResBody: hyper::body::Body + 'static,
+    <S::ResBody as hyper::body::Body>::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+    E: hyper::rt::bounds::Http2ServerConnExec<S::Future, S::ResBody>,
+{
+    fn graceful(self: std::pin::Pin<&mut Self>) {
+        self.graceful_shutdown();
+    }
+}
+
+/// Drives a connection until it ends, is evicted, or the server stops (then gracefully). An
+/// HTTP/2 connection (`idle_close`) that began no request for a whole header timeout, and
+/// serves none, is closed as HTTP/1's idle keep-alive is.
+async fn drive<C: Graceful>(
+    conn: C,
+    hygiene: Hygiene,
+    slot: &Slot,
+    mut stopping: watch::Receiver<bool>,
+    idle_close: bool,
+) {
     let mut conn = std::pin::pin!(conn);
     if *stopping.borrow() {
-        conn.as_mut().graceful_shutdown();
+        conn.as_mut().graceful();
     }
     let mut draining = false;
+    let mut idle = tokio::time::interval(hygiene.header_timeout);
+    idle.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    idle.tick().await;
+    let mut seen = slot.begun.load(Ordering::Relaxed);
     loop {
         tokio::select! {
             _ = conn.as_mut() => return,
@@ -330,9 +512,116 @@ async fn connection(
             changed = stopping.changed(), if !draining => {
                 draining = true;
                 if changed.is_ok() {
-                    conn.as_mut().graceful_shutdown();
+                    conn.as_mut().graceful();
                 }
             }
+            _ = idle.tick(), if idle_close && !draining => {
+                let begun = slot.begun.load(Ordering::Relaxed);
+                if begun == seen && slot.busy.load(Ordering::Acquire) == 0 {
+                    draining = true;
+                    conn.as_mut().graceful();
+                }
+                seen = begun;
+            }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use http_body_util::{BodyExt, Empty};
+    use tokio::io::AsyncWriteExt;
+
+    /// A listener on 127.0.0.1 serving `GET /` with "hi", within `header_timeout`.
+    async fn start(header_timeout: Duration) -> (std::net::SocketAddr, watch::Sender<bool>) {
+        let listener = bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let app = Router::new().route("/", axum::routing::get(|| async { "hi" }));
+        let hygiene = Hygiene {
+            header_timeout,
+            body_timeout: Duration::from_secs(5),
+            max_connections: 16,
+        };
+        let (stop, mut stopped) = watch::channel(false);
+        tokio::spawn(serve_app(
+            listener,
+            app,
+            hygiene,
+            async move {
+                let _ = stopped.changed().await;
+            },
+            Duration::from_secs(1),
+        ));
+        (addr, stop)
+    }
+
+    /// Reads until the server closes; how long that took, or `None` past `within`.
+    async fn closed_within(c: &mut TcpStream, within: Duration) -> Option<Duration> {
+        let t = std::time::Instant::now();
+        let mut sink = Vec::new();
+        tokio::time::timeout(within, c.read_to_end(&mut sink))
+            .await
+            .ok()
+            .map(|_| t.elapsed())
+    }
+
+    #[tokio::test]
+    async fn http1_and_h2c_are_served_on_one_port() {
+        let (addr, _stop) = start(Duration::from_secs(5)).await;
+        // HTTP/1.1
+        let mut c = TcpStream::connect(addr).await.unwrap();
+        c.write_all(b"GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+            .await
+            .unwrap();
+        let mut got = String::new();
+        c.read_to_string(&mut got).await.unwrap();
+        assert!(
+            got.starts_with("HTTP/1.1 200") && got.ends_with("hi"),
+            "{got}"
+        );
+        // HTTP/2 with prior knowledge (h2c), as gRPC clients speak it
+        let io = TokioIo::new(TcpStream::connect(addr).await.unwrap());
+        let (mut send, conn) = hyper::client::conn::http2::handshake(TokioExecutor::new(), io)
+            .await
+            .unwrap();
+        tokio::spawn(conn);
+        let req = hyper::Request::get(format!("http://{addr}/"))
+            .body(Empty::<bytes::Bytes>::new())
+            .unwrap();
+        let res = send.send_request(req).await.unwrap();
+        assert_eq!(res.version(), hyper::Version::HTTP_2);
+        let body = res.into_body().collect().await.unwrap().to_bytes();
+        assert_eq!(&body[..], b"hi");
+    }
+
+    #[tokio::test]
+    async fn a_connection_that_never_says_its_protocol_is_closed_by_the_header_timeout() {
+        let (addr, _stop) = start(Duration::from_millis(300)).await;
+        // Silent, and half of HTTP/2's preface then silent: both closed after the timeout.
+        for sent in [&b""[..], &H2_PREFACE[..10]] {
+            let mut c = TcpStream::connect(addr).await.unwrap();
+            c.write_all(sent).await.unwrap();
+            let took = closed_within(&mut c, Duration::from_secs(5)).await;
+            assert!(
+                took.is_some_and(|t| t >= Duration::from_millis(250)),
+                "after {sent:?}: {took:?}"
+            );
+        }
+    }
+
+    #[tokio::test]
+    async fn an_idle_h2c_connection_is_closed_as_an_idle_keep_alive_is() {
+        let (addr, _stop) = start(Duration::from_millis(300)).await;
+        // The preface and an empty SETTINGS frame, then nothing: closed within two timeouts
+        // (the server answers with its own SETTINGS and, at the end, a GOAWAY).
+        let mut c = TcpStream::connect(addr).await.unwrap();
+        c.write_all(H2_PREFACE).await.unwrap();
+        c.write_all(&[0, 0, 0, 4, 0, 0, 0, 0, 0]).await.unwrap();
+        let took = closed_within(&mut c, Duration::from_secs(5)).await;
+        assert!(
+            took.is_some_and(|t| t >= Duration::from_millis(250)),
+            "{took:?}"
+        );
     }
 }
