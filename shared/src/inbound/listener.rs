@@ -3,9 +3,9 @@
 //! for its next request is closed after the same time (idle keep-alive), bodies are capped per
 //! route and must arrive within a time ([`super::body_limit`]), and the number of open
 //! connections is capped. At the cap a new connection closes the oldest one that has no request
-//! in flight (an idle or half-sent one, as nginx reclaims keep-alive connections), so that idle
-//! connections cannot lock others out; only when every connection is serving a request is a new
-//! one turned away, with a 503.
+//! in flight (an idle or half-sent one, as nginx reclaims keep-alive connections; one that never
+//! sent a byte before one that did), so that idle connections cannot lock others out; only when
+//! every connection is serving a request is a new one turned away, with a 503.
 //!
 //! Which protocol a connection speaks is read from its first bytes (HTTP/2's client preface or
 //! not), within the header timeout, so that a client that sends nothing, or a preface a byte at
@@ -151,6 +151,8 @@ struct Slot {
     busy: AtomicUsize,
     /// Requests it has begun, so that an idle HTTP/2 connection can be told from a busy one.
     begun: AtomicU64,
+    /// It has sent its first bytes: at the cap, connections that never spoke make room first.
+    spoke: std::sync::atomic::AtomicBool,
     /// Told when the connection is closed to make room.
     evict: Notify,
 }
@@ -178,6 +180,7 @@ impl Conns {
         let slot = Arc::new(Slot {
             busy: AtomicUsize::new(0),
             begun: AtomicU64::new(0),
+            spoke: std::sync::atomic::AtomicBool::new(false),
             evict: Notify::new(),
         });
         open.insert(id, slot.clone());
@@ -185,10 +188,18 @@ impl Conns {
     }
 
     fn evict_idle(&self, open: &mut BTreeMap<u64, Arc<Slot>>) -> bool {
-        let idle = open
-            .iter()
-            .find(|(_, s)| s.busy.load(Ordering::Acquire) == 0)
-            .map(|(id, _)| *id);
+        // The oldest connection that never sent a byte, else the oldest without a request in
+        // flight: a client that connected and is sending its request keeps its place while
+        // silent connections remain to close.
+        let idle = |silent: bool| {
+            open.iter()
+                .find(|(_, s)| {
+                    s.busy.load(Ordering::Acquire) == 0
+                        && !(silent && s.spoke.load(Ordering::Relaxed))
+                })
+                .map(|(id, _)| *id)
+        };
+        let idle = idle(true).or_else(|| idle(false));
         match idle.and_then(|id| open.remove(&id)) {
             Some(slot) => {
                 slot.evict.notify_one();
@@ -330,7 +341,10 @@ async fn connection(
         _ = slot.evict.notified() => return,
     };
     let (h2, prefix) = match first {
-        Ok(Ok(Some(p))) => p,
+        Ok(Ok(Some(p))) => {
+            slot.spoke.store(true, Ordering::Relaxed);
+            p
+        }
         // Silent past the timeout, closed, or broken before a request: nothing to answer.
         _ => return,
     };
@@ -535,13 +549,20 @@ mod tests {
 
     /// A listener on 127.0.0.1 serving `GET /` with "hi", within `header_timeout`.
     async fn start(header_timeout: Duration) -> (std::net::SocketAddr, watch::Sender<bool>) {
+        start_capped(header_timeout, 16).await
+    }
+
+    async fn start_capped(
+        header_timeout: Duration,
+        max_connections: usize,
+    ) -> (std::net::SocketAddr, watch::Sender<bool>) {
         let listener = bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
         let app = Router::new().route("/", axum::routing::get(|| async { "hi" }));
         let hygiene = Hygiene {
             header_timeout,
             body_timeout: Duration::from_secs(5),
-            max_connections: 16,
+            max_connections,
         };
         let (stop, mut stopped) = watch::channel(false);
         tokio::spawn(serve_app(
@@ -623,5 +644,28 @@ mod tests {
             took.is_some_and(|t| t >= Duration::from_millis(250)),
             "{took:?}"
         );
+    }
+
+    #[tokio::test]
+    async fn at_the_cap_silent_connections_make_room_before_one_sending_its_request() {
+        let (addr, _stop) = start_capped(Duration::from_secs(30), 4).await;
+        // A client that has begun its request, then twenty that never speak.
+        let mut sending = TcpStream::connect(addr).await.unwrap();
+        sending.write_all(b"GET / HTTP/1.1\r\n").await.unwrap();
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        let mut silent = Vec::new();
+        for _ in 0..20 {
+            silent.push(TcpStream::connect(addr).await.unwrap());
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        // THEN the first is still open, and answered when it finishes its request.
+        sending
+            .write_all(b"Host: x\r\nConnection: close\r\n\r\n")
+            .await
+            .unwrap();
+        let mut got = String::new();
+        let _ =
+            tokio::time::timeout(Duration::from_secs(5), sending.read_to_string(&mut got)).await;
+        assert!(got.starts_with("HTTP/1.1 200"), "{got:?}");
     }
 }
