@@ -27,9 +27,12 @@ use std::time::{Duration, Instant};
 use native_tests::TenantSpec;
 use serde_json::Value;
 
-/// The `native` binary under test.
+/// The `native` binary under test: this build's, or `NATIVE_HOSTILE_LOAD_BIN` (a release build,
+/// for SECURITY.md's release figures; run by hand).
 fn native_bin() -> PathBuf {
-    PathBuf::from(env!("CARGO_BIN_EXE_native"))
+    std::env::var_os("NATIVE_HOSTILE_LOAD_BIN")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_native")))
 }
 
 /// The canary tenant every case has: its `ping` answers at once.
