@@ -240,6 +240,14 @@ pub enum Command {
         #[command(subcommand)]
         command: VaultCommand,
     },
+    /// Check and repair the project's .native/ folder: make messages of dead processes visible
+    /// again, remove their temporary files and orphaned object contents, run SQLite's
+    /// quick_check and check every object's content. Exit 1 when something is damaged.
+    Doctor {
+        /// Also check every object's content against its sha256 (reads every byte).
+        #[arg(long)]
+        deep: bool,
+    },
     /// Serve the HTTP API (POST /v1/invoke/{script}, GET /healthz) and the operator's console
     /// (/console/), and process both queues continuously, until SIGINT or SIGTERM. The first
     /// line on stdout is exactly `listening on http://HOST:PORT`, the second

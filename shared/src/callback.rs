@@ -185,7 +185,9 @@ impl Signer {
 }
 
 /// The embedded backend's secret: `.native/callback.key`, 32 random bytes in hex, made
-/// readable by the owner only on first use.
+/// readable by the owner only on first use. It is written whole and synced under a temporary
+/// name, then linked into place and its folder synced: a power cut leaves no key or the whole
+/// key, never an empty file; of two processes making it at once, the first one's wins.
 pub fn local_key(state_dir: &Path) -> Result<Vec<u8>> {
     let path = state_dir.join(KEY_FILE);
     let fail = |e: std::io::Error| {
@@ -196,26 +198,65 @@ pub fn local_key(state_dir: &Path) -> Result<Vec<u8>> {
         )
     };
     match std::fs::read_to_string(&path) {
-        Ok(text) => return hex::decode(text.trim()).map_err(|_| bad_key_file(&path)),
+        Ok(text) => return parse_key(&path, &text),
         Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(fail(e)),
         Err(_) => {}
     }
     let key: [u8; 32] = rand::random();
-    let mut opts = std::fs::OpenOptions::new();
-    opts.write(true).create_new(true);
-    #[cfg(unix)]
-    std::os::unix::fs::OpenOptionsExt::mode(&mut opts, 0o600);
-    match opts.open(&path) {
-        Ok(mut f) => {
-            std::io::Write::write_all(&mut f, hex::encode(key).as_bytes()).map_err(fail)?;
+    let tmp = state_dir.join(format!(".{KEY_FILE}.{:016x}", rand::random::<u64>()));
+    let write = || -> std::io::Result<()> {
+        let mut opts = std::fs::OpenOptions::new();
+        opts.write(true).create_new(true);
+        #[cfg(unix)]
+        std::os::unix::fs::OpenOptionsExt::mode(&mut opts, 0o600);
+        let mut f = opts.open(&tmp)?;
+        std::io::Write::write_all(&mut f, hex::encode(key).as_bytes())?;
+        f.sync_all()
+    };
+    let written = write();
+    let linked = written.and_then(|()| std::fs::hard_link(&tmp, &path));
+    let _ = std::fs::remove_file(&tmp);
+    match linked {
+        Ok(()) => {
+            std::fs::File::open(state_dir)
+                .and_then(|d| d.sync_all())
+                .map_err(fail)?;
             Ok(key.to_vec())
         }
         // Another process made it first: use theirs.
         Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
             let text = std::fs::read_to_string(&path).map_err(fail)?;
-            hex::decode(text.trim()).map_err(|_| bad_key_file(&path))
+            parse_key(&path, &text)
         }
         Err(e) => Err(fail(e)),
+    }
+}
+
+/// Checks `.native/callback.key` if there is one: an empty or malformed key is an error that
+/// says so (and what to do), at start rather than at the first callback URL.
+pub fn check_local_key(state_dir: &Path) -> Result<()> {
+    let path = state_dir.join(KEY_FILE);
+    match std::fs::read_to_string(&path) {
+        Ok(text) => parse_key(&path, &text).map(|_| ()),
+        Err(_) => Ok(()),
+    }
+}
+
+fn parse_key(path: &Path, text: &str) -> Result<Vec<u8>> {
+    let text = text.trim();
+    if text.is_empty() {
+        return Err(Error::config(
+            format!(".native/{KEY_FILE}"),
+            "-",
+            format!(
+                "{} is empty (cut short while it was first written, by a power cut or a full disk); the callback URLs signed with the key it held no longer verify: restore it from a backup to keep them, or delete it to make a new key",
+                path.display()
+            ),
+        ));
+    }
+    match hex::decode(text) {
+        Ok(key) if key.len() >= 16 => Ok(key),
+        _ => Err(bad_key_file(path)),
     }
 }
 
@@ -224,7 +265,7 @@ fn bad_key_file(path: &Path) -> Error {
         format!(".native/{KEY_FILE}"),
         "-",
         format!(
-            "{} is not a hex key; delete it to make a new one (URLs signed with the old one stop working)",
+            "{} is not a hex key of at least 16 bytes; delete it to make a new one (URLs signed with the old one stop working)",
             path.display()
         ),
     )

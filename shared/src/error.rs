@@ -1,6 +1,7 @@
 //! The one error type of the core crate. Backend-private errors map into it so that callers can
 //! tell a missing object from a failed precondition from a breached limit without parsing text.
 
+use std::error::Error as _;
 use std::fmt;
 
 /// Result with the core [`Error`].
@@ -84,7 +85,48 @@ pub enum Error {
         #[source]
         source: Option<Box<dyn std::error::Error + Send + Sync>>,
     },
+    /// Local storage (the embedded backend's folder) failed: the message names the file, the
+    /// cause and what to do; `fault` tells the kind (a full disk is not a damaged database).
+    #[error("{message}")]
+    Storage {
+        /// What kind of failure.
+        fault: StorageFault,
+        /// The file or folder concerned.
+        path: String,
+        /// The whole message: the file, the cause, what to do.
+        message: String,
+    },
+    /// Another call holds the work for a moment (a barrier's dispatch claim); the same call
+    /// succeeds after `retry_after_s`. Not the caller's fault: HTTP 503 with `Retry-After`.
+    #[error("{what}; retry in {retry_after_s} s")]
+    Held {
+        /// What is held and by whom.
+        what: String,
+        /// Seconds until a retry can succeed.
+        retry_after_s: u32,
+    },
 }
+
+/// The kinds of [`Error::Storage`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StorageFault {
+    /// The file system is full (`ENOSPC`, SQLite's `SQLITE_FULL`): HTTP 507.
+    NoSpace,
+    /// The folder or a file in it cannot be written (read-only file system, permissions).
+    ReadOnly,
+    /// The database file is damaged, truncated or not a database.
+    Corrupt,
+    /// The database is empty although the folder holds a project's state: it was lost.
+    Empty,
+    /// An object's content does not match its size or digest.
+    Damaged,
+    /// Any other I/O failure.
+    Io,
+}
+
+/// What every no-space message says, so that a script's error (which carries the message as
+/// text) is told from others: `inbound` answers 507 to it.
+pub const NO_SPACE: &str = "no space left on the device";
 
 fn with_hint(h: &str) -> String {
     if h.is_empty() {
@@ -126,6 +168,45 @@ impl Error {
             file: file.to_string(),
             field: field.to_string(),
             why: why.to_string(),
+        }
+    }
+
+    /// A copy of this error for a second caller (a failed group commit answers every request
+    /// of its group): kind and message kept, the source as text.
+    pub fn again(&self) -> Error {
+        match self {
+            Error::Storage {
+                fault,
+                path,
+                message,
+            } => Error::Storage {
+                fault: *fault,
+                path: path.clone(),
+                message: message.clone(),
+            },
+            Error::Held {
+                what,
+                retry_after_s,
+            } => Error::Held {
+                what: what.clone(),
+                retry_after_s: *retry_after_s,
+            },
+            Error::Backend {
+                backend, message, ..
+            } => Error::Backend {
+                backend,
+                message: match self.source() {
+                    Some(s) => format!("{message}: {s}"),
+                    None => message.clone(),
+                },
+                source: None,
+            },
+            Error::InvalidInput(m) => Error::InvalidInput(m.clone()),
+            other => Error::Backend {
+                backend: "embedded",
+                message: other.to_string(),
+                source: None,
+            },
         }
     }
 

@@ -41,6 +41,8 @@ impl Project {
         })?;
         let deployment = Deployment::from_json(DEPLOYMENT_FILE, &text)?;
         let backend = Embedded::open(&root.join(".native"), deployment.notifying_buckets())?;
+        // A damaged callback secret is said at once, not as "no callback secret" later.
+        crate::callback::check_local_key(&root.join(".native"))?;
         // This process's now follows the project's clock (`native clock advance`).
         crate::clock::apply(&root.join(".native"))?;
         Ok(Project {
@@ -137,6 +139,12 @@ impl Default for DrainOptions {
     }
 }
 
+/// How long a drain holds a message it received: a short lease, extended every
+/// [`LEASE_S`]/3 while the drain works on it. A message of a process that died is visible again
+/// at the next receive of a live one (the embedded backend knows its owner is gone); one held
+/// by a process that hangs, after this.
+pub const LEASE_S: u32 = 30;
+
 /// Fires the timers that are due (the part of the `tick` Lambda), then processes every due
 /// message of both queues until none is due and no `job:http` of this
 /// process is running (and, with `wait`, until nothing is left but messages received before:
@@ -145,7 +153,6 @@ impl Default for DrainOptions {
 /// go to the dead-letter place after their fifth receive.
 pub async fn drain(rt: &Runtime, opts: DrainOptions) -> Result<DrainReport> {
     let q = rt.services.backends.queue.clone();
-    let visibility = 900;
     let started = std::time::Instant::now();
     let mut report = DrainReport::default();
     // Messages that failed here and have not been received again since.
@@ -167,60 +174,34 @@ pub async fn drain(rt: &Runtime, opts: DrainOptions) -> Result<DrainReport> {
         }
         let mut any = false;
         for kind in [QueueKind::Events, QueueKind::Work] {
-            for m in q.receive(kind, 10, visibility).await? {
-                any = true;
-                retrying.remove(&(kind, m.id.clone()));
-                match process(rt, kind, &m).await {
-                    Ok(()) => {
-                        q.delete(kind, &m.receipt).await?;
-                        report.handled += 1;
-                    }
+            let received = q.receive(kind, 10, LEASE_S).await?;
+            any |= !received.is_empty();
+            let held = Lease::start(q.clone(), kind, &received);
+            let mut pass = Pass {
+                rt,
+                opts: &opts,
+                report: &mut report,
+                retrying: &mut retrying,
+            };
+            let mut done = 0;
+            let mut failed = None;
+            for m in &received {
+                match pass.one(kind, m, &held).await {
+                    Ok(()) => done += 1,
                     Err(e) => {
-                        let error = e.to_string();
-                        // A breach of the chain's width fails the same way every time: it goes
-                        // to the dead letters at once, as on AWS.
-                        if crate::host::chain::breached_width(&e)
-                            && q.dead_letter_now(kind, &m.body, &error).await.is_ok()
-                        {
-                            q.delete(kind, &m.receipt).await?;
-                            rt.services.log.write(&json!({
-                                "ts_ms": crate::ports::now_ms(), "level": "error",
-                                "msg": "message breached its chain's width; it is a dead letter now",
-                                "queue": kind.name(), "attempt": m.receive_count, "error": error,
-                            }));
-                            report.failures.push(Failure {
-                                queue: kind,
-                                attempt: m.receive_count,
-                                message_id: m.id.clone(),
-                                error,
-                            });
-                            continue;
-                        }
-                        // After the last attempt there is nothing to wait for: the next
-                        // receive moves it to the dead letters (on SQS, its redrive policy).
-                        let last = m.receive_count >= crate::ports::MAX_RECEIVES;
-                        let msg = if last {
-                            "message failed on its last attempt; it is a dead letter now"
-                        } else {
-                            "message failed; it will be retried after the visibility timeout"
-                        };
-                        rt.services.log.write(&json!({
-                            "ts_ms": crate::ports::now_ms(), "level": "error", "msg": msg,
-                            "queue": kind.name(), "attempt": m.receive_count, "error": error,
-                        }));
-                        let delay = if last { 0 } else { opts.retry_delay_s };
-                        q.retry_later(kind, &m.receipt, delay, &error).await?;
-                        if !last {
-                            retrying.insert((kind, m.id.clone()));
-                        }
-                        report.failures.push(Failure {
-                            queue: kind,
-                            attempt: m.receive_count,
-                            message_id: m.id.clone(),
-                            error,
-                        });
+                        failed = Some(e);
+                        break;
                     }
                 }
+            }
+            drop(held);
+            if let Some(e) = failed {
+                // Give back what this pass received and did not finish, so that it is not
+                // held until its lease lapses.
+                for m in &received[done..] {
+                    let _ = q.hold(kind, &m.receipt, 0).await;
+                }
+                return Err(e);
             }
         }
         report.retrying = retrying.len();
@@ -247,6 +228,134 @@ pub async fn drain(rt: &Runtime, opts: DrainOptions) -> Result<DrainReport> {
             return Ok(report);
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// Keeps the messages a drain pass received hidden while it works on them: every
+/// [`LEASE_S`]/3 their lease is extended, until the pass drops this.
+struct Lease {
+    task: Option<tokio::task::JoinHandle<()>>,
+    left: Arc<std::sync::Mutex<Vec<String>>>,
+}
+
+impl Lease {
+    fn start(q: Arc<dyn crate::ports::Queue>, kind: QueueKind, received: &[Message]) -> Lease {
+        let left = Arc::new(std::sync::Mutex::new(
+            received
+                .iter()
+                .map(|m| m.receipt.clone())
+                .collect::<Vec<_>>(),
+        ));
+        if received.is_empty() {
+            return Lease { task: None, left };
+        }
+        let held = left.clone();
+        let task = tokio::spawn(async move {
+            let every = Duration::from_secs(u64::from(LEASE_S / 3));
+            loop {
+                tokio::time::sleep(every).await;
+                let receipts = held.lock().unwrap_or_else(|p| p.into_inner()).clone();
+                for r in receipts {
+                    // A receipt that is gone was handled meanwhile.
+                    let _ = q.hold(kind, &r, LEASE_S).await;
+                }
+            }
+        });
+        Lease {
+            task: Some(task),
+            left,
+        }
+    }
+
+    /// The message of `receipt` is no longer held by this pass.
+    fn done(&self, receipt: &str) {
+        self.left
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .retain(|r| r != receipt);
+    }
+}
+
+impl Drop for Lease {
+    fn drop(&mut self) {
+        if let Some(t) = self.task.take() {
+            t.abort();
+        }
+    }
+}
+
+/// One drain pass over received messages.
+struct Pass<'a> {
+    rt: &'a Runtime,
+    opts: &'a DrainOptions,
+    report: &'a mut DrainReport,
+    retrying: &'a mut std::collections::HashSet<(QueueKind, String)>,
+}
+
+impl Pass<'_> {
+    /// Processes one received message: deleted when handled, retried later when it failed.
+    /// An error is the queue's (the message's fate could not be recorded).
+    async fn one(&mut self, kind: QueueKind, m: &Message, lease: &Lease) -> Result<()> {
+        let (rt, q) = (self.rt, &self.rt.services.backends.queue);
+        self.retrying.remove(&(kind, m.id.clone()));
+        let r = match process(rt, kind, m).await {
+            Ok(()) => {
+                let r = q.delete(kind, &m.receipt).await;
+                lease.done(&m.receipt);
+                r?;
+                self.report.handled += 1;
+                return Ok(());
+            }
+            Err(e) => e,
+        };
+        let error = r.to_string();
+        // A breach of the chain's width fails the same way every time: it goes to the dead
+        // letters at once, as on AWS.
+        if crate::host::chain::breached_width(&r)
+            && q.dead_letter_now(kind, &m.body, &error).await.is_ok()
+        {
+            let d = q.delete(kind, &m.receipt).await;
+            lease.done(&m.receipt);
+            d?;
+            rt.services.log.write(&json!({
+                "ts_ms": crate::ports::now_ms(), "level": "error",
+                "msg": "message breached its chain's width; it is a dead letter now",
+                "queue": kind.name(), "attempt": m.receive_count, "error": error,
+            }));
+            self.report.failures.push(Failure {
+                queue: kind,
+                attempt: m.receive_count,
+                message_id: m.id.clone(),
+                error,
+            });
+            return Ok(());
+        }
+        // After the last attempt there is nothing to wait for: the next receive moves it to
+        // the dead letters (on SQS, its redrive policy).
+        let last = m.receive_count >= crate::ports::MAX_RECEIVES;
+        let msg = if last {
+            "message failed on its last attempt; it is a dead letter now"
+        } else {
+            "message failed; it will be retried after the visibility timeout"
+        };
+        rt.services.log.write(&json!({
+            "ts_ms": crate::ports::now_ms(), "level": "error", "msg": msg,
+            "queue": kind.name(), "attempt": m.receive_count, "error": error,
+        }));
+        let delay = if last { 0 } else { self.opts.retry_delay_s };
+        let r = q.retry_later(kind, &m.receipt, delay, &error).await;
+        lease.done(&m.receipt);
+        r?;
+        if !last {
+            self.retrying.insert((kind, m.id.clone()));
+        }
+        self.report.failures.push(Failure {
+            queue: kind,
+            attempt: m.receive_count,
+            message_id: m.id.clone(),
+            error,
+        });
+        Ok(())
     }
 }
 

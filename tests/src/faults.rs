@@ -247,6 +247,9 @@ impl Queue for Faulty {
     ) -> Result<()> {
         self.queue.retry_later(queue, receipt, delay_s, error).await
     }
+    async fn hold(&self, queue: QueueKind, receipt: &str, visibility_s: u32) -> Result<()> {
+        self.queue.hold(queue, receipt, visibility_s).await
+    }
     async fn stats(&self, queue: QueueKind) -> Result<QueueStats> {
         self.queue.stats(queue).await
     }

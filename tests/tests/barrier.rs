@@ -285,7 +285,7 @@ async fn a_busy_claim_raises_until_the_lease_lapses(backend: Backend) {
         .to_string();
     assert_eq!(
         err,
-        "barrier completion is being dispatched by another call; retry"
+        "barrier completion is being dispatched by another call; retry in 61 s"
     );
     assert!(continuations(e.q()).await.is_empty());
     // WHEN the holder died and its lease lapsed THEN the redelivered ack sends
@@ -620,6 +620,15 @@ async fn crashes_at_every_step_are_repaired_by_redelivery(backend: Backend) {
                                     i == 2,
                                     "{case}: complete too early or not at the end"
                                 );
+                                // A repeated ack that found the claim held by a call that died
+                                // is answered as a duplicate: the holder's guard sends once the
+                                // lease lapsed. Here the lease lapses and the ack comes again.
+                                let queued = e.q().stats(QueueKind::Work).await.unwrap();
+                                if r.complete && queued.visible + queued.waiting == 0 && tries < 4 {
+                                    plan.disarm();
+                                    lapse(e.kv(), id).await;
+                                    continue;
+                                }
                                 break;
                             }
                             Err(err) => {
@@ -635,26 +644,7 @@ async fn crashes_at_every_step_are_repaired_by_redelivery(backend: Backend) {
                                 }
                                 if err.to_string().contains("being dispatched") {
                                     // the holder died: let its lease lapse
-                                    let d = e
-                                        .kv()
-                                        .get(&format!("b#acme#{id}"), "d")
-                                        .await
-                                        .unwrap()
-                                        .unwrap();
-                                    let mut v: Value = serde_json::from_str(&d.value).unwrap();
-                                    v["lease_until_ms"] = json!(0);
-                                    e.kv()
-                                        .put(
-                                            NewItem {
-                                                pk: d.pk,
-                                                sk: d.sk,
-                                                value: v.to_string(),
-                                                expires_at_s: d.expires_at_s,
-                                            },
-                                            PutMode::Overwrite,
-                                        )
-                                        .await
-                                        .unwrap();
+                                    lapse(e.kv(), id).await;
                                 }
                             }
                         }
@@ -678,6 +668,24 @@ async fn crashes_at_every_step_are_repaired_by_redelivery(backend: Backend) {
             }
         }
     }
+}
+
+/// Lets the dispatch claim of barrier `id` lapse, as when its holder died.
+async fn lapse(kv: &dyn KvStore, id: &str) {
+    let d = kv.get(&format!("b#acme#{id}"), "d").await.unwrap().unwrap();
+    let mut v: Value = serde_json::from_str(&d.value).unwrap();
+    v["lease_until_ms"] = json!(0);
+    kv.put(
+        NewItem {
+            pk: d.pk,
+            sk: d.sk,
+            value: v.to_string(),
+            expires_at_s: d.expires_at_s,
+        },
+        PutMode::Overwrite,
+    )
+    .await
+    .unwrap();
 }
 
 /// Every row of a barrier, expired ones left out.

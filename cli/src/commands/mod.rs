@@ -7,6 +7,7 @@ mod clock;
 mod console;
 mod demo;
 mod deploy;
+mod doctor;
 mod keys;
 mod objects;
 mod partner;
@@ -207,6 +208,7 @@ pub async fn run(cli: Cli) -> ExitCode {
         Command::Clock { command } => clock::run(&project, command),
         Command::Keys { command } => keys::run(&project, command).await,
         Command::Vault { command } => vault::run(&project, command).await,
+        Command::Doctor { deep } => doctor::run(&project, deep).await,
         Command::Serve {
             listen,
             max_concurrent,

@@ -28,6 +28,21 @@ const GRACE: Duration = Duration::from_secs(60);
 
 pub async fn run(project: &Path, listen: &str, max_concurrent: u32) -> Outcome {
     let p = open(project)?;
+    // What a crash left is repaired before serving; a damaged database is refused here rather
+    // than at the first request that touches the damaged page.
+    let c = p.backend.checkup(false).await?;
+    if c.quick_check != ["ok"] {
+        return Err(Failed::script(format!(
+            "the database {} is damaged (SQLite's quick_check: {}); stop every native process of this project, then restore .native/ from a backup (`native doctor` tells what it can still read)",
+            p.root.join(".native").join(native_core::embedded::DB_FILE).display(),
+            c.quick_check.join("; ")
+        )));
+    }
+    if c.reclaimed + c.temp_files + c.orphans > 0 || !c.damaged.is_empty() {
+        for line in super::doctor::report(&c).iter().skip(1) {
+            errln!("doctor: {line}");
+        }
+    }
     let hygiene = Hygiene::from_env().map_err(Failed::usage)?;
     let token = console::token_in(&p.root.join(".native")).map_err(|e| {
         Failed::usage(format!(

@@ -318,6 +318,30 @@ impl Queue for SqsQueues {
         }
     }
 
+    async fn hold(&self, queue: QueueKind, receipt: &str, visibility_s: u32) -> Result<()> {
+        // SQS counts every receive; a visibility of 0 makes the message visible now.
+        match self
+            .client
+            .change_message_visibility()
+            .queue_url(self.url(queue))
+            .receipt_handle(receipt)
+            .visibility_timeout(visibility_s.min(43_200) as i32)
+            .send()
+            .await
+        {
+            Ok(_) => Ok(()),
+            Err(e) if receipt_error(&e) => Err(bad_receipt(receipt)),
+            Err(e) => Err(sdk_err(
+                "sqs",
+                format!(
+                    "cannot change a message's visibility in the {} queue",
+                    queue.name()
+                ),
+                e,
+            )),
+        }
+    }
+
     async fn stats(&self, queue: QueueKind) -> Result<QueueStats> {
         let (visible, waiting, received) = self.counts(self.url(queue)).await?;
         let dlq = self.dlq_url(queue).await?.to_string();

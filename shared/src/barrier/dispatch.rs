@@ -70,8 +70,20 @@ fn claim_row(tenant: &str, id: &str, until_ms: i64, sent: bool, expires_at_s: i6
     }
 }
 
-fn busy() -> Error {
-    Error::InvalidInput("barrier completion is being dispatched by another call; retry".into())
+/// Another call holds the dispatch claim until `lease_until_ms`: not the caller's fault, and a
+/// retry after the lease (and its guard) lapsed succeeds.
+fn busy(lease_until_ms: i64, now_ms: i64) -> Error {
+    let left_ms = (lease_until_ms - now_ms).clamp(0, LEASE_MS) + GUARD_AFTER_LEASE_MS;
+    Error::Held {
+        what: "barrier completion is being dispatched by another call".into(),
+        retry_after_s: ((left_ms + 999) / 1000) as u32,
+    }
+}
+
+fn lease_of(d: &Item) -> i64 {
+    serde_json::from_str::<Value>(&d.value).unwrap_or_default()["lease_until_ms"]
+        .as_i64()
+        .unwrap_or(0)
 }
 
 impl Barriers<'_> {
@@ -86,7 +98,7 @@ impl Barriers<'_> {
 
     /// The completing call: claims the dispatch and sets its guard in one transaction, sends
     /// the continuation, marks it sent (see the module docs). Returns whether this call sent it.
-    pub(super) async fn complete(&self, id: &str, meta: &Meta) -> Result<bool> {
+    pub(super) async fn complete(&self, id: &str, meta: &Meta, duplicate: bool) -> Result<bool> {
         let Some(script) = meta.continue_with.clone().filter(|_| self.queue_enabled) else {
             return Ok(false);
         };
@@ -134,11 +146,15 @@ impl Barriers<'_> {
             Ok(()) => {}
             Err(0) => {
                 let Some(d) = self.get(id, "d").await? else {
-                    return Err(busy());
+                    return Err(busy(now + LEASE_MS, now));
                 };
                 match claim_of(&d, now) {
                     Claim::Sent => return Ok(false),
-                    Claim::Held => return Err(busy()),
+                    // A repeated ack (the partner's second POST, a redelivery) is answered as
+                    // the duplicate it is: the holder sends, or its guard does once its lease
+                    // lapsed. Only a first ack that finds the claim taken is told to retry.
+                    Claim::Held if duplicate => return Ok(false),
+                    Claim::Held => return Err(busy(lease_of(&d), now)),
                     // Whoever held it died before marking the send.
                     Claim::Lapsed => {}
                 }
@@ -150,7 +166,7 @@ impl Barriers<'_> {
                     .await?
                 {
                     Ok(()) => {}
-                    Err(0) => return Err(busy()),
+                    Err(0) => return Err(busy(now + LEASE_MS, now)),
                     Err(i) => return Err(guard_refused(i)),
                 }
             }

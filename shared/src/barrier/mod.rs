@@ -325,7 +325,7 @@ impl Barriers<'_> {
             });
         }
         self.list_done(id, &meta).await?;
-        let dispatched = self.complete(id, &meta).await?;
+        let dispatched = self.complete(id, &meta, duplicate).await?;
         Ok(AckResult {
             duplicate,
             complete: true,

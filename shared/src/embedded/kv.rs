@@ -34,11 +34,11 @@ fn get_row(conn: &rusqlite::Connection, pk: &str, sk: &str) -> Result<Option<Ite
 #[async_trait]
 impl KvStore for Embedded {
     async fn get(&self, pk: &str, sk: &str) -> Result<Option<Item>> {
-        get_row(&self.conn(), pk, sk)
+        self.read(|c| get_row(c, pk, sk))
     }
 
     async fn put(&self, item: NewItem, mode: PutMode) -> Result<String> {
-        self.write(|tx| {
+        self.write(move |tx| {
             let old = get_row(tx, &item.pk, &item.sk)?;
             let what = || format!("item {:?}/{:?}", item.pk, item.sk);
             match (&mode, &old) {
@@ -59,13 +59,16 @@ impl KvStore for Embedded {
             .map_err(db_err)?;
             Ok(version)
         })
+        .await
     }
 
     async fn delete(&self, pk: &str, sk: &str, if_version: Option<&str>) -> Result<bool> {
-        self.write(|tx| {
-            let old = get_row(tx, pk, sk)?;
+        let (pk, sk) = (pk.to_string(), sk.to_string());
+        let if_version = if_version.map(str::to_string);
+        self.write(move |tx| {
+            let old = get_row(tx, &pk, &sk)?;
             if let Some(v) = if_version {
-                if old.as_ref().map(|o| o.version.as_str()) != Some(v) {
+                if old.as_ref().map(|o| o.version.as_str()) != Some(v.as_str()) {
                     return Err(Error::Precondition {
                         what: format!("item {pk:?}/{sk:?} changed or is gone"),
                     });
@@ -75,6 +78,7 @@ impl KvStore for Embedded {
                 .map_err(db_err)?;
             Ok(old.is_some())
         })
+        .await
     }
 
     async fn query(
@@ -85,7 +89,7 @@ impl KvStore for Embedded {
         limit: usize,
     ) -> Result<ItemPage> {
         let limit = limit.clamp(1, 1000);
-        let conn = self.conn();
+        self.read(|conn| {
         let mut stmt = conn
             .prepare_cached(
                 "SELECT sk, value, expires_at, version FROM kv
@@ -116,6 +120,7 @@ impl KvStore for Embedded {
             .map_err(db_err)?;
         let items = rows.collect::<Result<Vec<_>, _>>().map_err(db_err)?;
         Ok(ItemPage::from_overfetch(items, limit))
+        })
     }
 
     async fn query_back(
@@ -126,50 +131,51 @@ impl KvStore for Embedded {
         limit: usize,
     ) -> Result<ItemPage> {
         let limit = limit.clamp(1, 1000);
-        let conn = self.conn();
-        // Two statements rather than `(?3 IS NULL OR sk < ?3)`, which SQLite cannot use as
-        // a bound of the index range.
-        let mut stmt = conn
-            .prepare_cached(if before.is_some() {
-                "SELECT sk, value, expires_at, version FROM kv
+        self.read(|conn| {
+            // Two statements rather than `(?3 IS NULL OR sk < ?3)`, which SQLite cannot use as
+            // a bound of the index range.
+            let mut stmt = conn
+                .prepare_cached(if before.is_some() {
+                    "SELECT sk, value, expires_at, version FROM kv
                  WHERE pk = ?1 AND sk >= ?2 AND sk < ?3
                    AND substr(sk, 1, ?4) = ?2 AND expires_at > ?5
                  ORDER BY sk DESC LIMIT ?6"
-            } else {
-                "SELECT sk, value, expires_at, version FROM kv
+                } else {
+                    "SELECT sk, value, expires_at, version FROM kv
                  WHERE pk = ?1 AND sk >= ?2 AND ?3 IS NULL
                    AND substr(sk, 1, ?4) = ?2 AND expires_at > ?5
                  ORDER BY sk DESC LIMIT ?6"
-            })
-            .map_err(db_err)?;
-        let rows = stmt
-            .query_map(
-                params![
-                    pk,
-                    prefix,
-                    before,
-                    prefix.chars().count() as i64,
-                    now_s(),
-                    limit as i64 + 1
-                ],
-                |r| {
-                    Ok(Item {
-                        pk: pk.to_string(),
-                        sk: r.get(0)?,
-                        value: r.get(1)?,
-                        expires_at_s: r.get(2)?,
-                        version: r.get(3)?,
-                    })
-                },
-            )
-            .map_err(db_err)?;
-        let items = rows.collect::<Result<Vec<_>, _>>().map_err(db_err)?;
-        Ok(ItemPage::from_overfetch(items, limit))
+                })
+                .map_err(db_err)?;
+            let rows = stmt
+                .query_map(
+                    params![
+                        pk,
+                        prefix,
+                        before,
+                        prefix.chars().count() as i64,
+                        now_s(),
+                        limit as i64 + 1
+                    ],
+                    |r| {
+                        Ok(Item {
+                            pk: pk.to_string(),
+                            sk: r.get(0)?,
+                            value: r.get(1)?,
+                            expires_at_s: r.get(2)?,
+                            version: r.get(3)?,
+                        })
+                    },
+                )
+                .map_err(db_err)?;
+            let items = rows.collect::<Result<Vec<_>, _>>().map_err(db_err)?;
+            Ok(ItemPage::from_overfetch(items, limit))
+        })
     }
 
     async fn put_batch(&self, items: Vec<NewItem>) -> Result<()> {
         check_batch_len(items.len())?;
-        self.write(|tx| {
+        self.write(move |tx| {
             for item in &items {
                 tx.execute(
                     "INSERT OR REPLACE INTO kv (pk, sk, value, expires_at, version) VALUES (?1, ?2, ?3, ?4, ?5)",
@@ -179,6 +185,7 @@ impl KvStore for Embedded {
             }
             Ok(())
         })
+        .await
     }
 
     async fn transact(&self, ops: Vec<TxOp>) -> Result<Result<(), usize>> {
@@ -204,10 +211,8 @@ impl KvStore for Embedded {
                 )));
             }
         }
-        let mut conn = self.conn();
-        let tx = conn
-            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
-            .map_err(db_err)?;
+        drop(items);
+        self.write(move |tx| {
         // Check every condition first, in order, so that the first failing one is reported
         // and nothing is written.
         for (i, op) in ops.iter().enumerate() {
@@ -216,17 +221,17 @@ impl KvStore for Embedded {
                     pk,
                     sk,
                     live_until_s,
-                } => get_row(&tx, pk, sk)?.is_some_and(|it| it.expires_at_s > *live_until_s),
-                TxOp::Absent { pk, sk } => get_row(&tx, pk, sk)?.is_none(),
+                } => get_row(tx, pk, sk)?.is_some_and(|it| it.expires_at_s > *live_until_s),
+                TxOp::Absent { pk, sk } => get_row(tx, pk, sk)?.is_none(),
                 TxOp::Put { item, mode } => {
-                    let old = get_row(&tx, &item.pk, &item.sk)?;
+                    let old = get_row(tx, &item.pk, &item.sk)?;
                     match mode {
                         PutMode::Overwrite => true,
                         PutMode::Create => old.is_none(),
                         PutMode::Update(v) => old.is_some_and(|o| o.version == *v),
                     }
                 }
-                TxOp::Delete { pk, sk } => get_row(&tx, pk, sk)?.is_some(),
+                TxOp::Delete { pk, sk } => get_row(tx, pk, sk)?.is_some(),
             };
             if !ok {
                 return Ok(Err(i));
@@ -248,7 +253,8 @@ impl KvStore for Embedded {
                 }
             }
         }
-        tx.commit().map_err(db_err)?;
         Ok(Ok(()))
+        })
+        .await
     }
 }

@@ -6,18 +6,30 @@
 //! Writing an object into a notifying bucket queues an S3-style notification in the events
 //! queue in the same transaction, as S3 notifications to SQS do.
 
+mod disk;
+mod doctor;
+mod faults;
 mod kv;
 mod objects;
+mod owners;
 mod queue;
 mod vault;
+mod writer;
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
-use rusqlite::{Connection, TransactionBehavior};
+use rusqlite::Connection;
 
+pub use disk::{Disk, OsDisk};
+pub use doctor::Checkup;
+
+use crate::error::StorageFault;
 use crate::{ports::Backends, Error, Result};
+
+/// The database file in the backend's folder.
+pub const DB_FILE: &str = "native.db";
 
 const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS objects (
@@ -40,20 +52,28 @@ CREATE INDEX IF NOT EXISTS messages_due ON messages(queue, dead, visible_at);
 const FAIR_INDEX: &str =
     "CREATE INDEX IF NOT EXISTS messages_fair ON messages(queue, grp, dead, visible_at);";
 
-/// The embedded backend. Cheap to clone; every clone shares one connection.
+/// The embedded backend. Cheap to clone; every clone shares one reading connection and one
+/// writing thread (see `writer.rs`).
 #[derive(Clone)]
 pub struct Embedded {
     inner: Arc<Inner>,
 }
 
+// Fields drop in order: the connections close before the owner file is let go.
 struct Inner {
     root: PathBuf,
-    conn: Mutex<Connection>,
+    db: PathBuf,
+    reader: Mutex<Connection>,
+    writer: writer::Writer,
     /// Real buckets that notify, with the suffix a key must end in.
     notify: Vec<(String, Option<String>)>,
+    disk: Arc<dyn Disk>,
+    owner: owners::Owner,
+    /// Owners seen alive, and when (ms): looked at again after a second.
+    alive: Mutex<std::collections::HashMap<String, i64>>,
     /// The fair-queue group each queue served last (events, work): the next receive starts
     /// after it.
-    served: Mutex<[String; 2]>,
+    served: Arc<Mutex<[String; 2]>>,
 }
 
 impl std::fmt::Debug for Embedded {
@@ -65,48 +85,71 @@ impl std::fmt::Debug for Embedded {
 impl Embedded {
     /// Opens (creating if needed) the backend in `root`, usually `<project>/.native`. `notify`
     /// lists the real buckets whose writes queue an event, with an optional key suffix.
+    ///
+    /// Refuses, naming the file and what to do, a database that is damaged, or empty (or
+    /// missing) while the folder holds a project's state, and a folder it cannot write.
+    /// Messages that a dead process had received are made visible again, and its temporary
+    /// files removed.
     pub fn open(root: &Path, notify: Vec<(String, Option<String>)>) -> Result<Self> {
-        std::fs::create_dir_all(root.join("blobs"))
-            .and_then(|_| std::fs::create_dir_all(root.join("tmp")))
-            .map_err(|e| io_err(format!("cannot create {}", root.display()), e))?;
-        let conn = Connection::open(root.join("native.db")).map_err(db_err)?;
-        conn.busy_timeout(Duration::from_secs(30)).map_err(db_err)?;
-        conn.pragma_update(None, "journal_mode", "WAL")
-            .map_err(db_err)?;
-        conn.pragma_update(None, "synchronous", "NORMAL")
-            .map_err(db_err)?;
-        conn.execute_batch(SCHEMA).map_err(db_err)?;
-        // Projects made before objects kept their chain depth.
-        let has_depth: bool = conn
-            .query_row(
-                "SELECT COUNT(*) > 0 FROM pragma_table_info('objects') WHERE name = 'depth'",
-                [],
-                |r| r.get(0),
-            )
-            .map_err(db_err)?;
-        if !has_depth {
-            conn.execute_batch("ALTER TABLE objects ADD COLUMN depth INTEGER NOT NULL DEFAULT 0")
-                .map_err(db_err)?;
+        Self::open_on(root, notify, Arc::new(OsDisk))
+    }
+
+    /// [`Embedded::open`] with the object contents written through `disk`.
+    pub fn open_on(
+        root: &Path,
+        notify: Vec<(String, Option<String>)>,
+        disk: Arc<dyn Disk>,
+    ) -> Result<Self> {
+        std::fs::create_dir_all(root).map_err(|e| faults::io("cannot create", root, &e))?;
+        let mut made = false;
+        for sub in ["blobs", "tmp"] {
+            let dir = root.join(sub);
+            made |= disk
+                .create_dir(&dir)
+                .map_err(|e| faults::io("cannot create", &dir, &e))?;
         }
-        // Projects made before messages kept their fair-queue group (queue::receive).
-        let has_group: bool = conn
-            .query_row(
-                "SELECT COUNT(*) > 0 FROM pragma_table_info('messages') WHERE name = 'grp'",
-                [],
-                |r| r.get(0),
-            )
-            .map_err(db_err)?;
-        if !has_group {
-            conn.execute_batch("ALTER TABLE messages ADD COLUMN grp TEXT NOT NULL DEFAULT ''")
-                .map_err(db_err)?;
+        if made {
+            disk.sync_dir(root)
+                .map_err(|e| faults::io("cannot sync", root, &e))?;
         }
-        conn.execute_batch(FAIR_INDEX).map_err(db_err)?;
+        let owner = owners::Owner::claim(root)?;
+        let db = root.join(DB_FILE);
+        refuse_lost_database(root, &db)?;
+        let conn = connect(&db)?;
+        let tables: i64 = conn
+            .query_row("SELECT count(*) FROM sqlite_master", [], |r| r.get(0))
+            .map_err(|e| faults::db(&db, &e))?;
+        if tables == 0 && holds_state(root) {
+            return Err(lost(root, &db));
+        }
+        let mode: String = conn
+            .query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0))
+            .map_err(|e| faults::db(&db, &e))?;
+        if !mode.eq_ignore_ascii_case("wal") {
+            return Err(faults::db(
+                &db,
+                &rusqlite::Error::InvalidParameterName(format!("journal_mode is {mode}, not wal")),
+            ));
+        }
+        // FULL in WAL mode: every commit syncs the WAL before it returns, so a write that was
+        // answered survives a power cut (NORMAL syncs only at checkpoints).
+        conn.pragma_update(None, "synchronous", "FULL")
+            .map_err(|e| faults::db(&db, &e))?;
+        migrate(&conn).map_err(|e| faults::name_db(&db, e))?;
+        doctor::recover(&conn, root, &owner.id).map_err(|e| faults::name_db(&db, e))?;
+        let reader = connect(&db)?;
+        let writer = writer::Writer::start(conn, db.clone(), disk.clone())?;
         Ok(Embedded {
             inner: Arc::new(Inner {
                 root: root.to_path_buf(),
-                conn: Mutex::new(conn),
+                db,
+                reader: Mutex::new(reader),
+                writer,
                 notify,
-                served: Mutex::new([String::new(), String::new()]),
+                disk,
+                owner,
+                alive: Mutex::new(Default::default()),
+                served: Default::default(),
             }),
         })
     }
@@ -121,21 +164,97 @@ impl Embedded {
         }
     }
 
-    fn conn(&self) -> MutexGuard<'_, Connection> {
-        // A panic while holding the lock leaves SQLite consistent (transactions roll back on
-        // drop), so a poisoned lock is safe to keep using.
-        self.inner.conn.lock().unwrap_or_else(|p| p.into_inner())
+    fn reader(&self) -> MutexGuard<'_, Connection> {
+        // A panic while holding the lock leaves SQLite consistent (a read has nothing to roll
+        // back), so a poisoned lock is safe to keep using.
+        self.inner.reader.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// Runs `f` in an immediate (write-locking) transaction, committing if it succeeds.
-    fn write<T>(&self, f: impl FnOnce(&rusqlite::Transaction<'_>) -> Result<T>) -> Result<T> {
-        let mut conn = self.conn();
-        let tx = conn
-            .transaction_with_behavior(TransactionBehavior::Immediate)
+    /// Runs a read on the reading connection; its errors name the database file.
+    fn read<T>(&self, f: impl FnOnce(&Connection) -> Result<T>) -> Result<T> {
+        f(&self.reader()).map_err(|e| faults::name_db(&self.inner.db, e))
+    }
+
+    /// Runs `f` in the next group commit (see `writer.rs`): answered once it is on stable
+    /// storage, or failed with nothing of it written.
+    async fn write<T, F>(&self, f: F) -> Result<T>
+    where
+        T: Send + 'static,
+        F: FnOnce(&Connection) -> Result<T> + Send + 'static,
+    {
+        self.inner.writer.write(move |c, _| f(c)).await
+    }
+}
+
+/// Opens a connection to `db` with the backend's settings.
+fn connect(db: &Path) -> Result<Connection> {
+    let conn = Connection::open(db).map_err(|e| faults::db(db, &e))?;
+    conn.busy_timeout(Duration::from_secs(30))
+        .map_err(|e| faults::db(db, &e))?;
+    Ok(conn)
+}
+
+fn migrate(conn: &Connection) -> Result<()> {
+    conn.execute_batch(SCHEMA).map_err(db_err)?;
+    let has = |table: &str, column: &str| -> Result<bool> {
+        conn.query_row(
+            "SELECT COUNT(*) > 0 FROM pragma_table_info(?1) WHERE name = ?2",
+            [table, column],
+            |r| r.get(0),
+        )
+        .map_err(db_err)
+    };
+    // Projects made before objects kept their chain depth.
+    if !has("objects", "depth")? {
+        conn.execute_batch("ALTER TABLE objects ADD COLUMN depth INTEGER NOT NULL DEFAULT 0")
             .map_err(db_err)?;
-        let out = f(&tx)?;
-        tx.commit().map_err(db_err)?;
-        Ok(out)
+    }
+    // Projects made before received messages named the process holding them.
+    if !has("messages", "owner")? {
+        conn.execute_batch("ALTER TABLE messages ADD COLUMN owner TEXT")
+            .map_err(db_err)?;
+    }
+    // Projects made before messages kept their fair-queue group (queue::receive).
+    if !has("messages", "grp")? {
+        conn.execute_batch("ALTER TABLE messages ADD COLUMN grp TEXT NOT NULL DEFAULT ''")
+            .map_err(db_err)?;
+    }
+    conn.execute_batch(FAIR_INDEX).map_err(db_err)?;
+    conn.execute_batch(
+        "CREATE INDEX IF NOT EXISTS messages_owner ON messages(owner) WHERE owner IS NOT NULL",
+    )
+    .map_err(db_err)
+}
+
+/// Whether the folder holds a project's state besides its database: objects' contents, the
+/// callback secret, vault secrets.
+fn holds_state(root: &Path) -> bool {
+    let non_empty =
+        |d: &str| std::fs::read_dir(root.join(d)).is_ok_and(|mut it| it.next().is_some());
+    root.join(crate::callback::KEY_FILE).exists() || non_empty("blobs") || non_empty("vault")
+}
+
+/// Refuses to make a new database in place of one that was lost (missing or empty, with no
+/// WAL beside it) while the folder holds state that the database indexed.
+fn refuse_lost_database(root: &Path, db: &Path) -> Result<()> {
+    let len = |p: &Path| std::fs::metadata(p).map(|m| m.len()).unwrap_or(0);
+    let wal = db.with_file_name(format!("{DB_FILE}-wal"));
+    if len(db) == 0 && len(&wal) == 0 && holds_state(root) {
+        return Err(lost(root, db));
+    }
+    Ok(())
+}
+
+fn lost(root: &Path, db: &Path) -> Error {
+    Error::Storage {
+        fault: StorageFault::Empty,
+        path: db.display().to_string(),
+        message: format!(
+            "the database {} is empty or missing, but {} holds this project's state (object contents, callback.key, vault): the database was lost (a power cut before it was synced, or a copy that missed it); native will not start a new one over that state: restore {DB_FILE} (and {DB_FILE}-wal beside it) from a backup, or to start the project anew move {} aside",
+            db.display(),
+            root.display(),
+            root.display()
+        ),
     }
 }
 

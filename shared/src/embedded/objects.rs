@@ -1,38 +1,43 @@
 //! Buckets of the embedded backend.
 
-use std::io::Write;
+use std::path::{Path, PathBuf};
 
 use async_trait::async_trait;
 use bytes::Bytes;
 use rusqlite::{params, OptionalExtension};
 use sha2::{Digest, Sha256};
 
-use super::{db_err, io_err, token, Embedded};
+use super::{db_err, faults, token, Embedded};
+use crate::error::StorageFault;
 use crate::events::object_created_body;
 use crate::ports::{now_ms, ListPage, ObjectMeta, ObjectReader, ObjectStore, PutMode, QueueKind};
 use crate::{Error, Result};
 
 impl Embedded {
-    fn blob_path(&self, blob: &str) -> std::path::PathBuf {
-        self.inner.root.join("blobs").join(&blob[..2]).join(blob)
+    pub(super) fn blob_path(&self, blob: &str) -> PathBuf {
+        blob_path(&self.inner.root, blob)
     }
 
-    /// Removes a blob file if no object refers to it any more. Runs in its own write
-    /// transaction so that no put can be between placing the blob and referring to it.
-    fn collect_blob(&self, blob: &str) -> Result<()> {
-        self.write(|tx| {
+    /// Removes a blob file if no object refers to it any more. In a write of its own so that
+    /// no put can be between placing the blob and referring to it.
+    async fn collect_blob(&self, blob: String) -> Result<()> {
+        let path = self.blob_path(&blob);
+        let disk = self.inner.disk.clone();
+        self.write(move |tx| {
             let refs: i64 = tx
                 .query_row(
                     "SELECT count(*) FROM objects WHERE blob = ?1",
-                    [blob],
+                    [&blob],
                     |r| r.get(0),
                 )
                 .map_err(db_err)?;
             if refs == 0 {
-                let _ = std::fs::remove_file(self.blob_path(blob));
+                // Left behind if this fails: `native doctor` removes orphans.
+                let _ = disk.remove_file(&path);
             }
             Ok(())
         })
+        .await
     }
 
     fn meta_row(
@@ -60,19 +65,73 @@ impl Embedded {
         .map_err(db_err)
     }
 
-    /// Reads an object's content as a file, for streaming. The file stays readable even if the
-    /// object is overwritten or deleted meanwhile.
-    pub fn open_object(
+    /// Opens an object's content for streaming, its length checked against the object's size
+    /// (the digest is checked as the stream ends). The file stays readable even if the object
+    /// is overwritten or deleted meanwhile.
+    fn open_object(
         &self,
         bucket: &str,
         key: &str,
-    ) -> Result<Option<(ObjectMeta, std::fs::File)>> {
-        let Some((meta, blob)) = Self::meta_row(&self.conn(), bucket, key)? else {
+    ) -> Result<Option<(ObjectMeta, String, std::fs::File)>> {
+        for _ in 0..2 {
+            let Some((meta, blob)) = self.read(|c| Self::meta_row(c, bucket, key))? else {
+                return Ok(None);
+            };
+            let path = self.blob_path(&blob);
+            match std::fs::File::open(&path) {
+                Ok(file) => {
+                    let len = file
+                        .metadata()
+                        .map_err(|e| {
+                            faults::io(&format!("cannot read object {bucket}/{key}"), &path, &e)
+                        })?
+                        .len();
+                    if len != meta.size {
+                        return Err(damaged(
+                            bucket,
+                            key,
+                            &path,
+                            format!("has {len} bytes, not {}", meta.size),
+                        ));
+                    }
+                    return Ok(Some((meta, blob, file)));
+                }
+                // Overwritten and collected between the two reads: read the new version.
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+                Err(e) => {
+                    return Err(faults::io(
+                        &format!("cannot read object {bucket}/{key}"),
+                        &path,
+                        &e,
+                    ))
+                }
+            }
+        }
+        let Some((_, blob)) = self.read(|c| Self::meta_row(c, bucket, key))? else {
             return Ok(None);
         };
-        let file = std::fs::File::open(self.blob_path(&blob))
-            .map_err(|e| io_err(format!("object {bucket}/{key} has lost its content"), e))?;
-        Ok(Some((meta, file)))
+        Err(damaged(
+            bucket,
+            key,
+            &self.blob_path(&blob),
+            "is missing".into(),
+        ))
+    }
+}
+
+fn blob_path(root: &Path, blob: &str) -> PathBuf {
+    root.join("blobs").join(&blob[..2]).join(blob)
+}
+
+/// An object whose content does not match its row: named, with what to do.
+fn damaged(bucket: &str, key: &str, path: &Path, why: String) -> Error {
+    Error::Storage {
+        fault: StorageFault::Damaged,
+        path: path.display().to_string(),
+        message: format!(
+            "object {bucket}/{key} is damaged: its content {} {why}; put the object again or delete it (`native doctor` lists every damaged object)",
+            path.display()
+        ),
     }
 }
 
@@ -88,13 +147,23 @@ impl ObjectStore for Embedded {
     ) -> Result<ObjectMeta> {
         let digest = hex::encode(Sha256::digest(&data));
         let etag = digest[..32].to_string();
-        let tmp = self.inner.root.join("tmp").join(token());
-        let mut f =
-            std::fs::File::create(&tmp).map_err(|e| io_err("cannot write object".into(), e))?;
-        f.write_all(&data)
-            .map_err(|e| io_err("cannot write object".into(), e))?;
-        drop(f);
-        let blob_path = self.blob_path(&digest);
+        let what = format!("cannot write object {bucket}/{key}");
+        // Named after this backend's owner, so that another process removes it only once this
+        // one is dead.
+        let tmp = self
+            .inner
+            .root
+            .join("tmp")
+            .join(format!("{}.{}", self.inner.owner.id, token()));
+        let disk = self.inner.disk.clone();
+        // The content is on stable storage before anything names it.
+        if let Err(e) = disk.create_file(&tmp, &data, true) {
+            let _ = disk.remove_file(&tmp);
+            return Err(faults::io(&what, &tmp, &e));
+        }
+        let blobs = self.inner.root.join("blobs");
+        let blob_dir = blobs.join(&digest[..2]);
+        let blob_path = blob_dir.join(&digest);
         let meta = ObjectMeta {
             key: key.to_string(),
             size: data.len() as u64,
@@ -106,81 +175,107 @@ impl ObjectStore for Embedded {
             self.inner.notify.iter().any(|(b, suffix)| {
                 b == bucket && suffix.as_deref().is_none_or(|s| key.ends_with(s))
             });
-        let result = self.write(|tx| {
-            let old = Self::meta_row(tx, bucket, key)?;
-            match (&mode, &old) {
-                (PutMode::Create, Some(_)) => {
-                    return Err(Error::AlreadyExists {
-                        what: format!("object {bucket}/{key}"),
-                    })
+        let (bucket_, key_, meta_, tmp_, disk_) = (
+            bucket.to_string(),
+            key.to_string(),
+            meta.clone(),
+            tmp.clone(),
+            disk.clone(),
+        );
+        let result = self
+            .inner
+            .writer
+            .write(move |tx, group| {
+                let (bucket, key, meta, tmp, disk) = (bucket_, key_, meta_, tmp_, disk_);
+                let old = Self::meta_row(tx, &bucket, &key)?;
+                match (&mode, &old) {
+                    (PutMode::Create, Some(_)) => {
+                        return Err(Error::AlreadyExists {
+                            what: format!("object {bucket}/{key}"),
+                        })
+                    }
+                    (PutMode::Update(want), Some((m, _))) if *want != m.etag => {
+                        return Err(Error::Precondition {
+                            what: format!("object {bucket}/{key} has etag {}, not {want}", m.etag),
+                        })
+                    }
+                    (PutMode::Update(want), None) => {
+                        return Err(Error::Precondition {
+                            what: format!(
+                                "object {bucket}/{key} does not exist (expected etag {want})"
+                            ),
+                        })
+                    }
+                    _ => {}
                 }
-                (PutMode::Update(want), Some((m, _))) if *want != m.etag => {
-                    return Err(Error::Precondition {
-                        what: format!("object {bucket}/{key} has etag {}, not {want}", m.etag),
-                    })
+                // Placed in the write transaction, so that collecting an old blob of the same
+                // digest cannot be between this and the row; the folders that name it are
+                // synced before the group commits.
+                if disk
+                    .create_dir(&blob_dir)
+                    .map_err(|e| faults::io(&what, &blob_dir, &e))?
+                {
+                    group.sync_before_commit(&blobs);
                 }
-                (PutMode::Update(want), None) => {
-                    return Err(Error::Precondition {
-                        what: format!(
-                            "object {bucket}/{key} does not exist (expected etag {want})"
-                        ),
-                    })
+                disk.rename(&tmp, &blob_path)
+                    .map_err(|e| faults::io(&what, &blob_path, &e))?;
+                group.sync_before_commit(&blob_dir);
+                tx.execute(
+                    "INSERT OR REPLACE INTO objects (bucket, key, size, etag, blob, modified_ms, depth)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+                    params![
+                        bucket,
+                        key,
+                        meta.size as i64,
+                        meta.etag,
+                        digest,
+                        meta.modified_ms,
+                        depth
+                    ],
+                )
+                .map_err(db_err)?;
+                if notify {
+                    let body = object_created_body(&bucket, &meta, "local");
+                    Self::enqueue(tx, QueueKind::Events, &body, 0)?;
                 }
-                _ => {}
-            }
-            if let Some(dir) = blob_path.parent() {
-                std::fs::create_dir_all(dir)
-                    .map_err(|e| io_err("cannot write object".into(), e))?;
-            }
-            std::fs::rename(&tmp, &blob_path)
-                .map_err(|e| io_err("cannot write object".into(), e))?;
-            tx.execute(
-                "INSERT OR REPLACE INTO objects (bucket, key, size, etag, blob, modified_ms, depth)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-                params![
-                    bucket,
-                    key,
-                    meta.size as i64,
-                    etag,
-                    digest,
-                    meta.modified_ms,
-                    depth
-                ],
-            )
-            .map_err(db_err)?;
-            if notify {
-                let body = object_created_body(bucket, &meta, "local");
-                Self::enqueue(tx, QueueKind::Events, &body, 0)?;
-            }
-            Ok(old.map(|(_, blob)| blob))
-        });
+                Ok(old.map(|(_, blob)| blob).filter(|b| *b != digest))
+            })
+            .await;
+        // Renamed away when the write went through; otherwise not left behind.
         let _ = std::fs::remove_file(&tmp);
         if let Some(old_blob) = result? {
-            if old_blob != digest {
-                self.collect_blob(&old_blob)?;
-            }
+            self.collect_blob(old_blob).await?;
         }
         Ok(meta)
     }
 
     async fn get(&self, bucket: &str, key: &str) -> Result<Option<(ObjectMeta, Bytes)>> {
-        let Some((meta, blob)) = Self::meta_row(&self.conn(), bucket, key)? else {
+        use std::io::Read;
+        let Some((meta, blob, mut file)) = self.open_object(bucket, key)? else {
             return Ok(None);
         };
-        match std::fs::read(self.blob_path(&blob)) {
-            Ok(data) => Ok(Some((meta, Bytes::from(data)))),
-            // Overwritten and collected between the two reads: read the new version.
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                let Some((meta, blob)) = Self::meta_row(&self.conn(), bucket, key)? else {
-                    return Ok(None);
-                };
-                let data = std::fs::read(self.blob_path(&blob)).map_err(|e| {
-                    io_err(format!("object {bucket}/{key} has lost its content"), e)
-                })?;
-                Ok(Some((meta, Bytes::from(data))))
-            }
-            Err(e) => Err(io_err(format!("cannot read object {bucket}/{key}"), e)),
+        let path = self.blob_path(&blob);
+        let mut data = Vec::with_capacity(meta.size as usize);
+        file.read_to_end(&mut data)
+            .map_err(|e| faults::io(&format!("cannot read object {bucket}/{key}"), &path, &e))?;
+        // Content-addressed: the name is the digest of what must be in the file.
+        if data.len() as u64 != meta.size {
+            return Err(damaged(
+                bucket,
+                key,
+                &path,
+                format!("has {} bytes, not {}", data.len(), meta.size),
+            ));
         }
+        if hex::encode(Sha256::digest(&data)) != blob {
+            return Err(damaged(
+                bucket,
+                key,
+                &path,
+                "does not have the sha256 it is named by".into(),
+            ));
+        }
+        Ok(Some((meta, Bytes::from(data))))
     }
 
     async fn open(
@@ -188,27 +283,40 @@ impl ObjectStore for Embedded {
         bucket: &str,
         key: &str,
     ) -> Result<Option<(ObjectMeta, Box<dyn ObjectReader>)>> {
-        Ok(self
-            .open_object(bucket, key)?
-            .map(|(meta, file)| (meta, Box::new(FileReader(file)) as Box<dyn ObjectReader>)))
+        Ok(self.open_object(bucket, key)?.map(|(meta, blob, file)| {
+            let reader = FileReader {
+                path: self.blob_path(&blob),
+                name: format!("{bucket}/{key}"),
+                file,
+                digest: Sha256::new(),
+                blob,
+                left: meta.size,
+            };
+            (meta, Box::new(reader) as Box<dyn ObjectReader>)
+        }))
     }
 
     async fn head(&self, bucket: &str, key: &str) -> Result<Option<ObjectMeta>> {
-        Ok(Self::meta_row(&self.conn(), bucket, key)?.map(|(m, _)| m))
+        Ok(self
+            .read(|c| Self::meta_row(c, bucket, key))?
+            .map(|(m, _)| m))
     }
 
     async fn delete(&self, bucket: &str, key: &str) -> Result<()> {
-        let old = self.write(|tx| {
-            let old = Self::meta_row(tx, bucket, key)?;
-            tx.execute(
-                "DELETE FROM objects WHERE bucket = ?1 AND key = ?2",
-                params![bucket, key],
-            )
-            .map_err(db_err)?;
-            Ok(old)
-        })?;
+        let (b, k) = (bucket.to_string(), key.to_string());
+        let old = self
+            .write(move |tx| {
+                let old = Self::meta_row(tx, &b, &k)?;
+                tx.execute(
+                    "DELETE FROM objects WHERE bucket = ?1 AND key = ?2",
+                    params![b, k],
+                )
+                .map_err(db_err)?;
+                Ok(old)
+            })
+            .await?;
         if let Some((_, blob)) = old {
-            self.collect_blob(&blob)?;
+            self.collect_blob(blob).await?;
         }
         Ok(())
     }
@@ -221,57 +329,85 @@ impl ObjectStore for Embedded {
         limit: usize,
     ) -> Result<ListPage> {
         let limit = limit.clamp(1, 1000);
-        let conn = self.conn();
-        let mut stmt = conn
-            .prepare_cached(
-                "SELECT key, size, etag, modified_ms FROM objects
+        self.read(|conn| {
+            let mut stmt = conn
+                .prepare_cached(
+                    "SELECT key, size, etag, modified_ms FROM objects
                  WHERE bucket = ?1 AND key >= ?2 AND key > ?3 AND substr(key, 1, ?4) = ?2
                  ORDER BY key LIMIT ?5",
-            )
-            .map_err(db_err)?;
-        let rows = stmt
-            .query_map(
-                params![
-                    bucket,
-                    prefix,
-                    after.unwrap_or(""),
-                    prefix.chars().count() as i64,
-                    limit as i64 + 1
-                ],
-                |r| {
-                    Ok(ObjectMeta {
-                        key: r.get(0)?,
-                        size: r.get::<_, i64>(1)? as u64,
-                        etag: r.get(2)?,
-                        modified_ms: r.get(3)?,
-                        depth: 0,
-                    })
-                },
-            )
-            .map_err(db_err)?;
-        let objects = rows.collect::<Result<Vec<_>, _>>().map_err(db_err)?;
-        Ok(ListPage::from_overfetch(objects, limit))
+                )
+                .map_err(db_err)?;
+            let rows = stmt
+                .query_map(
+                    params![
+                        bucket,
+                        prefix,
+                        after.unwrap_or(""),
+                        prefix.chars().count() as i64,
+                        limit as i64 + 1
+                    ],
+                    |r| {
+                        Ok(ObjectMeta {
+                            key: r.get(0)?,
+                            size: r.get::<_, i64>(1)? as u64,
+                            etag: r.get(2)?,
+                            modified_ms: r.get(3)?,
+                            depth: 0,
+                        })
+                    },
+                )
+                .map_err(db_err)?;
+            let objects = rows.collect::<Result<Vec<_>, _>>().map_err(db_err)?;
+            Ok(ListPage::from_overfetch(objects, limit))
+        })
     }
 }
 
-/// Reads a blob file in chunks.
-struct FileReader(std::fs::File);
+/// Reads a blob file in chunks, checking as it goes that it holds the object's size and, at
+/// its end, the digest it is named by: a damaged content ends the stream with an error that
+/// names the object, never as a short or altered read.
+struct FileReader {
+    path: PathBuf,
+    name: String,
+    file: std::fs::File,
+    digest: Sha256,
+    blob: String,
+    left: u64,
+}
 
 const CHUNK: usize = 256 * 1024;
+
+impl FileReader {
+    fn damaged(&self, why: String) -> Error {
+        let (bucket, key) = self.name.split_once('/').unwrap_or((&self.name, ""));
+        damaged(bucket, key, &self.path, why)
+    }
+}
 
 #[async_trait]
 impl ObjectReader for FileReader {
     async fn next_chunk(&mut self) -> Result<Option<Bytes>> {
         use std::io::Read;
         let mut buf = vec![0u8; CHUNK];
-        let n = self
-            .0
-            .read(&mut buf)
-            .map_err(|e| io_err("cannot read object".into(), e))?;
+        let n = self.file.read(&mut buf).map_err(|e| {
+            faults::io(&format!("cannot read object {}", self.name), &self.path, &e)
+        })?;
         if n == 0 {
+            if self.left != 0 {
+                return Err(self.damaged(format!("ended {} bytes early", self.left)));
+            }
+            let digest = hex::encode(std::mem::take(&mut self.digest).finalize());
+            if digest != self.blob {
+                return Err(self.damaged("does not have the sha256 it is named by".into()));
+            }
             return Ok(None);
         }
+        if n as u64 > self.left {
+            return Err(self.damaged("is longer than the object".into()));
+        }
+        self.left -= n as u64;
         buf.truncate(n);
+        self.digest.update(&buf);
         Ok(Some(Bytes::from(buf)))
     }
 }

@@ -15,13 +15,34 @@ impl Embedded {
     /// (SQLite's AUTOINCREMENT never reuses one), so a message with a larger id was sent after
     /// this call: the CLI tells the messages a verb caused from older ones by it.
     pub fn last_message_id(&self) -> Result<i64> {
-        self.conn()
-            .query_row(
+        self.read(|c| {
+            c.query_row(
                 "SELECT coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'messages'), 0)",
                 [],
                 |r| r.get(0),
             )
             .map_err(db_err)
+        })
+    }
+
+    /// The owners other than this backend that hold messages and are dead, found at most
+    /// once a second per live owner: their messages become visible now.
+    fn dead_holders(&self, conn: &rusqlite::Connection) -> Result<Vec<String>> {
+        let now = now_ms();
+        let mut alive = self.inner.alive.lock().unwrap_or_else(|p| p.into_inner());
+        let mut dead = Vec::new();
+        for h in super::doctor::holders(conn, &self.inner.owner.id)? {
+            if alive.get(&h).is_some_and(|at| now - at < 1000) {
+                continue;
+            }
+            if super::owners::alive(&self.inner.root, &h) {
+                alive.insert(h, now);
+            } else {
+                alive.remove(&h);
+                dead.push(h);
+            }
+        }
+        Ok(dead)
     }
 
     pub(super) fn enqueue(
@@ -47,7 +68,7 @@ impl Embedded {
     /// (group, id, body, receive count), in the order to take them.
     #[allow(clippy::type_complexity)]
     fn due_in_turn(
-        tx: &rusqlite::Transaction<'_>,
+        tx: &rusqlite::Connection,
         queue: QueueKind,
         max: usize,
         now: i64,
@@ -154,7 +175,8 @@ impl Queue for Embedded {
                 "delay of {delay_s} s is above the maximum of {MAX_DELAY_S} s"
             )));
         }
-        self.write(|tx| Self::enqueue(tx, queue, &body, delay_s))
+        self.write(move |tx| Self::enqueue(tx, queue, &body, delay_s))
+            .await
     }
 
     async fn receive(
@@ -165,7 +187,16 @@ impl Queue for Embedded {
     ) -> Result<Vec<Message>> {
         let max = max.clamp(1, 10);
         let turn = usize::from(queue == QueueKind::Work);
-        self.write(|tx| {
+        let served = self.inner.served.clone();
+        // Whose messages to take back first: a receive is when a live process looks.
+        let dead = self.read(|c| self.dead_holders(c))?;
+        let root = self.inner.root.clone();
+        let me = self.inner.owner.id.clone();
+        self.write(move |tx| {
+            for d in &dead {
+                super::doctor::reclaim(tx, d)?;
+                super::owners::forget(&root, d);
+            }
             let now = now_ms();
             let mut out = Vec::new();
             // Nothing due: answer without walking the groups.
@@ -178,7 +209,7 @@ impl Queue for Embedded {
             if !any {
                 return Ok(out);
             }
-            let mut served = self.inner.served.lock().unwrap_or_else(|p| p.into_inner());
+            let mut served = served.lock().unwrap_or_else(|p| p.into_inner());
             let due = Self::due_in_turn(tx, queue, max, now, &served[turn])?;
             for (group, id, body, count) in due {
                 if out.len() == max {
@@ -186,25 +217,27 @@ impl Queue for Embedded {
                 }
                 served[turn] = group;
                 if count >= MAX_RECEIVES {
-                    tx.execute("UPDATE messages SET dead = 1 WHERE id = ?1", [id])
+                    tx.execute("UPDATE messages SET dead = 1, owner = NULL WHERE id = ?1", [id])
                         .map_err(db_err)?;
                     continue;
                 }
                 let receipt = format!("{id}:{}", token());
                 tx.execute(
-                    "UPDATE messages SET receive_count = receive_count + 1, receipt = ?2, visible_at = ?3 WHERE id = ?1",
-                    params![id, receipt, now + i64::from(visibility_s) * 1000],
+                    "UPDATE messages SET receive_count = receive_count + 1, receipt = ?2, visible_at = ?3, owner = ?4 WHERE id = ?1",
+                    params![id, receipt, now + i64::from(visibility_s) * 1000, me],
                 )
                 .map_err(db_err)?;
                 out.push(Message { id: id.to_string(), receipt, body, receive_count: count + 1 });
             }
             Ok(out)
         })
+        .await
     }
 
     async fn delete(&self, _queue: QueueKind, receipt: &str) -> Result<()> {
         let id = id_of(receipt)?;
-        self.write(|tx| {
+        let receipt = receipt.to_string();
+        self.write(move |tx| {
             let n = tx
                 .execute(
                     "DELETE FROM messages WHERE id = ?1 AND receipt = ?2 AND dead = 0",
@@ -212,10 +245,11 @@ impl Queue for Embedded {
                 )
                 .map_err(db_err)?;
             if n == 0 {
-                return Err(bad_receipt(receipt));
+                return Err(bad_receipt(&receipt));
             }
             Ok(())
         })
+        .await
     }
 
     async fn retry_later(
@@ -226,64 +260,92 @@ impl Queue for Embedded {
         error: &str,
     ) -> Result<()> {
         let id = id_of(receipt)?;
-        self.write(|tx| {
+        let (receipt, error) = (receipt.to_string(), error.to_string());
+        // No longer held: it waits for its retry, which any process may make.
+        self.write(move |tx| {
             let n = tx
                 .execute(
-                    "UPDATE messages SET visible_at = ?3, last_error = ?4 WHERE id = ?1 AND receipt = ?2 AND dead = 0",
+                    "UPDATE messages SET visible_at = ?3, last_error = ?4, owner = NULL WHERE id = ?1 AND receipt = ?2 AND dead = 0",
                     params![id, receipt, now_ms() + i64::from(delay_s) * 1000, error],
                 )
                 .map_err(db_err)?;
             if n == 0 {
-                return Err(bad_receipt(receipt));
+                return Err(bad_receipt(&receipt));
             }
             Ok(())
         })
+        .await
+    }
+
+    async fn hold(&self, _queue: QueueKind, receipt: &str, visibility_s: u32) -> Result<()> {
+        let id = id_of(receipt)?;
+        let receipt = receipt.to_string();
+        self.write(move |tx| {
+            let n = if visibility_s == 0 {
+                // Given back unhandled: this receive does not count toward the dead letters.
+                tx.execute(
+                    "UPDATE messages SET visible_at = ?3, owner = NULL, receipt = NULL,
+                     receive_count = max(receive_count - 1, 0)
+                     WHERE id = ?1 AND receipt = ?2 AND dead = 0",
+                    params![id, receipt, now_ms()],
+                )
+            } else {
+                tx.execute(
+                    "UPDATE messages SET visible_at = ?3 WHERE id = ?1 AND receipt = ?2 AND dead = 0",
+                    params![id, receipt, now_ms() + i64::from(visibility_s) * 1000],
+                )
+            }
+            .map_err(db_err)?;
+            if n == 0 {
+                return Err(bad_receipt(&receipt));
+            }
+            Ok(())
+        })
+        .await
     }
 
     async fn dead_letter_now(&self, queue: QueueKind, body: &str, error: &str) -> Result<()> {
         let now = now_ms();
-        self.write(|tx| {
+        let group = crate::ports::fair::group_of(queue, body).unwrap_or_default();
+        let (body, error) = (body.to_string(), error.to_string());
+        self.write(move |tx| {
             tx.execute(
                 "INSERT INTO messages (queue, body, visible_at, sent_ms, receive_count, dead, last_error, grp)
                  VALUES (?1, ?2, ?3, ?3, 1, 1, ?4, ?5)",
-                params![
-                    queue.name(),
-                    body,
-                    now,
-                    error,
-                    crate::ports::fair::group_of(queue, body).unwrap_or_default()
-                ],
+                params![queue.name(), body, now, error, group],
             )
             .map_err(db_err)?;
             Ok(())
         })
+        .await
     }
 
     async fn stats(&self, queue: QueueKind) -> Result<QueueStats> {
-        let conn = self.conn();
-        conn.query_row(
-            "SELECT
+        self.read(|conn| {
+            conn.query_row(
+                "SELECT
                coalesce(sum(dead = 0 AND visible_at <= ?2), 0),
                coalesce(sum(dead = 0 AND visible_at > ?2), 0),
                coalesce(sum(dead = 0 AND visible_at > ?2 AND receive_count > 0), 0),
                coalesce(sum(dead = 1), 0)
              FROM messages WHERE queue = ?1",
-            params![queue.name(), now_ms()],
-            |r| {
-                Ok(QueueStats {
-                    visible: r.get::<_, i64>(0)? as u64,
-                    waiting: r.get::<_, i64>(1)? as u64,
-                    received: r.get::<_, i64>(2)? as u64,
-                    dead: r.get::<_, i64>(3)? as u64,
-                })
-            },
-        )
-        .map_err(db_err)
+                params![queue.name(), now_ms()],
+                |r| {
+                    Ok(QueueStats {
+                        visible: r.get::<_, i64>(0)? as u64,
+                        waiting: r.get::<_, i64>(1)? as u64,
+                        received: r.get::<_, i64>(2)? as u64,
+                        dead: r.get::<_, i64>(3)? as u64,
+                    })
+                },
+            )
+            .map_err(db_err)
+        })
     }
 
     async fn dead_letters(&self, queue: QueueKind, max: usize) -> Result<Vec<DeadLetter>> {
         // A message past its last receive counts as dead even before a receive moves it.
-        let conn = self.conn();
+        self.read(|conn| {
         let mut stmt = conn
             .prepare_cached(
                 "SELECT id, body, receive_count, last_error FROM messages
@@ -304,42 +366,53 @@ impl Queue for Embedded {
             )
             .map_err(db_err)?;
         rows.collect::<Result<Vec<_>, _>>().map_err(db_err)
+        })
     }
 
     async fn redrive(&self, queue: QueueKind, keep: &Keep<'_>, max: usize) -> Result<u64> {
-        self.write(|tx| {
-            let now = now_ms();
-            let dead = {
-                let mut stmt = tx
-                    .prepare_cached(
-                        "SELECT id, body FROM messages WHERE queue = ?1
-                         AND (dead = 1 OR (receive_count >= ?2 AND visible_at <= ?3)) ORDER BY id",
-                    )
-                    .map_err(db_err)?;
-                let rows = stmt
-                    .query_map(params![queue.name(), MAX_RECEIVES, now], |r| {
-                        Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?))
-                    })
-                    .map_err(db_err)?;
-                rows.collect::<Result<Vec<_>, _>>().map_err(db_err)?
-            };
-            let mut moved = 0;
-            for (id, body) in dead {
-                if moved as usize >= max {
-                    break;
-                }
-                if !keep(&body) {
-                    continue;
-                }
-                // In one transaction: out of the dead letters and back, nothing in between.
-                tx.execute(
-                    "UPDATE messages SET dead = 0, receive_count = 0, receipt = NULL, visible_at = ?2, last_error = NULL WHERE id = ?1",
-                    params![id, now],
+        // `keep` is the caller's and borrowed: read the dead letters, choose here, then move
+        // the chosen ones in one write.
+        let now = now_ms();
+        let chosen: Vec<i64> = self.read(|c| {
+            let mut stmt = c
+                .prepare_cached(
+                    "SELECT id, body FROM messages WHERE queue = ?1
+                     AND (dead = 1 OR (receive_count >= ?2 AND visible_at <= ?3)) ORDER BY id",
                 )
                 .map_err(db_err)?;
-                moved += 1;
+            let rows = stmt
+                .query_map(params![queue.name(), MAX_RECEIVES, now], |r| {
+                    Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?))
+                })
+                .map_err(db_err)?;
+            let mut chosen = Vec::new();
+            for row in rows {
+                let (id, body) = row.map_err(db_err)?;
+                if chosen.len() >= max {
+                    break;
+                }
+                if keep(&body) {
+                    chosen.push(id);
+                }
+            }
+            Ok(chosen)
+        })?;
+        self.write(move |tx| {
+            let mut moved = 0;
+            for id in chosen {
+                // In one transaction: out of the dead letters and back, nothing in between;
+                // one that left the dead letters since the read stays where it is.
+                moved += tx
+                    .execute(
+                        "UPDATE messages SET dead = 0, receive_count = 0, receipt = NULL, owner = NULL,
+                         visible_at = ?2, last_error = NULL
+                         WHERE id = ?1 AND (dead = 1 OR (receive_count >= ?3 AND visible_at <= ?2))",
+                        params![id, now, MAX_RECEIVES],
+                    )
+                    .map_err(db_err)? as u64;
             }
             Ok(moved)
         })
+        .await
     }
 }

@@ -1,7 +1,8 @@
 //! The vault on the embedded backend: one file per secret, `vault/<tenant>/<name>` under the
 //! backend's folder, readable by the owner only (files 0600, folders 0700). A write goes to a
 //! temporary file made 0600 from the start and is renamed into place, so a reader never sees
-//! half a value and no other user ever sees any.
+//! half a value and no other user ever sees any. The value and its folder are synced before a
+//! set returns.
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -72,7 +73,9 @@ impl Vault for Embedded {
             let mut f = opts.open(&tmp)?;
             f.write_all(value.expose().as_bytes())?;
             f.sync_all()?;
-            std::fs::rename(&tmp, dir.join(name))
+            std::fs::rename(&tmp, dir.join(name))?;
+            // The new name is on stable storage before the call is answered.
+            std::fs::File::open(&dir)?.sync_all()
         };
         write().map_err(|e| {
             let _ = std::fs::remove_file(&tmp);

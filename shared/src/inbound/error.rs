@@ -33,6 +33,8 @@ pub enum Code {
     Unimplemented,
     /// 415 with code `unimplemented`: the request's Content-Type is not a form served.
     UnsupportedMediaType,
+    /// 507 with code `resource_exhausted`: the server's disk is full.
+    InsufficientStorage,
     /// 500: the script failed, or something unexpected.
     Internal,
     /// 503: a backend does not answer; retry later.
@@ -51,7 +53,9 @@ impl Code {
             Code::PermissionDenied => "permission_denied",
             Code::NotFound => "not_found",
             Code::AlreadyExists => "already_exists",
-            Code::ResourceExhausted | Code::PayloadTooLarge => "resource_exhausted",
+            Code::ResourceExhausted | Code::PayloadTooLarge | Code::InsufficientStorage => {
+                "resource_exhausted"
+            }
             Code::MethodNotAllowed | Code::Unimplemented | Code::UnsupportedMediaType => {
                 "unimplemented"
             }
@@ -69,7 +73,7 @@ impl Code {
             Code::NotFound => 5,
             Code::AlreadyExists => 6,
             Code::PermissionDenied => 7,
-            Code::ResourceExhausted | Code::PayloadTooLarge => 8,
+            Code::ResourceExhausted | Code::PayloadTooLarge | Code::InsufficientStorage => 8,
             Code::FailedPrecondition => 9,
             Code::MethodNotAllowed | Code::Unimplemented | Code::UnsupportedMediaType => 12,
             Code::Internal => 13,
@@ -91,6 +95,7 @@ impl Code {
             Code::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
             Code::Unimplemented => StatusCode::NOT_FOUND,
             Code::UnsupportedMediaType => StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            Code::InsufficientStorage => StatusCode::INSUFFICIENT_STORAGE,
             Code::Internal => StatusCode::INTERNAL_SERVER_ERROR,
             Code::Unavailable => StatusCode::SERVICE_UNAVAILABLE,
             Code::DeadlineExceeded => StatusCode::GATEWAY_TIMEOUT,
@@ -142,9 +147,47 @@ fn is_limit_breach(message: &str) -> bool {
             .is_some_and(|head| head.ends_with(" exceeded"))
 }
 
+/// The seconds of a held dispatch claim's `...; retry in N s` at the end of a script's message
+/// (a script that did not catch it fails with its text).
+fn held_retry_after(message: &str) -> Option<u32> {
+    if !message.contains(HELD) {
+        return None;
+    }
+    message
+        .strip_suffix(" s")?
+        .rsplit_once("; retry in ")?
+        .1
+        .parse()
+        .ok()
+}
+
+/// What a held dispatch claim's message says (`barrier::dispatch`).
+const HELD: &str = "is being dispatched by another call";
+
 impl From<Error> for ApiError {
     fn from(e: Error) -> Self {
+        use crate::error::StorageFault;
+        let held = match &e {
+            Error::Script { message, .. } => held_retry_after(message),
+            _ => None,
+        };
         let code = match &e {
+            // Not the caller's fault, and retrying succeeds: 503 with Retry-After, for a core
+            // call and for a script that raised it alike.
+            Error::Held { .. } => Code::Unavailable,
+            Error::Script { .. } if held.is_some() => Code::Unavailable,
+            Error::Storage {
+                fault: StorageFault::NoSpace,
+                ..
+            } => Code::InsufficientStorage,
+            Error::Script { message, .. } if message.contains(crate::error::NO_SPACE) => {
+                Code::InsufficientStorage
+            }
+            Error::Storage {
+                fault: StorageFault::ReadOnly,
+                ..
+            } => Code::Unavailable,
+            Error::Storage { .. } => Code::Internal,
             Error::NotFound { .. } => Code::NotFound,
             Error::AlreadyExists { .. } => Code::AlreadyExists,
             Error::Precondition { .. } | Error::InvalidInput(_) => Code::InvalidArgument,
@@ -155,8 +198,10 @@ impl From<Error> for ApiError {
             _ => Code::Internal,
         };
         let retry_after_s = match &e {
-            Error::Busy { retry_after_s, .. } => Some(*retry_after_s),
-            _ => None,
+            Error::Busy { retry_after_s, .. } | Error::Held { retry_after_s, .. } => {
+                Some(*retry_after_s)
+            }
+            _ => held,
         };
         ApiError {
             retry_after_s,
@@ -190,7 +235,49 @@ impl IntoResponse for ApiError {
 
 #[cfg(test)]
 mod tests {
-    use super::is_limit_breach;
+    use super::{is_limit_breach, ApiError, Code};
+    use crate::error::{StorageFault, NO_SPACE};
+    use crate::Error;
+
+    #[test]
+    fn busy_and_full_disks_are_not_the_callers_fault() {
+        let busy = ApiError::from(Error::Held {
+            what: "barrier completion is being dispatched by another call".into(),
+            retry_after_s: 61,
+        });
+        assert_eq!(
+            (busy.code, busy.retry_after_s),
+            (Code::Unavailable, Some(61))
+        );
+        let script = ApiError::from(Error::Script {
+            tenant: "acme".into(),
+            script: "ack".into(),
+            message:
+                "ack.luau:1: barrier completion is being dispatched by another call; retry in 7 s"
+                    .into(),
+        });
+        assert_eq!(
+            (script.code, script.retry_after_s),
+            (Code::Unavailable, Some(7))
+        );
+        let full = ApiError::from(Error::Storage {
+            fault: StorageFault::NoSpace,
+            path: "/p/.native/native.db".into(),
+            message: format!("cannot write the database /p/.native/native.db: {NO_SPACE}"),
+        });
+        assert_eq!(full.code.status().as_u16(), 507);
+        assert!(
+            full.message.contains("/p/.native/native.db"),
+            "{}",
+            full.message
+        );
+        let script = ApiError::from(Error::Script {
+            tenant: "acme".into(),
+            script: "put".into(),
+            message: format!("put.luau:1: cannot write object b/k: {NO_SPACE} of /p/.native/tmp/x"),
+        });
+        assert_eq!(script.code, Code::InsufficientStorage);
+    }
 
     #[test]
     fn limit_breaches_are_told_from_other_script_errors() {

@@ -102,6 +102,11 @@ pub trait Queue: std::fmt::Debug + Send + Sync {
         error: &str,
     ) -> Result<()>;
 
+    /// Keeps a received message hidden for `visibility_s` from now: its receiver is still at
+    /// it and extends its lease. With 0 the receiver gives it back unhandled: visible now, and
+    /// where the backend can, this receive does not count toward the dead-letter limit.
+    async fn hold(&self, queue: QueueKind, receipt: &str, visibility_s: u32) -> Result<()>;
+
     /// Counts what the queue holds.
     async fn stats(&self, queue: QueueKind) -> Result<QueueStats>;
 

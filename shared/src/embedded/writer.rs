@@ -1,0 +1,235 @@
+//! Group commit: one thread owns the writing SQLite connection (`synchronous = FULL`, so a
+//! commit returns once the WAL is on stable storage) and runs every write that arrived while
+//! the previous commit was syncing in one transaction, each in a savepoint of its own, then
+//! commits once. A write is answered only after the commit that holds it: an acknowledged
+//! write survives a power cut, and N concurrent writes cost one sync instead of N.
+//!
+//! A write that fails rolls back its own savepoint only; the others of its group commit. A
+//! failed commit (a full disk, say) fails every write of the group with its cause. Folders
+//! that a write renamed a file into are synced once per group, before the commit (see
+//! `disk.rs`).
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::sync::mpsc;
+use std::sync::Arc;
+
+use rusqlite::Connection;
+
+use super::disk::Disk;
+use super::faults;
+use crate::{Error, Result};
+
+/// At most this many writes share a commit: a group's writes wait for the longest of them.
+const MAX_GROUP: usize = 256;
+
+/// What a write may ask of its group besides SQL.
+#[derive(Default)]
+pub(crate) struct Group {
+    /// Folders to sync before the commit: they name files that rows of the group refer to.
+    sync_dirs: BTreeSet<PathBuf>,
+}
+
+impl Group {
+    /// Syncs `dir` before this group commits.
+    pub(crate) fn sync_before_commit(&mut self, dir: &Path) {
+        self.sync_dirs.insert(dir.to_path_buf());
+    }
+}
+
+/// A write waiting for its group.
+trait Job: Send {
+    /// Runs the write in a savepoint; keeps its result.
+    fn run(&mut self, conn: &Connection, group: &mut Group, db: &Path);
+    /// Answers the caller once the group committed (`Ok`) or failed to (`Err`).
+    fn finish(self: Box<Self>, commit: std::result::Result<(), &Error>);
+}
+
+struct Typed<T, F> {
+    f: Option<F>,
+    out: Option<Result<T>>,
+    reply: tokio::sync::oneshot::Sender<Result<T>>,
+}
+
+impl<T, F> Job for Typed<T, F>
+where
+    T: Send,
+    F: FnOnce(&Connection, &mut Group) -> Result<T> + Send,
+{
+    fn run(&mut self, conn: &Connection, group: &mut Group, db: &Path) {
+        let Some(f) = self.f.take() else { return };
+        self.out = Some(savepoint(conn, db, |c| f(c, group)));
+    }
+
+    fn finish(self: Box<Self>, commit: std::result::Result<(), &Error>) {
+        let out = match (self.out, commit) {
+            (Some(Err(e)), _) => Err(e),
+            (Some(Ok(v)), Ok(())) => Ok(v),
+            (_, Err(e)) => Err(e.again()),
+            (None, Ok(())) => Err(Error::Backend {
+                backend: "embedded",
+                message: "a write was committed without being run".into(),
+                source: None,
+            }),
+        };
+        // The caller may have gone (its request was dropped): the write stands anyway.
+        let _ = self.reply.send(out);
+    }
+}
+
+fn savepoint<T>(
+    conn: &Connection,
+    db: &Path,
+    f: impl FnOnce(&Connection) -> Result<T>,
+) -> Result<T> {
+    conn.execute_batch("SAVEPOINT w")
+        .map_err(|e| faults::db(db, &e))?;
+    match f(conn) {
+        Ok(v) => {
+            conn.execute_batch("RELEASE w")
+                .map_err(|e| faults::db(db, &e))?;
+            Ok(v)
+        }
+        Err(e) => {
+            // The transaction may be gone already (SQLite rolls back on some I/O errors); the
+            // caller checks that.
+            if !conn.is_autocommit() {
+                let _ = conn.execute_batch("ROLLBACK TO w; RELEASE w");
+            }
+            Err(faults::name_db(db, e))
+        }
+    }
+}
+
+/// The writing thread's handle. Dropping it lets the thread finish the writes sent so far,
+/// close the connection and end; the drop waits for that.
+pub(crate) struct Writer {
+    jobs: Option<mpsc::Sender<Box<dyn Job>>>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Writer {
+    /// Starts the thread over `conn`.
+    pub(crate) fn start(conn: Connection, db: PathBuf, disk: Arc<dyn Disk>) -> Result<Self> {
+        let (tx, rx) = mpsc::channel::<Box<dyn Job>>();
+        let thread = std::thread::Builder::new()
+            .name("native-db-writer".into())
+            .spawn(move || run(conn, rx, &db, disk.as_ref()))
+            .map_err(|e| Error::backend("embedded", "cannot start the database writer", e))?;
+        Ok(Writer {
+            jobs: Some(tx),
+            thread: Some(thread),
+        })
+    }
+
+    /// Runs `f` in the next group's transaction and answers once that group committed.
+    pub(crate) async fn write<T, F>(&self, f: F) -> Result<T>
+    where
+        T: Send + 'static,
+        F: FnOnce(&Connection, &mut Group) -> Result<T> + Send + 'static,
+    {
+        let (reply, answer) = tokio::sync::oneshot::channel();
+        let job = Box::new(Typed {
+            f: Some(f),
+            out: None,
+            reply,
+        });
+        let gone = || Error::Backend {
+            backend: "embedded",
+            message: "the database writer has stopped".into(),
+            source: None,
+        };
+        self.jobs
+            .as_ref()
+            .ok_or_else(gone)?
+            .send(job)
+            .map_err(|_| gone())?;
+        answer.await.map_err(|_| gone())?
+    }
+}
+
+impl Drop for Writer {
+    fn drop(&mut self) {
+        drop(self.jobs.take());
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+fn run(conn: Connection, rx: mpsc::Receiver<Box<dyn Job>>, db: &Path, disk: &dyn Disk) {
+    let mut waiting: Vec<Box<dyn Job>> = Vec::new();
+    loop {
+        if waiting.is_empty() {
+            match rx.recv() {
+                Ok(j) => waiting.push(j),
+                Err(_) => return,
+            }
+        }
+        // Everything that arrived meanwhile (while the last commit synced) joins this group.
+        while waiting.len() < MAX_GROUP {
+            match rx.try_recv() {
+                Ok(j) => waiting.push(j),
+                Err(_) => break,
+            }
+        }
+        let mut jobs = std::mem::take(&mut waiting);
+        if let Err(e) = conn.execute_batch("BEGIN IMMEDIATE") {
+            let e = faults::db(db, &e);
+            for j in jobs {
+                j.finish(Err(&e));
+            }
+            continue;
+        }
+        let mut group = Group::default();
+        let mut done: Vec<Box<dyn Job>> = Vec::with_capacity(jobs.len());
+        let mut aborted = None;
+        let mut rest = jobs.drain(..);
+        for mut j in rest.by_ref() {
+            j.run(&conn, &mut group, db);
+            let gone = conn.is_autocommit();
+            done.push(j);
+            if gone {
+                // SQLite rolled the whole transaction back (a full disk, an I/O error): the
+                // group's earlier writes are gone with it.
+                aborted = Some(Error::Storage {
+                    fault: crate::error::StorageFault::Io,
+                    path: db.display().to_string(),
+                    message: format!(
+                        "a write to {} failed and SQLite rolled back the writes made with it; retry",
+                        db.display()
+                    ),
+                });
+                break;
+            }
+        }
+        waiting.extend(rest);
+        let commit = match aborted {
+            Some(e) => Err(e),
+            None => commit(&conn, &group, db, disk),
+        };
+        match &commit {
+            Ok(()) => {
+                for j in done {
+                    j.finish(Ok(()));
+                }
+            }
+            Err(e) => {
+                if !conn.is_autocommit() {
+                    let _ = conn.execute_batch("ROLLBACK");
+                }
+                for j in done {
+                    j.finish(Err(e));
+                }
+            }
+        }
+    }
+}
+
+fn commit(conn: &Connection, group: &Group, db: &Path, disk: &dyn Disk) -> Result<()> {
+    for dir in &group.sync_dirs {
+        disk.sync_dir(dir)
+            .map_err(|e| faults::io("cannot sync a folder of object contents", dir, &e))?;
+    }
+    conn.execute_batch("COMMIT").map_err(|e| faults::db(db, &e))
+}
