@@ -17,7 +17,7 @@ use http_body_util::BodyExt;
 use native_core::api_keys;
 use native_core::embedded::Embedded;
 use native_core::local::{drain, DrainOptions, Project};
-use native_core::ports::{ObjectStore, Queue, QueueKind};
+use native_core::ports::QueueKind;
 use native_core::runtime::Runtime;
 use native_core::tenants::DirTenants;
 use native_tests::crash::CrashDisk;

@@ -68,7 +68,7 @@ impl Embedded {
     /// Opens an object's content for streaming, its length checked against the object's size
     /// (the digest is checked as the stream ends). The file stays readable even if the object
     /// is overwritten or deleted meanwhile.
-    fn open_object(
+    fn open_checked(
         &self,
         bucket: &str,
         key: &str,
@@ -116,6 +116,19 @@ impl Embedded {
             &self.blob_path(&blob),
             "is missing".into(),
         ))
+    }
+}
+
+impl Embedded {
+    /// The file that holds an object's content, its length checked (benchmarks read it raw).
+    pub fn open_object(
+        &self,
+        bucket: &str,
+        key: &str,
+    ) -> Result<Option<(ObjectMeta, std::fs::File)>> {
+        Ok(self
+            .open_checked(bucket, key)?
+            .map(|(meta, _, file)| (meta, file)))
     }
 }
 
@@ -251,7 +264,7 @@ impl ObjectStore for Embedded {
 
     async fn get(&self, bucket: &str, key: &str) -> Result<Option<(ObjectMeta, Bytes)>> {
         use std::io::Read;
-        let Some((meta, blob, mut file)) = self.open_object(bucket, key)? else {
+        let Some((meta, blob, mut file)) = self.open_checked(bucket, key)? else {
             return Ok(None);
         };
         let path = self.blob_path(&blob);
@@ -283,7 +296,7 @@ impl ObjectStore for Embedded {
         bucket: &str,
         key: &str,
     ) -> Result<Option<(ObjectMeta, Box<dyn ObjectReader>)>> {
-        Ok(self.open_object(bucket, key)?.map(|(meta, blob, file)| {
+        Ok(self.open_checked(bucket, key)?.map(|(meta, blob, file)| {
             let reader = FileReader {
                 path: self.blob_path(&blob),
                 name: format!("{bucket}/{key}"),

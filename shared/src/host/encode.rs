@@ -210,7 +210,7 @@ impl<S: Sink> Walk<'_, S> {
                 return Ok(false);
             }
             count += 1;
-            if count % 1024 == 0 {
+            if count.is_multiple_of(1024) {
                 self.check()?;
             }
         }
@@ -238,7 +238,7 @@ impl<S: Sink> Walk<'_, S> {
         for pair in t.pairs::<Value, Value>() {
             let (k, v) = pair.map_err(|e| Stop::Shape(format!(": {e}")))?;
             self.scratch += SCRATCH_BYTES;
-            if self.scratch % (SCRATCH_BYTES * 1024) == 0 {
+            if self.scratch.is_multiple_of(SCRATCH_BYTES * 1024) {
                 self.check()?;
             }
             match k {
