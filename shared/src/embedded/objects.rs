@@ -304,6 +304,7 @@ impl ObjectStore for Embedded {
                 digest: Sha256::new(),
                 blob,
                 left: meta.size,
+                ended: false,
             };
             (meta, Box::new(reader) as Box<dyn ObjectReader>)
         }))
@@ -386,6 +387,8 @@ struct FileReader {
     digest: Sha256,
     blob: String,
     left: u64,
+    /// The end was reached and checked: later calls answer the end again.
+    ended: bool,
 }
 
 const CHUNK: usize = 256 * 1024;
@@ -401,6 +404,9 @@ impl FileReader {
 impl ObjectReader for FileReader {
     async fn next_chunk(&mut self) -> Result<Option<Bytes>> {
         use std::io::Read;
+        if self.ended {
+            return Ok(None);
+        }
         let mut buf = vec![0u8; CHUNK];
         let n = self.file.read(&mut buf).map_err(|e| {
             faults::io(&format!("cannot read object {}", self.name), &self.path, &e)
@@ -413,6 +419,7 @@ impl ObjectReader for FileReader {
             if digest != self.blob {
                 return Err(self.damaged("does not have the sha256 it is named by".into()));
             }
+            self.ended = true;
             return Ok(None);
         }
         if n as u64 > self.left {
