@@ -341,3 +341,42 @@ fn a_full_disk_is_507_naming_the_file_and_leaves_no_temporary_file() {
     assert_eq!(status, 200, "{body}");
     drop(server);
 }
+
+#[test]
+fn a_new_project_opened_by_many_processes_at_once_loses_nothing() {
+    // Each process makes (or migrates) the database as it opens it: they must not trip over
+    // each other's schema changes ("duplicate column name").
+    for round in 0..3 {
+        // GIVEN a project that has never been opened
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        std::fs::write(root.join("deployment.json"), DEPLOYMENT).unwrap();
+        write_tenant(root, "acme", r#"{ "queue": true }"#, SCRIPTS);
+        // WHEN 10 processes open it at the same moment, each writing an object
+        let children: Vec<_> = (0..10)
+            .map(|i| {
+                Command::new(native_bin())
+                    .arg("--project")
+                    .arg(root)
+                    .args(["invoke", "acme", "obj"])
+                    .arg(json!({ "k": format!("k{i}") }).to_string())
+                    .stdin(std::process::Stdio::null())
+                    .stdout(std::process::Stdio::piped())
+                    .stderr(std::process::Stdio::piped())
+                    .spawn()
+                    .unwrap()
+            })
+            .collect();
+        // THEN every one succeeds, and every object is there
+        for (i, c) in children.into_iter().enumerate() {
+            let o = c.wait_with_output().unwrap();
+            assert!(
+                o.status.success(),
+                "round {round}, process {i}: {}",
+                String::from_utf8_lossy(&o.stderr)
+            );
+        }
+        let want: String = (0..10).map(|i| format!("k{i}\n")).collect();
+        assert_eq!(ok(root, &["ls", "acme", "In"]), want);
+    }
+}

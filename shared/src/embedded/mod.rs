@@ -13,6 +13,7 @@ mod kv;
 mod objects;
 mod owners;
 mod queue;
+mod schema;
 mod vault;
 mod writer;
 
@@ -30,27 +31,6 @@ use crate::{ports::Backends, Error, Result};
 
 /// The database file in the backend's folder.
 pub const DB_FILE: &str = "native.db";
-
-const SCHEMA: &str = "
-CREATE TABLE IF NOT EXISTS objects (
-  bucket TEXT NOT NULL, key TEXT NOT NULL, size INTEGER NOT NULL, etag TEXT NOT NULL,
-  blob TEXT NOT NULL, modified_ms INTEGER NOT NULL, depth INTEGER NOT NULL DEFAULT 0,
-  PRIMARY KEY (bucket, key)) WITHOUT ROWID;
-CREATE INDEX IF NOT EXISTS objects_blob ON objects(blob);
-CREATE TABLE IF NOT EXISTS kv (
-  pk TEXT NOT NULL, sk TEXT NOT NULL, value TEXT NOT NULL, expires_at INTEGER NOT NULL,
-  version TEXT NOT NULL, PRIMARY KEY (pk, sk)) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS messages (
-  id INTEGER PRIMARY KEY AUTOINCREMENT, queue TEXT NOT NULL, body TEXT NOT NULL,
-  visible_at INTEGER NOT NULL, receive_count INTEGER NOT NULL DEFAULT 0, receipt TEXT,
-  last_error TEXT, dead INTEGER NOT NULL DEFAULT 0, sent_ms INTEGER NOT NULL,
-  grp TEXT NOT NULL DEFAULT '');
-CREATE INDEX IF NOT EXISTS messages_due ON messages(queue, dead, visible_at);
-";
-
-/// Made after the migrations, which add `grp` to projects made before it.
-const FAIR_INDEX: &str =
-    "CREATE INDEX IF NOT EXISTS messages_fair ON messages(queue, grp, dead, visible_at);";
 
 /// The embedded backend. Cheap to clone; every clone shares one reading connection and one
 /// writing thread (see `writer.rs`).
@@ -116,11 +96,15 @@ impl Embedded {
         let db = root.join(DB_FILE);
         refuse_lost_database(root, &db)?;
         let conn = connect(&db)?;
-        let tables: i64 = conn
-            .query_row("SELECT count(*) FROM sqlite_master", [], |r| r.get(0))
-            .map_err(|e| faults::db(&db, &e))?;
-        if tables == 0 && holds_state(root) {
-            return Err(lost(root, &db));
+        // The state first, then the tables: another process opening a new project at the same
+        // time commits its tables before it writes any state, so state seen means tables seen.
+        if holds_state(root) {
+            let tables: i64 = conn
+                .query_row("SELECT count(*) FROM sqlite_master", [], |r| r.get(0))
+                .map_err(|e| faults::db(&db, &e))?;
+            if tables == 0 {
+                return Err(lost(root, &db));
+            }
         }
         let mode: String = conn
             .query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0))
@@ -135,7 +119,7 @@ impl Embedded {
         // answered survives a power cut (NORMAL syncs only at checkpoints).
         conn.pragma_update(None, "synchronous", "FULL")
             .map_err(|e| faults::db(&db, &e))?;
-        migrate(&conn).map_err(|e| faults::name_db(&db, e))?;
+        schema::migrate(&conn).map_err(|e| faults::name_db(&db, e))?;
         doctor::recover(&conn, root, &owner.id).map_err(|e| faults::name_db(&db, e))?;
         let reader = connect(&db)?;
         let writer = writer::Writer::start(conn, db.clone(), disk.clone())?;
@@ -194,38 +178,6 @@ fn connect(db: &Path) -> Result<Connection> {
     Ok(conn)
 }
 
-fn migrate(conn: &Connection) -> Result<()> {
-    conn.execute_batch(SCHEMA).map_err(db_err)?;
-    let has = |table: &str, column: &str| -> Result<bool> {
-        conn.query_row(
-            "SELECT COUNT(*) > 0 FROM pragma_table_info(?1) WHERE name = ?2",
-            [table, column],
-            |r| r.get(0),
-        )
-        .map_err(db_err)
-    };
-    // Projects made before objects kept their chain depth.
-    if !has("objects", "depth")? {
-        conn.execute_batch("ALTER TABLE objects ADD COLUMN depth INTEGER NOT NULL DEFAULT 0")
-            .map_err(db_err)?;
-    }
-    // Projects made before received messages named the process holding them.
-    if !has("messages", "owner")? {
-        conn.execute_batch("ALTER TABLE messages ADD COLUMN owner TEXT")
-            .map_err(db_err)?;
-    }
-    // Projects made before messages kept their fair-queue group (queue::receive).
-    if !has("messages", "grp")? {
-        conn.execute_batch("ALTER TABLE messages ADD COLUMN grp TEXT NOT NULL DEFAULT ''")
-            .map_err(db_err)?;
-    }
-    conn.execute_batch(FAIR_INDEX).map_err(db_err)?;
-    conn.execute_batch(
-        "CREATE INDEX IF NOT EXISTS messages_owner ON messages(owner) WHERE owner IS NOT NULL",
-    )
-    .map_err(db_err)
-}
-
 /// Whether the folder holds a project's state besides its database: objects' contents, the
 /// callback secret, vault secrets.
 fn holds_state(root: &Path) -> bool {
@@ -239,7 +191,8 @@ fn holds_state(root: &Path) -> bool {
 fn refuse_lost_database(root: &Path, db: &Path) -> Result<()> {
     let len = |p: &Path| std::fs::metadata(p).map(|m| m.len()).unwrap_or(0);
     let wal = db.with_file_name(format!("{DB_FILE}-wal"));
-    if len(db) == 0 && len(&wal) == 0 && holds_state(root) {
+    // The state before the files' lengths, as in `open_on`.
+    if holds_state(root) && len(db) == 0 && len(&wal) == 0 {
         return Err(lost(root, db));
     }
     Ok(())
@@ -398,6 +351,48 @@ mod tests {
         // AND the next batch goes on with a's backlog where it stopped
         let next = e.receive(QueueKind::Work, 10, 30).await.unwrap();
         assert_eq!(next[0].body, msg("a", 8));
+    }
+
+    #[test]
+    fn many_opens_of_one_new_folder_at_once_all_succeed() {
+        for _ in 0..5 {
+            // GIVEN a folder with no project yet
+            let dir = tempfile::tempdir().unwrap();
+            let n = 12;
+            let start = Arc::new(std::sync::Barrier::new(n));
+            // WHEN 12 threads open it at the same moment
+            let opened: Vec<_> = (0..n)
+                .map(|_| {
+                    let (root, start) = (dir.path().to_path_buf(), start.clone());
+                    std::thread::spawn(move || {
+                        start.wait();
+                        Embedded::open(&root, vec![])
+                    })
+                })
+                .collect::<Vec<_>>()
+                .into_iter()
+                .map(|t| t.join().unwrap())
+                .collect();
+            // THEN every open succeeds, and each sees the others' writes
+            let opened: Vec<Embedded> = opened
+                .into_iter()
+                .map(|r| r.unwrap_or_else(|e| panic!("an open failed: {e}")))
+                .collect();
+            let rt = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .unwrap();
+            rt.block_on(async {
+                use crate::ports::{ObjectStore, PutMode};
+                for (i, e) in opened.iter().enumerate() {
+                    e.put("b", &format!("k{i}"), "v".into(), PutMode::Create)
+                        .await
+                        .unwrap();
+                }
+                let listed = opened[0].list("b", "", None, 100).await.unwrap();
+                assert_eq!(listed.objects.len(), n);
+            });
+        }
     }
 
     #[tokio::test]

@@ -13,6 +13,9 @@ use crate::Result;
 /// The folder of owner files under the backend's root.
 pub(crate) const DIR: &str = "owners";
 
+/// An owner file still being made (`.<id>.new`) is left alone for this long.
+const UNBORN_MS: u128 = 60_000;
+
 /// This backend's identity, held for as long as it is open.
 #[derive(Debug)]
 pub(crate) struct Owner {
@@ -90,7 +93,8 @@ pub(crate) fn forget(root: &Path, id: &str) {
 }
 
 /// The owners whose files are in `root/owners`, alive or not. Files of owners that died
-/// while being made (`.<id>.new`, unlocked) are removed on the way.
+/// while being made (`.<id>.new`, unlocked, and older than [`UNBORN_MS`]) are removed on the
+/// way.
 pub(crate) fn listed(root: &Path) -> Vec<String> {
     let names: Vec<String> = std::fs::read_dir(root.join(DIR))
         .map(|d| {
@@ -102,7 +106,14 @@ pub(crate) fn listed(root: &Path) -> Vec<String> {
     for n in names {
         if n.starts_with('.') {
             let path = root.join(DIR).join(&n);
-            if File::open(&path).is_ok_and(|f| f.try_lock_shared().is_ok()) {
+            // A fresh one is unlocked for a moment between its creation and its lock, while
+            // another process opens the project: it is not dead, only young.
+            let young = std::fs::metadata(&path)
+                .and_then(|m| m.modified())
+                .ok()
+                .and_then(|t| t.elapsed().ok())
+                .is_none_or(|age| age.as_millis() < UNBORN_MS);
+            if !young && File::open(&path).is_ok_and(|f| f.try_lock_shared().is_ok()) {
                 let _ = std::fs::remove_file(path);
             }
         } else {
