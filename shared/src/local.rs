@@ -250,10 +250,14 @@ impl Lease {
             return Lease { task: None, left };
         }
         let held = left.clone();
+        // Weak: an aborted task is dropped when its worker next gets to it, and until then it
+        // must not keep the backend (its files, its writer thread) open after the drain ended.
+        let q = Arc::downgrade(&q);
         let task = tokio::spawn(async move {
             let every = Duration::from_secs(u64::from(LEASE_S / 3));
             loop {
                 tokio::time::sleep(every).await;
+                let Some(q) = q.upgrade() else { return };
                 let receipts = held.lock().unwrap_or_else(|p| p.into_inner()).clone();
                 for r in receipts {
                     // A receipt that is gone was handled meanwhile.

@@ -113,6 +113,14 @@ fn cut(o: Open, state: &Path) {
     o.disk.cut();
     let Open { rt, disk } = o;
     drop(rt);
+    // A real cut ends every thread at once. Here the backend closes when its last handle goes,
+    // and a task it spawned may hold one a moment longer (until its worker drops it): its
+    // files are rewritten only once it closed them, or it would write into what the cut left
+    // (the WAL's delete at its close took every acknowledged write with it).
+    assert!(
+        native_crashsim::wait_closed(state, std::time::Duration::from_secs(30)),
+        "the backend of the process that lost power still has its files open 30 s after its last handle was dropped"
+    );
     native_crashsim::restore(state);
     disk.restore();
     let _ = std::fs::remove_file(state.join("native.db-shm"));

@@ -29,6 +29,7 @@ struct Entry {
     size_t durable_len;
     int durable_is_live;          /* the durable name is the live file's */
     int frozen;
+    int open;                     /* handles open on it (restore refuses while any is) */
     Entry *next;
 };
 
@@ -115,7 +116,14 @@ static int frozen(CsFile *p) {
 
 static int cs_close(sqlite3_file *f) {
     CsFile *p = (CsFile *)f;
-    return p->real->pMethods->xClose(p->real);
+    int rc = p->real->pMethods->xClose(p->real);
+    if (p->e) {
+        pthread_mutex_lock(&mu);
+        p->e->open--;
+        pthread_mutex_unlock(&mu);
+        p->e = NULL;
+    }
+    return rc;
 }
 
 static int cs_read(sqlite3_file *f, void *buf, int amt, sqlite3_int64 off) {
@@ -265,6 +273,7 @@ static int cs_open(sqlite3_vfs *vfs, const char *name, sqlite3_file *f, int flag
         set_bytes(&e->live_synced, &e->live_synced_len, NULL, 0);
         e->durable_is_live = 0;
     }
+    e->open++;
     p->e = e;
     pthread_mutex_unlock(&mu);
     return rc;
@@ -399,11 +408,20 @@ int crashsim_freeze(const char *prefix) {
 }
 
 /* After the frozen files were closed: each is rewritten as the power cut left it (or removed)
- * and forgotten. Returns how many files, or -1 when one could not be rewritten. */
+ * and forgotten. Returns how many files, -1 when one could not be rewritten, or -2 (changing
+ * nothing) while a file under prefix is still open: a connection of the process that lost
+ * power still runs, and would write to the rewritten file (a checkpoint, the WAL's delete at
+ * its close) through an entry forgotten here. */
 int crashsim_restore(const char *prefix) {
     size_t n = strlen(prefix);
     int count = 0, failed = 0;
     pthread_mutex_lock(&mu);
+    for (Entry *e = entries; e; e = e->next) {
+        if (strncmp(e->path, prefix, n) == 0 && e->open > 0) {
+            pthread_mutex_unlock(&mu);
+            return -2;
+        }
+    }
     Entry **link = &entries;
     while (*link) {
         Entry *e = *link;
@@ -428,4 +446,15 @@ int crashsim_restore(const char *prefix) {
     }
     pthread_mutex_unlock(&mu);
     return failed ? -1 : count;
+}
+
+/* How many handles are open on the files under prefix. */
+int crashsim_open_count(const char *prefix) {
+    size_t n = strlen(prefix);
+    int count = 0;
+    pthread_mutex_lock(&mu);
+    for (Entry *e = entries; e; e = e->next)
+        if (strncmp(e->path, prefix, n) == 0) count += e->open;
+    pthread_mutex_unlock(&mu);
+    return count;
 }
