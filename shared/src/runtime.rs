@@ -269,6 +269,7 @@ impl Runtime {
             None => None,
         };
         let services = self.services_for(&call.tenant.name).await?;
+        let backends = services.backends.clone();
         let handle = tokio::runtime::Handle::current();
         let mut request = crate::observe::context();
         // Work that came without a chain (from outside, or an object's event: objects carry
@@ -285,9 +286,15 @@ impl Runtime {
         let started = std::time::Instant::now();
         let started_ms = crate::ports::now_ms();
         let recording = self.recent.is_some();
+        // The script's writes are answered before they are synced, and synced once below,
+        // before this run's answer acknowledges them (see `ports::durability`).
         let ((out, data_ops), caught) = crate::engine::handoff::run(move || {
             crate::observe::on_thread(request, || {
-                let run = || engine.run_measured(&services, &handle, &call, not_after);
+                let run = || {
+                    crate::ports::durability::deferring(|| {
+                        engine.run_measured(&services, &handle, &call, not_after)
+                    })
+                };
                 if recording {
                     crate::observe::recent::capturing(run)
                 } else {
@@ -296,6 +303,13 @@ impl Runtime {
             })
         })
         .await?;
+        let flushed = backends.flush().await;
+        // A failed script's error says more than a failed sync; a sync that failed after a
+        // script that succeeded fails the run: nothing of it is acknowledged.
+        let out = match (out, flushed) {
+            (Ok(_), Err(e)) => Err(e),
+            (out, _) => out,
+        };
         if let Some(recent) = &self.recent {
             recent.record(Run {
                 seq: 0,

@@ -216,6 +216,9 @@ impl KvStore for Faulty {
     async fn transact(&self, ops: Vec<TxOp>) -> Result<Result<(), usize>> {
         faulty!(self, "kv.transact", self.kv.transact(ops.clone()))
     }
+    async fn flush(&self) -> Result<()> {
+        self.kv.flush().await
+    }
 }
 
 #[async_trait]
@@ -249,6 +252,9 @@ impl Queue for Faulty {
     }
     async fn hold(&self, queue: QueueKind, receipt: &str, visibility_s: u32) -> Result<()> {
         self.queue.hold(queue, receipt, visibility_s).await
+    }
+    async fn flush(&self) -> Result<()> {
+        self.queue.flush().await
     }
     async fn stats(&self, queue: QueueKind) -> Result<QueueStats> {
         self.queue.stats(queue).await

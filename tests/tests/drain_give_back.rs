@@ -56,6 +56,9 @@ impl Queue for DeletesFail {
     async fn redrive(&self, queue: QueueKind, keep: &Keep<'_>, max: usize) -> Result<u64> {
         self.0.redrive(queue, keep, max).await
     }
+    async fn flush(&self) -> Result<()> {
+        self.0.flush().await
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

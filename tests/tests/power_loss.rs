@@ -1,6 +1,7 @@
 //! A power cut after every acknowledged request (issue 29). A mixed workload goes through the
 //! inbound HTTP router of a project on the embedded backend: an API key made, items put,
-//! objects put, overwritten and deleted, queue messages sent, a barrier created and acked through
+//! objects put, overwritten and deleted, queue messages sent, twenty items put by one invocation
+//! (a script's writes are synced once, before its answer), a barrier created and acked through
 //! its callback URLs, a drain. After each request that was answered 2xx (and each drain that
 //! returned), the power is cut: SQLite's files keep only their synced bytes
 //! (`native_crashsim`, a VFS under every connection of this process) and the object contents and
@@ -30,6 +31,10 @@ const SCRIPTS: &[(&str, &str)] = &[
     (
         "put",
         "function on_invoke(ctx, ev) native.db.put('p', ev.k, { v = ev.v }) return true end",
+    ),
+    (
+        "many",
+        "function on_invoke(ctx, ev) for i = 1, ev.n do native.db.put('p', ev.k .. i, { v = ev.v }) end return true end",
     ),
     (
         "get",
@@ -285,6 +290,10 @@ async fn everything_acknowledged_survives_a_power_cut_after_each_request() {
                 json!({ "k": "same", "fill": fills[round as usize], "n": 1000 + round as usize }),
             ),
             ("put", json!({ "k": format!("k{}", n(2)), "v": "x" })),
+            (
+                "many",
+                json!({ "k": format!("m{}-", n(1)), "v": format!("w{}", n(1)), "n": 20 }),
+            ),
             ("send", json!({ "n": n(1) })),
             (
                 "obj",
@@ -300,6 +309,14 @@ async fn everything_acknowledged_survives_a_power_cut_after_each_request() {
                     ev["k"].as_str().unwrap().into(),
                     ev["v"].as_str().unwrap().into(),
                 )),
+                "many" => {
+                    for i in 1..=ev["n"].as_u64().unwrap() {
+                        acked.items.push((
+                            format!("{}{i}", ev["k"].as_str().unwrap()),
+                            ev["v"].as_str().unwrap().into(),
+                        ));
+                    }
+                }
                 "obj" => {
                     let k = ev["k"].as_str().unwrap().to_string();
                     acked.objects.retain(|(o, _)| *o != k);

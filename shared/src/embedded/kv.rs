@@ -257,4 +257,8 @@ impl KvStore for Embedded {
         })
         .await
     }
+
+    async fn flush(&self) -> Result<()> {
+        self.flush_writes().await
+    }
 }

@@ -168,6 +168,12 @@ impl Embedded {
     {
         self.inner.writer.write(move |c, _| f(c)).await
     }
+
+    /// Makes every write answered so far durable (see `writer.rs`): what every port's `flush`
+    /// does, as the ports share one writer.
+    async fn flush_writes(&self) -> Result<()> {
+        self.inner.writer.flush().await
+    }
 }
 
 /// Opens a connection to `db` with the backend's settings.
@@ -393,6 +399,58 @@ mod tests {
                 assert_eq!(listed.objects.len(), n);
             });
         }
+    }
+
+    /// How many flushes wrote their row: synced commits that deferred writes waited for.
+    fn flush_marks(e: &Embedded) -> i64 {
+        e.read(|c| {
+            c.query_row(
+                "SELECT coalesce((SELECT n FROM flushes WHERE id = 1), 0)",
+                [],
+                |r| r.get(0),
+            )
+            .map_err(db_err)
+        })
+        .unwrap()
+    }
+
+    #[tokio::test]
+    async fn deferred_writes_are_read_at_once_and_synced_by_one_flush() {
+        use crate::ports::{durability, KvStore, NewItem, PutMode};
+        let (_d, e) = open();
+        let item = |sk: String| NewItem {
+            pk: "p".into(),
+            sk,
+            value: "1".into(),
+            expires_at_s: i64::MAX,
+        };
+        // GIVEN writes outside a deferring scope: synced when they return
+        e.put(item("a".into()), PutMode::Create).await.unwrap();
+        // THEN a flush has nothing to do
+        KvStore::flush(&e).await.unwrap();
+        assert_eq!(flush_marks(&e), 0);
+        // WHEN a script's 50 writes are made in the scope, each read back at once
+        durability::deferring_async(async {
+            for i in 0..50 {
+                e.put(item(format!("d{i}")), PutMode::Create).await.unwrap();
+                assert!(e.get("p", &format!("d{i}")).await.unwrap().is_some());
+            }
+        })
+        .await;
+        // THEN one flush makes them durable with one synced commit that writes a frame
+        KvStore::flush(&e).await.unwrap();
+        assert_eq!(flush_marks(&e), 1);
+        // AND a second flush, with nothing deferred since, does nothing
+        KvStore::flush(&e).await.unwrap();
+        assert_eq!(flush_marks(&e), 1);
+        // AND a durable write after deferred ones syncs them itself: no flush row needed after
+        durability::deferring_async(e.put(item("e".into()), PutMode::Create))
+            .await
+            .unwrap();
+        e.put(item("f".into()), PutMode::Create).await.unwrap();
+        assert_eq!(flush_marks(&e), 2, "the durable write carried the row");
+        KvStore::flush(&e).await.unwrap();
+        assert_eq!(flush_marks(&e), 2);
     }
 
     #[tokio::test]

@@ -375,6 +375,10 @@ impl ObjectStore for Embedded {
             Ok(ListPage::from_overfetch(objects, limit))
         })
     }
+
+    async fn flush(&self) -> Result<()> {
+        self.flush_writes().await
+    }
 }
 
 /// Reads a blob file in chunks, checking as it goes that it holds the object's size and, at

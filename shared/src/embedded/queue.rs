@@ -415,4 +415,8 @@ impl Queue for Embedded {
         })
         .await
     }
+
+    async fn flush(&self) -> Result<()> {
+        self.flush_writes().await
+    }
 }

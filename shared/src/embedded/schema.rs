@@ -33,6 +33,7 @@ CREATE TABLE IF NOT EXISTS messages (
   last_error TEXT, dead INTEGER NOT NULL DEFAULT 0, sent_ms INTEGER NOT NULL,
   grp TEXT NOT NULL DEFAULT '', owner TEXT);
 CREATE INDEX IF NOT EXISTS messages_due ON messages(queue, dead, visible_at);
+CREATE TABLE IF NOT EXISTS flushes (id INTEGER PRIMARY KEY, n INTEGER NOT NULL);
 ";
 
 /// Columns that databases made by older builds lack: (table, column, its definition).

@@ -4,6 +4,14 @@
 //! commits once. A write is answered only after the commit that holds it: an acknowledged
 //! write survives a power cut, and N concurrent writes cost one sync instead of N.
 //!
+//! Deferred writes (made inside [`crate::ports::durability::deferring`], a script's) are
+//! answered at once: a group of only those commits under `synchronous = NORMAL`, visible to
+//! every later read but not synced. A later commit under `FULL` syncs the WAL, which holds
+//! every frame before it (SQLite appends to the WAL, and recovery keeps every transaction up to
+//! the last whole commit), so it makes them durable too. [`Writer::flush`] asks for such a
+//! commit when there were deferred ones since the last sync (writing one row of `flushes`, so
+//! that the commit has a frame to sync), and returns at once when there were none.
+//!
 //! A write that fails rolls back its own savepoint only; the others of its group commit. A
 //! failed commit (a full disk, say) fails every write of the group with its cause. Folders
 //! that a write renamed a file into are synced once per group, before the commit (see
@@ -11,6 +19,7 @@
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
 use std::sync::Arc;
 
@@ -39,6 +48,8 @@ impl Group {
 
 /// A write waiting for its group.
 trait Job: Send {
+    /// Whether it is answered only once it is on stable storage.
+    fn durable(&self) -> bool;
     /// Runs the write in a savepoint; keeps its result.
     fn run(&mut self, conn: &Connection, group: &mut Group, db: &Path);
     /// Answers the caller once the group committed (`Ok`) or failed to (`Err`).
@@ -46,6 +57,7 @@ trait Job: Send {
 }
 
 struct Typed<T, F> {
+    durable: bool,
     f: Option<F>,
     out: Option<Result<T>>,
     reply: tokio::sync::oneshot::Sender<Result<T>>,
@@ -56,6 +68,10 @@ where
     T: Send,
     F: FnOnce(&Connection, &mut Group) -> Result<T> + Send,
 {
+    fn durable(&self) -> bool {
+        self.durable
+    }
+
     fn run(&mut self, conn: &Connection, group: &mut Group, db: &Path) {
         let Some(f) = self.f.take() else { return };
         self.out = Some(savepoint(conn, db, |c| f(c, group)));
@@ -106,30 +122,57 @@ fn savepoint<T>(
 pub(crate) struct Writer {
     jobs: Option<mpsc::Sender<Box<dyn Job>>>,
     thread: Option<std::thread::JoinHandle<()>>,
+    /// A deferred write was committed since the last synced commit: set by the writing thread
+    /// before it answers that write, cleared after a synced commit.
+    unsynced: Arc<AtomicBool>,
 }
 
 impl Writer {
     /// Starts the thread over `conn`.
     pub(crate) fn start(conn: Connection, db: PathBuf, disk: Arc<dyn Disk>) -> Result<Self> {
         let (tx, rx) = mpsc::channel::<Box<dyn Job>>();
+        let unsynced = Arc::new(AtomicBool::new(false));
+        let flag = unsynced.clone();
         let thread = std::thread::Builder::new()
             .name("native-db-writer".into())
-            .spawn(move || run(conn, rx, &db, disk.as_ref()))
+            .spawn(move || run(conn, rx, &db, disk.as_ref(), &flag))
             .map_err(|e| Error::backend("embedded", "cannot start the database writer", e))?;
         Ok(Writer {
             jobs: Some(tx),
             thread: Some(thread),
+            unsynced,
         })
     }
 
-    /// Runs `f` in the next group's transaction and answers once that group committed.
+    /// Runs `f` in the next group's transaction and answers once that group committed: synced,
+    /// unless the caller is inside [`crate::ports::durability::deferring`].
     pub(crate) async fn write<T, F>(&self, f: F) -> Result<T>
+    where
+        T: Send + 'static,
+        F: FnOnce(&Connection, &mut Group) -> Result<T> + Send + 'static,
+    {
+        // Before the first await: the scope is the polling thread's.
+        let durable = !crate::ports::durability::deferred();
+        self.send(durable, f).await
+    }
+
+    /// Makes every write answered so far durable: returns at once when none was deferred since
+    /// the last synced commit, else after a synced commit.
+    pub(crate) async fn flush(&self) -> Result<()> {
+        if !self.unsynced.load(Ordering::SeqCst) {
+            return Ok(());
+        }
+        self.send(true, |_, _| Ok(())).await
+    }
+
+    async fn send<T, F>(&self, durable: bool, f: F) -> Result<T>
     where
         T: Send + 'static,
         F: FnOnce(&Connection, &mut Group) -> Result<T> + Send + 'static,
     {
         let (reply, answer) = tokio::sync::oneshot::channel();
         let job = Box::new(Typed {
+            durable,
             f: Some(f),
             out: None,
             reply,
@@ -157,8 +200,16 @@ impl Drop for Writer {
     }
 }
 
-fn run(conn: Connection, rx: mpsc::Receiver<Box<dyn Job>>, db: &Path, disk: &dyn Disk) {
+fn run(
+    conn: Connection,
+    rx: mpsc::Receiver<Box<dyn Job>>,
+    db: &Path,
+    disk: &dyn Disk,
+    unsynced: &AtomicBool,
+) {
     let mut waiting: Vec<Box<dyn Job>> = Vec::new();
+    // The connection was opened with FULL (mod.rs).
+    let mut synced_mode = true;
     loop {
         if waiting.is_empty() {
             match rx.recv() {
@@ -174,6 +225,19 @@ fn run(conn: Connection, rx: mpsc::Receiver<Box<dyn Job>>, db: &Path, disk: &dyn
             }
         }
         let mut jobs = std::mem::take(&mut waiting);
+        // One durable write makes the whole group's commit a synced one.
+        let durable = jobs.iter().any(|j| j.durable());
+        if durable != synced_mode {
+            let mode = if durable { "FULL" } else { "NORMAL" };
+            if let Err(e) = conn.pragma_update(None, "synchronous", mode) {
+                let e = faults::db(db, &e);
+                for j in jobs {
+                    j.finish(Err(&e));
+                }
+                continue;
+            }
+            synced_mode = durable;
+        }
         if let Err(e) = conn.execute_batch("BEGIN IMMEDIATE") {
             let e = faults::db(db, &e);
             for j in jobs {
@@ -204,12 +268,19 @@ fn run(conn: Connection, rx: mpsc::Receiver<Box<dyn Job>>, db: &Path, disk: &dyn
             }
         }
         waiting.extend(rest);
+        // Deferred commits before this one are synced with it only if it writes a frame.
+        let unsynced_before = unsynced.load(Ordering::SeqCst);
         let commit = match aborted {
             Some(e) => Err(e),
+            None if durable && unsynced_before => {
+                mark(&conn, db).and_then(|()| commit(&conn, &group, db, disk))
+            }
             None => commit(&conn, &group, db, disk),
         };
         match &commit {
             Ok(()) => {
+                // Before the answers: a flush that follows one of them must see this.
+                unsynced.store(!durable, Ordering::SeqCst);
                 for j in done {
                     j.finish(Ok(()));
                 }
@@ -224,6 +295,15 @@ fn run(conn: Connection, rx: mpsc::Receiver<Box<dyn Job>>, db: &Path, disk: &dyn
             }
         }
     }
+}
+
+/// Writes one row, so that the synced commit that follows deferred ones has a frame to sync
+/// (a commit that changed nothing writes none, and syncs nothing).
+fn mark(conn: &Connection, db: &Path) -> Result<()> {
+    conn.execute_batch(
+        "INSERT INTO flushes (id, n) VALUES (1, 1) ON CONFLICT (id) DO UPDATE SET n = n + 1",
+    )
+    .map_err(|e| faults::db(db, &e))
 }
 
 fn commit(conn: &Connection, group: &Group, db: &Path, disk: &dyn Disk) -> Result<()> {

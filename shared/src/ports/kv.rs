@@ -152,4 +152,11 @@ pub trait KvStore: std::fmt::Debug + Send + Sync {
     /// `Ok(Err(i))` means the condition of `ops[i]` (the first failing one, in order) failed and
     /// nothing was applied.
     async fn transact(&self, ops: Vec<TxOp>) -> Result<Result<(), usize>>;
+
+    /// Makes the writes that this backend answered before syncing them (inside
+    /// [`super::durability::deferring`]) durable. The default: every write is durable when it
+    /// returns.
+    async fn flush(&self) -> Result<()> {
+        Ok(())
+    }
 }

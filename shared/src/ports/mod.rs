@@ -3,6 +3,7 @@
 //! required core per trait, conditional writes as data ([`PutMode`]), and one conformance suite
 //! ([`crate::conformance`]) that every implementation passes.
 
+pub mod durability;
 pub mod fair;
 mod kv;
 mod objects;
@@ -47,6 +48,17 @@ pub struct Backends {
     pub queue: Arc<dyn Queue>,
     /// Tenants' secrets.
     pub vault: Arc<dyn Vault>,
+}
+
+impl Backends {
+    /// Makes every write made so far through these backends durable, those made inside
+    /// [`durability::deferring`] included: call it before acknowledging them. A no-op where
+    /// every write is durable when it returns (AWS), and where nothing was deferred.
+    pub async fn flush(&self) -> crate::Result<()> {
+        self.kv.flush().await?;
+        self.objects.flush().await?;
+        self.queue.flush().await
+    }
 }
 
 /// How far this process's clock is moved ahead of the system clock, in ms: the embedded

@@ -119,4 +119,11 @@ pub trait ObjectStore: std::fmt::Debug + Send + Sync {
         after: Option<&str>,
         limit: usize,
     ) -> Result<ListPage>;
+
+    /// Makes the writes that this backend answered before syncing them (inside
+    /// [`super::durability::deferring`]) durable. The default: every write is durable when it
+    /// returns.
+    async fn flush(&self) -> Result<()> {
+        Ok(())
+    }
 }

@@ -130,6 +130,13 @@ pub trait Queue: std::fmt::Debug + Send + Sync {
     /// At least once: a message is sent back before it leaves the dead letters. Returns how many
     /// moved; the rest stay where they are.
     async fn redrive(&self, queue: QueueKind, keep: &Keep<'_>, max: usize) -> Result<u64>;
+
+    /// Makes the writes that this backend answered before syncing them (inside
+    /// [`super::durability::deferring`]) durable. The default: every write is durable when it
+    /// returns.
+    async fn flush(&self) -> Result<()> {
+        Ok(())
+    }
 }
 
 /// Which dead letters [`Queue::redrive`] moves, by body.

@@ -45,6 +45,9 @@ impl ObjectStore for SmallPages {
     ) -> Result<ListPage> {
         self.0.list(b, prefix, after, limit.min(2)).await
     }
+    async fn flush(&self) -> Result<()> {
+        ObjectStore::flush(&self.0).await
+    }
 }
 
 struct Env {

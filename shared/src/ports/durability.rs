@@ -1,0 +1,63 @@
+//! Deferred durability: a run of a script makes its writes lazily and syncs once, before its
+//! answer.
+//!
+//! Every write through the ports is durable when it returns, unless it is made inside
+//! [`deferring`]: then a backend that can (the embedded one) may answer it once it is visible to
+//! every later read but before it is on stable storage. Whoever opened the scope makes those
+//! writes durable with [`Backends::flush`](super::Backends::flush) before it acknowledges
+//! anything that covers them (the runtime does, at the end of every run of a script: before an
+//! invocation's 2xx, before a drain deletes the message it handled). A script that makes 100
+//! writes then waits for one sync, not 100, and still reads its own writes.
+//!
+//! The scope is tokio's task-local, entered synchronously on the thread that runs the script:
+//! the backend calls a script waits for are polled on that thread, inside the scope. Tasks
+//! spawned from there are outside it, so their writes are durable when they return.
+
+use std::future::Future;
+
+tokio::task_local! {
+    static DEFERRED: ();
+}
+
+/// Runs `f`, with the writes made on this thread meanwhile deferred.
+pub fn deferring<T>(f: impl FnOnce() -> T) -> T {
+    DEFERRED.sync_scope((), f)
+}
+
+/// Runs `fut`, with its writes deferred.
+pub async fn deferring_async<F: Future>(fut: F) -> F::Output {
+    DEFERRED.scope((), fut).await
+}
+
+/// Whether a write made here may be answered before it is synced. Call it synchronously where
+/// the write starts (before its first `.await`).
+pub fn deferred() -> bool {
+    DEFERRED.try_with(|_| ()).is_ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn writes_are_deferred_only_inside_the_scope() {
+        assert!(!deferred());
+        assert!(deferring(deferred));
+        assert!(!deferred());
+        let inner = deferring(|| std::thread::spawn(deferred).join().unwrap());
+        assert!(!inner, "another thread is outside the scope");
+    }
+
+    #[tokio::test]
+    async fn a_spawned_task_is_outside_the_scope() {
+        let (here, spawned) = deferring_async(async {
+            (
+                deferred(),
+                tokio::spawn(async { deferred() }).await.unwrap(),
+            )
+        })
+        .await;
+        assert!(here);
+        assert!(!spawned);
+    }
+}
