@@ -110,15 +110,6 @@ if [ "$#" -eq 0 ]; then
 fi
 say "the generated clients' tools (tests/clients/setup.sh)"
 bash tests/clients/setup.sh
-# Temporary projects on a tmpfs where there is one: every acknowledged write of the embedded
-# backend syncs (issue 29), one sync per group commit, and the tests make tens of thousands of
-# them one after another; on this machine's disk a sync takes about 3.5 ms. Durability itself is
-# tested by simulating the power cut (tests/tests/power_loss.rs), which a tmpfs does not change.
-if [ -d /dev/shm ] && [ -w /dev/shm ] && [ -z "${NATIVE_TEST_TMPDIR_KEEP:-}" ]; then
-    export TMPDIR="$(mktemp -d /dev/shm/native-tests.XXXXXX)"
-    trap 'stop_moto; rm -rf "$TMPDIR"' EXIT
-    say "temporary folders in $TMPDIR (set NATIVE_TEST_TMPDIR_KEEP=1 to keep TMPDIR)"
-fi
 say "cargo test --all-features $*"
 out="target/test-output.log"
 rm -f target/tmp/guides.txt   # written by the guide test (cli/tests/guides.rs) when it runs

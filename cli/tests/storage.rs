@@ -1,7 +1,9 @@
 //! Bad storage states and what `native` says about each (issue 29): an empty, truncated or
 //! garbage database, an empty object content, an empty `callback.key`, a read-only folder and a
-//! full disk (the last two on a small tmpfs, mounted by the test: the tests run as root, as CI
-//! does). Each test prints the message it got.
+//! full disk (the last two through a fault layer under the `native` process,
+//! `native_crashsim::faultfs`: its file calls under the project fail with EROFS or ENOSPC, as on
+//! a read-only mount or a full disk, without root or a tmpfs). Each test prints the message it
+//! got.
 
 use std::io::{Read, Write};
 use std::net::TcpStream;
@@ -9,6 +11,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::time::Duration;
 
+use native_crashsim::faultfs::Faults;
 use native_tests::serve::Server;
 use native_tests::{write_tenant, DEPLOYMENT};
 use serde_json::{json, Value};
@@ -176,51 +179,26 @@ fn an_empty_callback_key_is_reported_as_such() {
     assert!(err.contains("delete it to make a new key"), "{err}");
 }
 
-/// A tmpfs of `size` mounted on a new folder, unmounted when dropped.
-struct Tmpfs(tempfile::TempDir);
-
-impl Tmpfs {
-    fn mount(size: &str) -> Tmpfs {
-        let dir = tempfile::tempdir().unwrap();
-        let st = Command::new("mount")
-            .args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"])
-            .arg(dir.path())
-            .status()
-            .unwrap();
-        assert!(
-            st.success(),
-            "cannot mount a tmpfs (these tests run as root, as CI does): {st}"
-        );
-        Tmpfs(dir)
-    }
-
-    fn path(&self) -> &Path {
-        self.0.path()
-    }
-
-    fn remount(&self, opts: &str) {
-        let st = Command::new("mount")
-            .args(["-o", &format!("remount,{opts}")])
-            .arg(self.path())
-            .status()
-            .unwrap();
-        assert!(st.success());
-    }
-}
-
-impl Drop for Tmpfs {
-    fn drop(&mut self) {
-        let _ = Command::new("umount").arg("-l").arg(self.0.path()).status();
-    }
-}
-
 #[test]
 fn a_read_only_folder_is_named_with_what_to_do() {
-    let fs = Tmpfs::mount("64m");
-    let root = fs.path();
-    project_in(root);
-    fs.remount("ro");
-    let err = fails(root, &["invoke", "acme", "put", r#"{ "k": "y" }"#]);
+    let dir = project();
+    let root = dir.path().canonicalize().unwrap();
+    // WHEN the project's folder is read-only
+    let faults = Faults::new(&root);
+    faults.read_only();
+    let mut cmd = Command::new(native_bin());
+    faults.apply(&mut cmd);
+    let o = cmd
+        .arg("--project")
+        .arg(&root)
+        .args(["invoke", "acme", "put", r#"{ "k": "y" }"#])
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    // THEN native says which folder it cannot write and what to do
+    let err = String::from_utf8_lossy(&o.stderr).into_owned();
+    eprintln!("native invoke in a read-only folder says: {err}");
+    assert!(!o.status.success(), "{err}");
     assert!(
         err.contains(&root.join(".native").display().to_string()),
         "{err}"
@@ -230,7 +208,9 @@ fn a_read_only_folder_is_named_with_what_to_do() {
         "{err}"
     );
     assert!(err.contains("writable"), "{err}");
-    fs.remount("rw");
+    // AND without the fault the same command works
+    faults.clear();
+    ok(&root, &["invoke", "acme", "put", r#"{ "k": "y" }"#]);
 }
 
 fn http(addr: &str, path: &str, key: &str, body: &Value) -> (u16, Value) {
@@ -254,33 +234,15 @@ fn http(addr: &str, path: &str, key: &str, body: &Value) -> (u16, Value) {
     (status, serde_json::from_str(body).unwrap_or(Value::Null))
 }
 
-/// Fills the file system of `dir` with one file, to its last byte.
-fn fill(dir: &Path) -> PathBuf {
-    let path = dir.join("filler");
-    let mut f = std::fs::File::create(&path).unwrap();
-    let block = vec![0u8; 64 * 1024];
-    loop {
-        if f.write_all(&block).is_err() {
-            break;
-        }
-    }
-    let mut small = vec![0u8; 512];
-    while !small.is_empty() {
-        if f.write_all(&small).is_err() {
-            small.truncate(small.len() / 2);
-        }
-    }
-    let _ = f.sync_all();
-    path
-}
-
 #[test]
 fn a_full_disk_is_507_naming_the_file_and_leaves_no_temporary_file() {
-    let fs = Tmpfs::mount("16m");
-    let root = fs.path();
-    project_in(root);
+    let dir = project();
+    let root = &dir.path().canonicalize().unwrap();
     let key = ok(root, &["keys", "create", "acme"]).trim().to_string();
-    let server = Server::start(&native_bin(), root, false);
+    let faults = Faults::new(root);
+    let server = Server::start_with(&native_bin(), root, false, |cmd| {
+        faults.apply(cmd);
+    });
     let (status, _) = http(
         &server.addr,
         "/v1/invoke/obj",
@@ -289,7 +251,7 @@ fn a_full_disk_is_507_naming_the_file_and_leaves_no_temporary_file() {
     );
     assert_eq!(status, 200);
     // WHEN the disk is full
-    let filler = fill(root);
+    faults.full();
     // THEN an object put is 507 with the cause and the file
     let (status, body) = http(
         &server.addr,
@@ -331,7 +293,7 @@ fn a_full_disk_is_507_naming_the_file_and_leaves_no_temporary_file() {
         .collect();
     assert!(tmp.is_empty(), "{tmp:?}");
     // WHEN space comes back THEN writes go through again
-    std::fs::remove_file(filler).unwrap();
+    faults.clear();
     let (status, body) = http(
         &server.addr,
         "/v1/invoke/obj",

@@ -21,7 +21,19 @@ impl Server {
     /// stderr is piped for [`Server::terminate`] to read (a test that makes the server log much
     /// must not keep it, or the unread pipe fills and the server blocks).
     pub fn start(bin: &Path, project: &Path, keep_stderr: bool) -> Self {
-        let mut child = Command::new(bin)
+        Self::start_with(bin, project, keep_stderr, |_| {})
+    }
+
+    /// [`Server::start`], with `configure` adding to the command first (its environment, say).
+    pub fn start_with(
+        bin: &Path,
+        project: &Path,
+        keep_stderr: bool,
+        configure: impl FnOnce(&mut Command),
+    ) -> Self {
+        let mut cmd = Command::new(bin);
+        configure(&mut cmd);
+        let mut child = cmd
             .arg("--project")
             .arg(project)
             .args(["serve", "--listen", "127.0.0.1:0"])

@@ -81,3 +81,62 @@ pub fn wait_closed(dir: &Path, limit: std::time::Duration) -> bool {
     }
     true
 }
+
+/// A file-system fault for the files under one folder of a child process (`faultfs.c`, loaded
+/// with LD_PRELOAD): a full disk or a read-only mount without root and without a tmpfs. The
+/// fault is read from a control file at every call, so it can change while the process runs.
+pub mod faultfs {
+    use std::path::{Path, PathBuf};
+    use std::process::Command;
+
+    /// The fault layer's shared object, built with this crate.
+    pub const SHARED_OBJECT: &str = env!("NATIVE_FAULTFS_SO");
+
+    /// The fault of the files under a folder, for the processes started with [`Faults::apply`].
+    #[derive(Debug)]
+    pub struct Faults {
+        dir: PathBuf,
+        ctl: PathBuf,
+        _ctl_dir: tempfile::TempDir,
+    }
+
+    impl Faults {
+        /// No fault yet for the files under `dir` (an absolute path, as the child names it).
+        pub fn new(dir: &Path) -> Faults {
+            let ctl_dir = tempfile::tempdir().expect("a temporary folder");
+            let f = Faults {
+                dir: dir.to_path_buf(),
+                ctl: ctl_dir.path().join("fault"),
+                _ctl_dir: ctl_dir,
+            };
+            f.set("none");
+            f
+        }
+
+        /// Starts `cmd` under the fault layer.
+        pub fn apply<'c>(&self, cmd: &'c mut Command) -> &'c mut Command {
+            cmd.env("LD_PRELOAD", SHARED_OBJECT)
+                .env("NATIVE_FAULTFS_DIR", &self.dir)
+                .env("NATIVE_FAULTFS_CTL", &self.ctl)
+        }
+
+        /// The disk is full: writes, extensions and new files under the folder fail with ENOSPC.
+        pub fn full(&self) {
+            self.set("full");
+        }
+
+        /// The folder is read-only: opens for writing, new names and writes fail with EROFS.
+        pub fn read_only(&self) {
+            self.set("ro");
+        }
+
+        /// No fault.
+        pub fn clear(&self) {
+            self.set("none");
+        }
+
+        fn set(&self, what: &str) {
+            std::fs::write(&self.ctl, what).expect("the fault's control file is writable");
+        }
+    }
+}
