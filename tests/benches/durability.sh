@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
 # The cost of durable acknowledgements (issue 29): the same load on two `native` binaries in one
 # run, alternating, with wrk (apt-get install wrk): POST /v1/invoke of a no-op script (reads
-# only), of a script that does one native.db.put (one write per request), and barrier acks
-# through callback URLs (POST /v1/callback/{token}, each to its own member), 16 connections.
+# only), of a script that does one native.db.put (one write per request), of one that does ten
+# (put10: ten writes, one answer), and barrier acks through callback URLs
+# (POST /v1/callback/{token}, each to its own member), 16 connections.
 #
 #   tests/benches/durability.sh BEFORE_NATIVE AFTER_NATIVE [DURATION_S] [ROUNDS]
+#
+# With MIDDLE_NATIVE=path a third binary runs between the two in each round (labelled middle).
 #
 # Build the two from their commits with the same profile, e.g. for each checkout:
 #   CARGO_PROFILE_RELEASE_LTO=false CARGO_PROFILE_RELEASE_CODEGEN_UNITS=16 cargo build --release -p native-cli
@@ -31,6 +34,7 @@ make_project() {
     echo '{ "queue": true, "limits": { "max_data_ops": 10000 } }' >"$p/tenants/bench/config.json"
     echo 'function on_invoke(ctx, ev) return { ok = true } end' >"$p/tenants/bench/scripts/noop.luau"
     echo 'local n = 0 function on_invoke(ctx, ev) n = n + 1 native.db.put("p", tostring(math.random(1, 1e9)), { n = n }) return true end' >"$p/tenants/bench/scripts/put.luau"
+    echo 'local n = 0 function on_invoke(ctx, ev) for i = 1, 10 do n = n + 1 native.db.put("p", tostring(math.random(1, 1e9)), { n = n }) end return true end' >"$p/tenants/bench/scripts/put10.luau"
     cat >"$p/tenants/bench/scripts/bar.luau" <<'LUA'
 function on_invoke(ctx, ev)
   local m = {}
@@ -64,7 +68,7 @@ wrk.body = "{}"
 wrk.headers["Content-Type"] = "application/json"
 wrk.headers["Authorization"] = "Bearer $key"
 LUA
-    for script in noop put; do
+    for script in noop put put10; do
         local rps
         rps="$(wrk -t2 -c"$conns" -d"${duration}s" -s "$p/post.lua" "$url/v1/invoke/$script" | sed -n 's/^Requests\/sec: *//p')"
         echo "$label round $round: invoke $script: $rps req/s"
@@ -103,5 +107,6 @@ LUA
 
 for round in $(seq 1 "$rounds"); do
     run_one "$before" before "$round"
+    if [ -n "${MIDDLE_NATIVE:-}" ]; then run_one "$MIDDLE_NATIVE" middle "$round"; fi
     run_one "$after" after "$round"
 done
