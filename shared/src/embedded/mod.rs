@@ -181,6 +181,8 @@ fn connect(db: &Path) -> Result<Connection> {
     let conn = Connection::open(db).map_err(|e| faults::db(db, &e))?;
     conn.busy_timeout(Duration::from_secs(30))
         .map_err(|e| faults::db(db, &e))?;
+    // Room for every statement the backend prepares (rusqlite keeps 16 by default).
+    conn.set_prepared_statement_cache_capacity(64);
     Ok(conn)
 }
 

@@ -45,8 +45,11 @@ impl Embedded {
         bucket: &str,
         key: &str,
     ) -> Result<Option<(ObjectMeta, String)>> {
-        tx.query_row(
+        tx.prepare_cached(
             "SELECT size, etag, modified_ms, blob, depth FROM objects WHERE bucket = ?1 AND key = ?2",
+        )
+        .map_err(db_err)?
+        .query_row(
             params![bucket, key],
             |r| {
                 Ok((
