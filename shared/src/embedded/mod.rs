@@ -32,7 +32,10 @@ use crate::{ports::Backends, Error, Result};
 /// The database file in the backend's folder.
 pub const DB_FILE: &str = "native.db";
 
-/// The embedded backend. Cheap to clone; every clone shares one reading connection and one
+/// Reading connections per open project (the server's workers are two to a few).
+const READERS: usize = 4;
+
+/// The embedded backend. Cheap to clone; every clone shares [`READERS`] reading connections and one
 /// writing thread (see `writer.rs`).
 #[derive(Clone)]
 pub struct Embedded {
@@ -43,7 +46,11 @@ pub struct Embedded {
 struct Inner {
     root: PathBuf,
     db: PathBuf,
-    reader: Mutex<Connection>,
+    /// Connections for reads, each behind its own lock: WAL readers do not wait for each
+    /// other or for the writer, so requests on different workers read at once.
+    readers: Vec<Mutex<Connection>>,
+    /// Where the next read starts looking for a free reader.
+    next_reader: std::sync::atomic::AtomicUsize,
     writer: writer::Writer,
     /// Real buckets that notify, with the suffix a key must end in.
     notify: Vec<(String, Option<String>)>,
@@ -121,13 +128,16 @@ impl Embedded {
             .map_err(|e| faults::db(&db, &e))?;
         schema::migrate(&conn).map_err(|e| faults::name_db(&db, e))?;
         doctor::recover(&conn, root, &owner.id).map_err(|e| faults::name_db(&db, e))?;
-        let reader = connect(&db)?;
+        let readers = (0..READERS)
+            .map(|_| connect(&db).map(Mutex::new))
+            .collect::<Result<Vec<_>>>()?;
         let writer = writer::Writer::start(conn, db.clone(), disk.clone())?;
         Ok(Embedded {
             inner: Arc::new(Inner {
                 root: root.to_path_buf(),
                 db,
-                reader: Mutex::new(reader),
+                readers,
+                next_reader: Default::default(),
                 writer,
                 notify,
                 disk,
@@ -148,13 +158,28 @@ impl Embedded {
         }
     }
 
+    /// A free reading connection, or the next one in turn when all are busy.
     fn reader(&self) -> MutexGuard<'_, Connection> {
-        // A panic while holding the lock leaves SQLite consistent (a read has nothing to roll
-        // back), so a poisoned lock is safe to keep using.
-        self.inner.reader.lock().unwrap_or_else(|p| p.into_inner())
+        let readers = &self.inner.readers;
+        let start = self
+            .inner
+            .next_reader
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        for i in 0..readers.len() {
+            match readers[(start + i) % readers.len()].try_lock() {
+                Ok(c) => return c,
+                // A panic while holding the lock leaves SQLite consistent (a read has nothing
+                // to roll back), so a poisoned lock is safe to keep using.
+                Err(std::sync::TryLockError::Poisoned(p)) => return p.into_inner(),
+                Err(std::sync::TryLockError::WouldBlock) => {}
+            }
+        }
+        readers[start % readers.len()]
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
     }
 
-    /// Runs a read on the reading connection; its errors name the database file.
+    /// Runs a read on a reading connection; its errors name the database file.
     fn read<T>(&self, f: impl FnOnce(&Connection) -> Result<T>) -> Result<T> {
         f(&self.reader()).map_err(|e| faults::name_db(&self.inner.db, e))
     }
