@@ -144,6 +144,15 @@ impl Runtime {
         }
     }
 
+    /// Writes the metrics record of an object event of `tenant` that the built-in routing
+    /// dropped, when metrics are on.
+    pub(crate) fn dropped_metric(&self, tenant: &str, why: &str) {
+        if let Some(ns) = &self.metrics {
+            let rec = crate::observe::dropped_event_metrics(ns, tenant, why);
+            self.services.log.write(&rec);
+        }
+    }
+
     /// The same runtime running at most as many scripts at once as their tenants'
     /// `max_memory_mb` fit in `budget`.
     pub fn with_memory_budget(mut self, budget: crate::budget::MemoryBudget) -> Self {
@@ -485,27 +494,28 @@ impl Runtime {
         attempt: u32,
         depth: u32,
     ) -> Result<Outcome> {
-        let router = tenant.config.router.clone();
         // The router and the script it picks are one chain.
         let chain = self.recent.as_ref().map(|_| Recent::new_chain());
-        let routed = self
-            .run_value(
-                Call {
-                    tenant: tenant.clone(),
-                    script: router.clone(),
-                    entry: Entry::Route,
-                    event: event.clone().into(),
-                    json_answer: false,
-                    attempt,
-                    depth,
-                    width: None,
-                },
-                Origin::new("route", chain.clone()),
-            )
-            .await?;
-        let choice = match &routed {
-            Value::Null => {
-                let why = format!("router {router:?} returned nothing for {}", event["key"]);
+        let (router, choice) = match tenant.router() {
+            crate::config::Router::Script(router) => (
+                router.to_string(),
+                self.run_router(tenant, router, &event, attempt, depth, chain.clone())
+                    .await?,
+            ),
+            crate::config::Router::BuiltIn => {
+                let objects = &self.services_for(&tenant.name).await?.backends.objects;
+                let deployment = &self.services.deployment;
+                let choice =
+                    crate::batch::default_route::choose(objects.as_ref(), deployment, tenant, &event).await?;
+                if let Err(why) = &choice {
+                    self.dropped_metric(&tenant.name, why);
+                }
+                ("(built-in router)".to_string(), choice)
+            }
+        };
+        let (script, ev) = match choice {
+            Ok(c) => c,
+            Err(why) => {
                 self.log(
                     "info",
                     "event dropped",
@@ -513,21 +523,6 @@ impl Runtime {
                 );
                 return Ok(Outcome::Dropped(why));
             }
-            Value::String(s) => Some((s.clone(), event.clone())),
-            Value::Object(m) => match (m.get("script"), m.get("event")) {
-                (Some(Value::String(s)), ev) => {
-                    Some((s.clone(), ev.cloned().unwrap_or_else(|| event.clone())))
-                }
-                _ => None,
-            },
-            _ => None,
-        };
-        let Some((script, ev)) = choice else {
-            return Err(Error::Script {
-                tenant: tenant.name.clone(),
-                script: router,
-                message: format!("on_route returned {routed}; return a script name or {{ script = name, event = ev }}"),
-            });
         };
         tenant.script(&script).map_err(|e| Error::Script {
             tenant: tenant.name.clone(),
@@ -553,6 +548,55 @@ impl Runtime {
         self.apply_deletes(tenant, &script, bucket.as_deref(), &out)
             .await?;
         Ok(Outcome::Handled)
+    }
+
+    /// Runs the tenant's router script on an object event: the script and event it chose, or
+    /// why the event is dropped (the router returned nothing).
+    async fn run_router(
+        &self,
+        tenant: &Arc<Tenant>,
+        router: &str,
+        event: &Value,
+        attempt: u32,
+        depth: u32,
+        chain: Option<String>,
+    ) -> Result<std::result::Result<(String, Value), String>> {
+        let routed = self
+            .run_value(
+                Call {
+                    tenant: tenant.clone(),
+                    script: router.to_string(),
+                    entry: Entry::Route,
+                    event: event.clone().into(),
+                    json_answer: false,
+                    attempt,
+                    depth,
+                    width: None,
+                },
+                Origin::new("route", chain),
+            )
+            .await?;
+        let choice = match &routed {
+            Value::Null => {
+                return Ok(Err(format!(
+                    "router {router:?} returned nothing for {}",
+                    event["key"]
+                )))
+            }
+            Value::String(s) => Some((s.clone(), event.clone())),
+            Value::Object(m) => match (m.get("script"), m.get("event")) {
+                (Some(Value::String(s)), ev) => {
+                    Some((s.clone(), ev.cloned().unwrap_or_else(|| event.clone())))
+                }
+                _ => None,
+            },
+            _ => None,
+        };
+        choice.map(Ok).ok_or_else(|| Error::Script {
+            tenant: tenant.name.clone(),
+            script: router.to_string(),
+            message: format!("on_route returned {routed}; return a script name or {{ script = name, event = ev }}"),
+        })
     }
 
     /// Deletes what a successful handler returned in `{ delete = keys }`: strings are keys in

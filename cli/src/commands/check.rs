@@ -7,7 +7,7 @@ use native_core::local::Project;
 use native_core::tenants::DirTenants;
 
 use super::{open, Failed, Outcome};
-use crate::out::{errln, outln};
+use crate::out::outln;
 
 pub fn run(project: &Path) -> Outcome {
     let p = open(project)?;
@@ -57,11 +57,16 @@ pub fn tenant(p: &Project, name: &str) -> Result<usize, Vec<String>> {
              none; add \"batch\": {{ \"bucket\": \"...\" }} to deployment.json, or set \"batch\": false"
         ));
     }
-    if !t.scripts.contains_key(&t.config.router) && !p.deployment.buckets.map.is_empty() {
-        errln!(
-            "warning: tenants/{name}: no router script {:?}; object events for this tenant will fail until scripts/{}.luau exists",
-            t.config.router, t.config.router
-        );
+    // A router named in config.json must exist: events would fail and be retried into the
+    // dead letters. Without one named, scripts/router.luau or the built-in routing serves.
+    if let Some(router) = &t.config.router {
+        if !t.scripts.contains_key(router) {
+            errors.push(format!(
+                "tenants/{name}/config.json: router: there is no script {router:?} (scripts/{router}.luau); \
+                 add it, or leave \"router\" out to use scripts/router.luau if present, else the \
+                 built-in routing (batch jobs' done.json to their continuation, other events dropped)"
+            ));
+        }
     }
     if errors.is_empty() {
         Ok(t.scripts.len())

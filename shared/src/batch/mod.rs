@@ -3,6 +3,7 @@
 //! `done.json` notification runs the continuation, which reads the results verified.
 
 pub mod contract;
+pub mod default_route;
 pub mod inspect;
 pub mod jobs;
 pub mod manifest;

@@ -11,7 +11,7 @@ pub use deployment::{BatchConfig, BucketRef, Deployment, HttpDeployment, DEPLOYM
 pub use http::TenantHttp;
 pub use limits::{Limits, CEILINGS, MAX_DELETES};
 pub(crate) use tenant::nul_at;
-pub use tenant::{Script, Tenant, TenantConfig};
+pub use tenant::{Router, Script, Tenant, TenantConfig, DEFAULT_ROUTER};
 
 use serde::de::DeserializeOwned;
 

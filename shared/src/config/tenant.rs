@@ -20,9 +20,11 @@ pub struct TenantConfig {
     /// Whether the tenant may use `native.batch`.
     #[serde(default)]
     pub batch: bool,
-    /// The router script, which routes object events (default `router`).
-    #[serde(default = "default_router")]
-    pub router: String,
+    /// The router script, which routes object events. Left out: `scripts/router.luau` when
+    /// the tenant has one, else the built-in routing ([`Tenant::router`]). A name given here
+    /// must be a script of the tenant (`native check` and `native deploy` refuse it otherwise).
+    #[serde(default)]
+    pub router: Option<String>,
     /// Limits, each with a default and a ceiling.
     #[serde(default)]
     pub limits: Limits,
@@ -37,10 +39,6 @@ pub struct TenantConfig {
     pub vault: Vec<String>,
 }
 
-fn default_router() -> String {
-    "router".into()
-}
-
 fn empty_object() -> serde_json::Value {
     serde_json::Value::Object(Default::default())
 }
@@ -50,7 +48,7 @@ impl Default for TenantConfig {
         TenantConfig {
             queue: false,
             batch: false,
-            router: default_router(),
+            router: None,
             limits: Limits::default(),
             config: empty_object(),
             http: super::TenantHttp::default(),
@@ -66,7 +64,9 @@ impl TenantConfig {
         c.limits.validate(file)?;
         super::http::validate(&c.http, &c.vault)
             .map_err(|(field, why)| Error::config(file, field, why))?;
-        check_name("script", &c.router).map_err(|why| Error::config(file, "router", why))?;
+        if let Some(router) = &c.router {
+            check_name("script", router).map_err(|why| Error::config(file, "router", why))?;
+        }
         if !c.config.is_object() {
             return Err(Error::config(file, "config", "must be a JSON object"));
         }
@@ -120,6 +120,20 @@ pub(crate) fn nul_at(source: &str) -> Option<String> {
     ))
 }
 
+/// The router script used when `config.json` names none and the tenant has one of this name.
+pub const DEFAULT_ROUTER: &str = "router";
+
+/// What routes a tenant's object events ([`Tenant::router`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Router<'a> {
+    /// This script's `on_route` (it may be missing, when `config.json` names it: then routing
+    /// fails, and `native check` says so).
+    Script(&'a str),
+    /// No router configured and none present: a batch job's `done.json` goes to the job's
+    /// continuation, as `native.batch.route` would send it, and every other event is dropped.
+    BuiltIn,
+}
+
 /// A loaded tenant: its name, config and scripts.
 #[derive(Debug, Clone)]
 pub struct Tenant {
@@ -140,7 +154,7 @@ impl Tenant {
         let mut h = Sha256::new();
         h.update(serde_json::to_vec(&config.config).unwrap_or_default());
         h.update(format!(
-            "{:?}{}{}{}{:?}{:?}",
+            "{:?}{}{}{:?}{:?}{:?}",
             config.limits, config.queue, config.batch, config.router, config.http, config.vault
         ));
         let mut map = BTreeMap::new();
@@ -156,6 +170,16 @@ impl Tenant {
             scripts: map,
             version: h.finalize().into(),
         })
+    }
+
+    /// What routes the tenant's object events: the script named in `config.json`, else
+    /// `scripts/router.luau` when there is one, else the built-in routing.
+    pub fn router(&self) -> Router<'_> {
+        match &self.config.router {
+            Some(name) => Router::Script(name),
+            None if self.scripts.contains_key(DEFAULT_ROUTER) => Router::Script(DEFAULT_ROUTER),
+            None => Router::BuiltIn,
+        }
     }
 
     /// A script by name, or an error that says which scripts there are.
@@ -190,7 +214,7 @@ mod tests {
     #[test]
     fn defaults_and_ceilings() {
         let c = TenantConfig::from_json("c.json", "{}").unwrap();
-        assert_eq!(c.router, "router");
+        assert_eq!(c.router, None);
         assert_eq!(c.limits.max_data_ops, 1000);
         assert_eq!(c.limits.timeout_s, 30);
         assert_eq!(c.limits.max_memory_mb, 64);

@@ -186,6 +186,17 @@ pub fn dead_letter_metrics(namespace: &str, tenant: &str, why: &str) -> Value {
     )
 }
 
+/// The EMF record of an object event of `tenant` dropped because the tenant has no router
+/// (see `batch::default_route`), and why.
+pub fn dropped_event_metrics(namespace: &str, tenant: &str, why: &str) -> Value {
+    emf(
+        namespace,
+        tenant,
+        &[("DroppedEvents", "Count", json!(1))],
+        json!({ "dropped": why }),
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -317,7 +317,13 @@ fn facts(h: &mut Html, t: &Tenant) {
         &[
             ("queue", t.config.queue.to_string()),
             ("batch", t.config.batch.to_string()),
-            ("router", t.config.router.clone()),
+            (
+                "router",
+                match t.router() {
+                    crate::config::Router::Script(name) => name.to_string(),
+                    crate::config::Router::BuiltIn => "(built-in)".to_string(),
+                },
+            ),
             ("timeout_s", l.timeout_s.to_string()),
             ("max_data_ops", l.max_data_ops.to_string()),
             ("max_chain_depth", l.max_chain_depth.to_string()),
