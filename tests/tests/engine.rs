@@ -145,44 +145,73 @@ async fn dangerous_globals_say_they_are_not_available() {
         ("os.remove('x')", "os.remove"),
         ("os.rename('a', 'b')", "os.rename"),
         ("os.tmpname()", "os.tmpname"),
-        ("io.write('x')", "io.write"),
-        ("io.open('/etc/passwd')", "io.open"),
-        ("local f = io.popen", "io.popen"),
+        ("io.write('x')", "io"),
+        ("io.open('/etc/passwd')", "io"),
+        ("local f = io.popen", "io"),
         ("io()", "io"),
-        ("debug.getinfo(1)", "debug.getinfo"),
-        ("package.loaded.x = 1", "package.loaded"),
+        ("debug.getinfo(1)", "debug"),
+        ("package.loaded.x = 1", "package"),
     ] {
         // GIVEN a script that calls or indexes a removed global on line 2
         let p = one(&format!("function on_invoke()\n  {src}\nend"));
         // WHEN it runs
         let e = run(&p, json!({})).await.unwrap_err();
-        // THEN the error says what it is, with the script and line, not "attempt to call a nil value"
+        // THEN Luau's error, with the script and line, says which global is not available
+        assert!(e.contains("s.luau:2: attempt to "), "{src}: {e}");
         assert!(
-            e.contains(&format!(
-                "s.luau:2: {name} is not available in native scripts"
-            )),
+            e.contains(&format!("`{name}` is not available in native scripts")),
             "{src}: {e}"
         );
     }
-    // AND a pcall sees the same message
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn removed_globals_are_nil() {
+    // GIVEN a script that looks at each removed global, as feature tests in Lua code do
     let p = one(r#"function on_invoke()
+        local seen = {}
+        for _, name in { "require", "load", "loadstring", "dofile", "getfenv", "setfenv",
+                         "module", "io", "debug", "package" } do
+          seen[name] = type(_G[name])
+        end
+        seen["os.execute"] = type(os.execute)
+        seen.branch = if load then "load" else "no load"
         local ok, e = pcall(require, "x")
-        return { ok, e }
+        seen.pcall = { ok, e }
+        return seen
     end"#);
+    // WHEN it runs
     let out = run(&p, json!({})).await.unwrap();
-    assert_eq!(out[0], json!(false));
+    // THEN each is nil, `if load then` takes the nil branch, and a pcall sees Luau's error
+    for name in [
+        "require",
+        "load",
+        "loadstring",
+        "dofile",
+        "getfenv",
+        "setfenv",
+        "module",
+        "io",
+        "debug",
+        "package",
+        "os.execute",
+    ] {
+        assert_eq!(out[name], "nil", "{name}: {out}");
+    }
+    assert_eq!(out["branch"], "no load");
+    assert_eq!(out["pcall"][0], false);
     assert!(
-        out[1]
+        out["pcall"][1]
             .as_str()
             .unwrap()
-            .contains("s.luau:2: require is not available in native scripts"),
+            .contains("attempt to call a nil value"),
         "{out}"
     );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn removed_globals_stay_read_only_and_useless() {
-    // GIVEN scripts that try to reach an environment or replace a stand-in
+    // GIVEN scripts that try to reach an environment or put a removed global back
     for (what, src) in [
         (
             "getfenv through pcall",

@@ -6,6 +6,7 @@ mod bytecode;
 mod frame;
 pub mod handoff;
 mod interrupt;
+mod removed;
 mod sandbox;
 
 pub use bytecode::{bytecode, cached_count, compile, compile_count_of};
@@ -297,7 +298,12 @@ impl Engine {
             (Err(mlua::Error::ExternalError(e)), None) if e.is::<BadEvent>() => {
                 Err(Error::InvalidInput(e.to_string()))
             }
-            (Err(e), None) => Err(fail(host::message_of(&e))),
+            (Err(e), None) => {
+                let m = host::message_of(&e);
+                Err(fail(
+                    removed::explain(&m, &call.script, &script.source).unwrap_or(m),
+                ))
+            }
         };
         // Messages the script sent waited for it to succeed (host::chain).
         let out = match (out, &inv) {

@@ -10,43 +10,6 @@ use super::bytecode::SourceKey;
 use crate::config::{Deployment, Tenant};
 use crate::host;
 
-/// Globals that load code, reach other environments or the process. Each is replaced by a
-/// stand-in that raises `<name> is not available in native scripts`, so that a script author
-/// learns why instead of reading `attempt to call a nil value`; none of them can do anything.
-const REMOVED: [(&str, &str); 7] = [
-    (
-        "require",
-        "; a script is one file: put shared code in each script that needs it",
-    ),
-    ("loadstring", "; scripts cannot load code"),
-    ("load", "; scripts cannot load code"),
-    ("dofile", "; scripts cannot load code"),
-    ("getfenv", "; use _G for the invocation's globals"),
-    ("setfenv", "; use _G for the invocation's globals"),
-    ("module", "; return a table of entry points instead"),
-];
-
-/// Functions of `os` beyond `clock`, `date`, `difftime` and `time` that Lua users may try.
-const REMOVED_OS: [(&str, &str); 7] = [
-    ("execute", ""),
-    ("exit", "; return from the entry point, or raise an error"),
-    ("getenv", "; read the tenant's settings from native.config"),
-    ("remove", "; use native.bucket.<Name>.delete"),
-    ("rename", ""),
-    ("tmpname", ""),
-    ("setlocale", ""),
-];
-
-/// Whole libraries that are absent: indexing or calling them raises, naming what was tried.
-const REMOVED_LIBS: [(&str, &str); 3] = [
-    (
-        "io",
-        "; use native.bucket for objects and native.log or print for output",
-    ),
-    ("debug", ""),
-    ("package", "; a script is one file"),
-];
-
 /// `pcall`, `xpcall` and `coroutine.resume` that hand scripts error messages as strings, and
 /// that tell the host about a memory error they catch: a breach of `max_memory_mb` fails the
 /// invocation even when the script catches it, like every other limit.
@@ -155,11 +118,10 @@ impl Vm {
             | StdLib::BUFFER;
         let lua = Lua::new_with(libs, LuaOptions::default())?;
         let g = lua.globals();
-        for (name, hint) in REMOVED {
-            g.raw_set(name, unavailable(&lua, name.to_string(), hint, false)?)?;
-        }
-        for (name, hint) in REMOVED_LIBS {
-            g.raw_set(name, unavailable(&lua, name.to_string(), hint, true)?)?;
+        // Nil, as in Luau's own sandbox: `type(require)` is "nil". A call or index of one
+        // fails with a sentence naming it (`super::removed::explain`).
+        for (name, _) in super::removed::GLOBALS {
+            g.raw_set(name, Value::Nil)?;
         }
         // Only `os.clock`, `os.date`, `os.difftime` and `os.time` exist in Luau's os library;
         // check anyway, so that a newer Luau cannot bring more in unnoticed.
@@ -180,9 +142,6 @@ impl Vm {
             ))?;
         os.raw_set("time", time)?;
         os.raw_set("date", date)?;
-        for (name, hint) in REMOVED_OS {
-            os.raw_set(name, unavailable(&lua, format!("os.{name}"), hint, false)?)?;
-        }
         g.raw_set(
             "collectgarbage",
             host::function(&lua, ("collectgarbage", &["option?"]), collectgarbage)?,
@@ -319,45 +278,6 @@ pub struct Ctx<'a> {
     pub width: u32,
     /// The deadline, in ms since the epoch.
     pub deadline_ms: i64,
-}
-
-/// A stand-in for a removed function or library: an empty read-only table that raises
-/// `<name> is not available in native scripts` when called or indexed, with the script and line
-/// and a hint where there is something to use instead. A table rather than a function, so that
-/// `require.path` says the same as `require(...)`. For a library, indexing names the field
-/// tried (`io.open is not available ...`).
-fn unavailable(lua: &Lua, name: String, hint: &'static str, library: bool) -> mlua::Result<Table> {
-    let meta = lua.create_table()?;
-    let what = name.clone();
-    meta.raw_set(
-        "__index",
-        lua.create_function(move |lua, (_, key): (Value, Value)| -> mlua::Result<()> {
-            let what = match (library, key) {
-                (false, _) => what.clone(),
-                (true, Value::String(s)) => format!("{what}.{}", s.to_string_lossy()),
-                (true, other) => format!("{what}[{}]", other.type_name()),
-            };
-            Err(host::raise(
-                lua,
-                format!("{what} is not available in native scripts{hint}"),
-            ))
-        })?,
-    )?;
-    meta.raw_set(
-        "__call",
-        lua.create_function(move |lua, _: mlua::MultiValue| -> mlua::Result<()> {
-            Err(host::raise(
-                lua,
-                format!("{name} is not available in native scripts{hint}"),
-            ))
-        })?,
-    )?;
-    meta.raw_set("__metatable", "locked")?;
-    meta.set_readonly(true);
-    let t = lua.create_table()?;
-    t.set_metatable(Some(meta))?;
-    t.set_readonly(true);
-    Ok(t)
 }
 
 /// Gives a table about to be raised a `__tostring` that shows where it was raised and what it
