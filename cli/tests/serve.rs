@@ -256,3 +256,117 @@ fn serve_processes_a_put_from_another_process_within_a_second() {
         std::thread::sleep(Duration::from_millis(50));
     }
 }
+
+#[test]
+fn serve_logs_every_request_and_the_error_of_a_failed_invocation() {
+    // GIVEN a served project with a script that fails on its line 2
+    let dir = project();
+    let p = dir.path();
+    write_tenant(
+        p,
+        "acme",
+        "{}",
+        &[
+            ("hello", HELLO),
+            (
+                "boom",
+                "function on_invoke(ctx, ev)\n  error('the ledger is closed')\nend",
+            ),
+        ],
+    );
+    let key = native(p, &["keys", "create", "acme"])
+        .lines()
+        .next()
+        .unwrap()
+        .to_string();
+    let srv = serve(p);
+    let a = srv.addr.clone();
+    // WHEN it answers a success, a failing script, a health check and a forged callback
+    assert_eq!(invoke(&a, "hello", &key, "{}").0, 200);
+    assert_eq!(invoke(&a, "boom", &key, "{}").0, 500);
+    assert_eq!(http(&a, "GET", "/healthz", None, b"").0, 200);
+    let token = "forged-token-that-must-not-be-logged";
+    assert_eq!(
+        http(&a, "POST", &format!("/v1/callback/{token}"), None, b"").0,
+        401
+    );
+    let (code, err) = srv.terminate();
+    assert_eq!(code, 0, "{err}");
+    // THEN stderr has one access record per request: method, path, status, duration, tenant
+    let records: Vec<Value> = err
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|r| r["msg"] == "request")
+        .collect();
+    assert_eq!(records.len(), 4, "{err}");
+    let ok = &records[0];
+    assert_eq!(
+        (
+            &ok["method"],
+            &ok["path"],
+            &ok["status"],
+            &ok["tenant"],
+            &ok["level"]
+        ),
+        (
+            &json!("POST"),
+            &json!("/v1/invoke/hello"),
+            &json!(200),
+            &json!("acme"),
+            &json!("info")
+        ),
+        "{ok}"
+    );
+    assert!(ok["duration_ms"].as_f64().is_some(), "{ok}");
+    // AND the failed invocation's record is an error naming the script and line
+    let failed = &records[1];
+    assert_eq!(
+        (&failed["status"], &failed["level"]),
+        (&json!(500), &json!("error"))
+    );
+    assert!(
+        failed["error"]
+            .as_str()
+            .unwrap()
+            .contains("boom.luau:2: the ledger is closed"),
+        "{failed}"
+    );
+    assert_eq!(records[2]["path"], "/healthz");
+    assert_eq!(records[2]["tenant"], Value::Null);
+    // AND a callback URL's token (a credential) is never logged
+    assert_eq!(records[3]["path"], "/v1/callback/{token}");
+    assert!(!err.contains(token), "{err}");
+}
+
+#[test]
+fn a_running_server_follows_clock_advance_at_once() {
+    // GIVEN a served project with a script that tells the time
+    let dir = project();
+    let p = dir.path();
+    write_tenant(
+        p,
+        "acme",
+        "{}",
+        &[("now", "function on_invoke() return os.time() end")],
+    );
+    let key = native(p, &["keys", "create", "acme"])
+        .lines()
+        .next()
+        .unwrap()
+        .to_string();
+    let srv = serve(p);
+    let a = srv.addr.clone();
+    let (_, before) = invoke(&a, "now", &key, "{}");
+    for day in 1..=3i64 {
+        // WHEN another process advances the clock a day, and a request follows at once
+        native(p, &["clock", "advance", "1d"]);
+        let (status, now) = invoke(&a, "now", &key, "{}");
+        // THEN the server's scripts already see the new time (no wait for a queue poll)
+        assert_eq!(status, 200);
+        let moved = now.as_i64().unwrap() - before.as_i64().unwrap();
+        assert!(
+            (day * 86_400..day * 86_400 + 60).contains(&moved),
+            "day {day}: moved {moved} s"
+        );
+    }
+}

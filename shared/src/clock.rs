@@ -2,7 +2,10 @@
 //! `.native/clock.json`, so that `native clock advance 8d` makes a week pass for TTL expiry,
 //! delays, leases, barrier deadlines and `os.time` in every process using the project, without
 //! waiting. Each process applies the offset through [`crate::ports::set_clock_offset_ms`] when
-//! it opens the project; `native serve` re-reads it as it polls its queues.
+//! it opens the project, and then follows the file ([`follow`]): every read of the clock
+//! ([`crate::ports::now_ms`]) looks at the file's metadata (one `stat`, at most once a
+//! millisecond) and reloads the offset when the file changed, so that a running `native serve`
+//! sees `native clock advance` at its next clock read, not at its next queue poll.
 
 use std::path::{Path, PathBuf};
 
@@ -63,6 +66,80 @@ pub fn apply(state_dir: &Path) -> Result<i64> {
     let offset = load(state_dir)?;
     crate::ports::set_clock_offset_ms(offset);
     Ok(offset)
+}
+
+/// The clock file this process follows, and what its metadata was when last read.
+struct Followed {
+    state_dir: PathBuf,
+    seen: Option<Signature>,
+}
+
+/// What tells one version of the file from the next: [`store`] renames a new file over it,
+/// so its inode changes with each version, and its times and length with most.
+type Signature = (u64, i64, i64, i64, u64);
+
+static FOLLOWED: std::sync::Mutex<Option<Followed>> = std::sync::Mutex::new(None);
+/// Whether a file is followed: the clock reads of a process that follows none (the Lambda
+/// functions, the Fargate server) cost one atomic load.
+static FOLLOWING: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+/// When the file was last looked at, in ns since [`epoch`].
+static LOOKED_NS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+/// How often at most the file is looked at: a change is seen within this.
+const LOOK_EVERY_NS: u64 = 1_000_000;
+
+fn epoch() -> std::time::Instant {
+    static EPOCH: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
+    *EPOCH.get_or_init(std::time::Instant::now)
+}
+
+fn signature(state_dir: &Path) -> Option<Signature> {
+    use std::os::unix::fs::MetadataExt;
+    let m = std::fs::metadata(file(state_dir)).ok()?;
+    Some((m.ino(), m.mtime(), m.mtime_nsec(), m.ctime_nsec(), m.len()))
+}
+
+/// Applies the offset stored for `state_dir` now, and follows its file from now on: the
+/// project this process works on (the last one opened, if several).
+pub fn follow(state_dir: &Path) -> Result<i64> {
+    let seen = signature(state_dir);
+    let offset = apply(state_dir)?;
+    *FOLLOWED.lock().unwrap_or_else(|p| p.into_inner()) = Some(Followed {
+        state_dir: state_dir.to_path_buf(),
+        seen,
+    });
+    FOLLOWING.store(true, std::sync::atomic::Ordering::Relaxed);
+    Ok(offset)
+}
+
+/// Reloads the offset when the followed file changed since it was last read (called by every
+/// clock read; at most one `stat` a millisecond). A file that cannot be read keeps the offset
+/// as it was (`native clock show` says why).
+pub(crate) fn refresh() {
+    use std::sync::atomic::Ordering::Relaxed;
+    if !FOLLOWING.load(Relaxed) {
+        return;
+    }
+    let now = epoch().elapsed().as_nanos() as u64;
+    let last = LOOKED_NS.load(Relaxed);
+    if now.saturating_sub(last) < LOOK_EVERY_NS
+        || LOOKED_NS
+            .compare_exchange(last, now, Relaxed, Relaxed)
+            .is_err()
+    {
+        return;
+    }
+    let mut followed = FOLLOWED.lock().unwrap_or_else(|p| p.into_inner());
+    let Some(f) = followed.as_mut() else {
+        return;
+    };
+    let sig = signature(&f.state_dir);
+    if sig == f.seen {
+        return;
+    }
+    f.seen = sig;
+    if let Ok(offset) = load(&f.state_dir) {
+        crate::ports::set_clock_offset_ms(offset);
+    }
 }
 
 /// Parses a duration such as `90s`, `15m`, `2h`, `8d` or `1w` into ms.

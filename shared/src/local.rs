@@ -43,8 +43,9 @@ impl Project {
         let backend = Embedded::open(&root.join(".native"), deployment.notifying_buckets())?;
         // A damaged callback secret is said at once, not as "no callback secret" later.
         crate::callback::check_local_key(&root.join(".native"))?;
-        // This process's now follows the project's clock (`native clock advance`).
-        crate::clock::apply(&root.join(".native"))?;
+        // This process's now follows the project's clock (`native clock advance`), also when
+        // another process moves it later.
+        crate::clock::follow(&root.join(".native"))?;
         Ok(Project {
             root: root.to_path_buf(),
             deployment,

@@ -5,7 +5,7 @@
 //! `native_core::inbound::listener` (header, idle and body timeouts, a connection cap, a body
 //! cap per route; `NATIVE_HTTP_*`).
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -85,7 +85,7 @@ pub async fn run(project: &Path, listen: &str, max_concurrent: u32) -> Outcome {
     outln!("console: {}", console.url(&format!("http://{addr}")));
     errln!("serving project {} (POST /v1/invoke/{{script}}, GET /healthz, the console at /console/) and processing its queues; Ctrl-C stops", p.root.display());
     let (stop_tx, stop_rx) = watch::channel(false);
-    let worker = tokio::spawn(process_queues(rt.clone(), p.root.join(".native"), stop_rx));
+    let worker = tokio::spawn(process_queues(rt.clone(), stop_rx));
     let jobs = rt.services.http_jobs.clone();
     let stop = async move {
         let which = shutdown_signal().await;
@@ -113,14 +113,10 @@ pub async fn run(project: &Path, listen: &str, max_concurrent: u32) -> Outcome {
 }
 
 /// Drains whatever is due, then looks again after [`POLL`], until told to stop.
-async fn process_queues(rt: Arc<Runtime>, state: PathBuf, mut stop: watch::Receiver<bool>) {
+async fn process_queues(rt: Arc<Runtime>, mut stop: watch::Receiver<bool>) {
     loop {
         if *stop.borrow() {
             return;
-        }
-        // Follow `native clock advance` run by another process.
-        if let Err(e) = native_core::clock::apply(&state) {
-            errln!("error: {e}");
         }
         // Failed messages are logged by the drain and retried later; after their fifth
         // receive they go to the dead-letter place (`native dlq`).

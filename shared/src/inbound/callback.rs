@@ -62,6 +62,7 @@ pub(super) async fn callback(
         }
     };
     let outcome = read_outcome(&headers, body).await?;
+    super::access_log::note_tenant(&target.tenant);
     let tenant = rt.tenants.load(&target.tenant).await?;
     // A barrier call holds a `&dyn Budget`, which is not Send: it runs on a thread of its own,
     // as scripts' calls do.

@@ -223,6 +223,8 @@ impl IntoResponse for ApiError {
             r.headers_mut()
                 .insert(header::RETRY_AFTER, header::HeaderValue::from(s));
         }
+        r.extensions_mut()
+            .insert(super::access_log::ErrorNote(self.message));
         if self.code == Code::Unauthenticated {
             r.headers_mut().insert(
                 header::WWW_AUTHENTICATE,

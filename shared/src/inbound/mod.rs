@@ -12,8 +12,9 @@
 //!
 //! Every error is JSON, `{ "code": ..., "message": ... }`, with the Connect protocol's codes and
 //! statuses ([`ApiError`]). Callers authenticate with `Authorization: Bearer <key>`
-//! ([`crate::api_keys`]); the tenant is the key's.
+//! ([`crate::api_keys`]); the tenant is the key's. Every request is logged ([`access_log`]).
 
+mod access_log;
 pub mod body_limit;
 mod callback;
 pub mod console;
@@ -57,6 +58,10 @@ pub fn router(rt: Arc<Runtime>) -> Router {
         .route("/v1/callback/{token}", post(callback::callback))
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
+        .layer(axum::middleware::from_fn_with_state(
+            rt.clone(),
+            access_log::record,
+        ))
         .with_state(rt)
 }
 
@@ -71,7 +76,10 @@ pub(crate) async fn tenant_of(rt: &Runtime, headers: &HeaderMap) -> Result<Strin
     };
     let key = api_keys::bearer(header).map_err(|e| ApiError::unauthenticated(e.to_string()))?;
     match api_keys::authenticate(&*rt.services.backends.kv, key).await? {
-        Ok(tenant) => Ok(tenant),
+        Ok(tenant) => {
+            access_log::note_tenant(&tenant);
+            Ok(tenant)
+        }
         Err(e) => Err(ApiError::unauthenticated(e.to_string())),
     }
 }

@@ -75,6 +75,8 @@ pub fn set_clock_offset_ms(offset_ms: i64) {
 /// plus the project's offset; see [`set_clock_offset_ms`]). Everything that stores or
 /// compares times (expiry, delays, leases, deadlines, `os.time`) reads this.
 pub fn now_ms() -> i64 {
+    // A project's clock file changed by another process (`native clock advance`) counts at once.
+    crate::clock::refresh();
     let system = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_millis() as i64)

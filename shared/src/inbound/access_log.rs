@@ -1,0 +1,85 @@
+//! The access log: one record per request on the runtime's log (stderr for `native serve`,
+//! stdout as JSON lines on the Fargate server and the function URL), with the method, the path
+//! (a callback URL's token left out: it is a credential), the status, the duration and, once
+//! the request's key or callback token told it, the tenant. An error answer carries its
+//! message too, so that a 500 from a failing script says on the server which script and line
+//! failed, not only to the caller.
+
+use std::cell::RefCell;
+use std::sync::Arc;
+use std::time::Instant;
+
+use axum::extract::{Request, State};
+use axum::middleware::Next;
+use axum::response::Response;
+use serde_json::json;
+
+use crate::runtime::Runtime;
+
+tokio::task_local! {
+    /// The tenant of the request being handled, once known.
+    static TENANT: RefCell<Option<String>>;
+}
+
+/// The message of an error answer, for the access log (set by [`super::ApiError`]).
+#[derive(Debug, Clone)]
+pub(crate) struct ErrorNote(pub String);
+
+/// The longest path written, in bytes: a caller chooses it.
+const MAX_PATH_CHARS: usize = 200;
+
+/// Records the tenant of the request being handled, for its access log record.
+pub(crate) fn note_tenant(tenant: &str) {
+    let _ = TENANT.try_with(|t| *t.borrow_mut() = Some(tenant.to_string()));
+}
+
+/// The path as logged: a callback token replaced, cut to [`MAX_PATH_CHARS`].
+fn shown_path(path: &str) -> String {
+    if path.starts_with("/v1/callback/") {
+        return "/v1/callback/{token}".into();
+    }
+    crate::host::cut_text(path.to_string(), MAX_PATH_CHARS)
+}
+
+/// The middleware: handles the request, then writes its record.
+pub(crate) async fn record(State(rt): State<Arc<Runtime>>, req: Request, next: Next) -> Response {
+    let method = req.method().to_string();
+    let path = shown_path(req.uri().path());
+    let started = Instant::now();
+    let (response, tenant) = TENANT
+        .scope(RefCell::new(None), async {
+            let r = next.run(req).await;
+            (r, TENANT.with(|t| t.borrow().clone()))
+        })
+        .await;
+    let status = response.status().as_u16();
+    let level = match status {
+        500.. => "error",
+        400.. => "warn",
+        _ => "info",
+    };
+    let mut rec = json!({
+        "ts_ms": crate::ports::now_ms(), "level": level, "msg": "request",
+        "method": method, "path": path, "status": status,
+        "duration_ms": (started.elapsed().as_secs_f64() * 1000.0 * 10.0).round() / 10.0,
+        "tenant": tenant,
+    });
+    if let Some(ErrorNote(e)) = response.extensions().get::<ErrorNote>() {
+        rec["error"] = json!(e);
+    }
+    rt.services.log.write(&rec);
+    response
+}
+
+#[cfg(test)]
+mod tests {
+    use super::shown_path;
+
+    #[test]
+    fn callback_tokens_are_not_logged_and_long_paths_are_cut() {
+        assert_eq!(shown_path("/v1/callback/abc.def"), "/v1/callback/{token}");
+        assert_eq!(shown_path("/v1/invoke/start"), "/v1/invoke/start");
+        let long = format!("/{}", "x".repeat(10_000));
+        assert!(shown_path(&long).len() < 300);
+    }
+}
