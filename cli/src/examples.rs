@@ -44,6 +44,47 @@ pub const BATCH: &[File] = files!("batch":
     "partner/open_orders.ndjson",
 );
 
+/// What `native init` adds to the example: the types of the host API for luau-lsp, and its
+/// config naming the `native` global.
+pub const EDITOR: &[File] = &[
+    (
+        "native.d.luau",
+        include_str!("../../shared/src/host/native.d.luau"),
+    ),
+    (
+        ".luaurc",
+        "{\n  \"languageMode\": \"nonstrict\",\n  \"globals\": [\"native\"]\n}\n",
+    ),
+];
+
+/// What a project's `.gitignore` must hold: `.native/` has the embedded backend's data, the
+/// key that signs callback URLs and the vault's secrets.
+pub const GITIGNORE: &str = ".native/";
+
+/// Adds [`GITIGNORE`] to `root/.gitignore`, making it if needed; a file that already has it is
+/// left alone.
+pub fn ignore_state(root: &std::path::Path) -> std::io::Result<()> {
+    let p = root.join(".gitignore");
+    let old = match std::fs::read_to_string(&p) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
+        Err(e) => return Err(e),
+    };
+    if old
+        .lines()
+        .any(|l| l.trim() == GITIGNORE || l.trim() == ".native")
+    {
+        return Ok(());
+    }
+    let sep = if old.is_empty() || old.ends_with('\n') {
+        ""
+    } else {
+        "\n"
+    };
+    let note = "# native's local state: data, the callback URL key and the vault's secrets\n";
+    std::fs::write(&p, format!("{old}{sep}{note}{GITIGNORE}\n"))
+}
+
 /// Writes an example's files under `root`, refusing to overwrite anything.
 pub fn write(root: &std::path::Path, files: &[File]) -> std::io::Result<()> {
     for (path, content) in files {

@@ -24,10 +24,14 @@ use clap::{Parser, Subcommand};
 #[derive(Parser, Debug)]
 #[command(name = "native", version, about, long_about)]
 pub struct Cli {
-    /// The project folder (default: the current folder). For `demo`, where to keep the example
-    /// projects instead of a temporary folder; for `init DIR`, the folder a relative DIR is in.
+    /// The project folder (default: the nearest folder holding deployment.json, from the
+    /// current one up, as cargo and git look for theirs).
     #[arg(long, global = true, value_name = "DIR")]
     project: Option<PathBuf>,
+    /// Say what ran: each script run (tenant, script, entry point, attempt, time, outcome)
+    /// and where each object event was routed, on stderr.
+    #[arg(short, long, global = true)]
+    verbose: bool,
     #[command(subcommand)]
     command: Command,
 }
@@ -39,7 +43,9 @@ pub enum Command {
     /// temporary folder, or kept in --project DIR (as DIR/hello, DIR/barrier, DIR/batch).
     Demo,
     /// Make a working project with an example tenant in DIR (default: --project, else the
-    /// current folder; a relative DIR is taken inside --project when both are given).
+    /// current folder; a relative DIR is taken inside --project when both are given), with a
+    /// .gitignore for .native/ and the types of the host API for luau-lsp (native.d.luau,
+    /// .luaurc).
     Init {
         /// Where to make the project.
         dir: Option<PathBuf>,
@@ -58,7 +64,8 @@ pub enum Command {
         #[arg(long)]
         no_drain: bool,
     },
-    /// Queue a message for a script's on_queue(ctx, ev), then drain.
+    /// Queue a message for a script's on_queue(ctx, ev), then drain. A script without
+    /// on_queue is refused (the message could only fail into the dead letters).
     Send {
         /// The tenant.
         tenant: String,
@@ -208,14 +215,15 @@ pub enum Command {
         #[arg(long, value_parser = clap::value_parser!(u32).range(128..=10240))]
         function_memory: Option<u32>,
     },
-    /// Barriers: `native barrier status TENANT ID` prints where one stands, as JSON.
+    /// Barriers (docs/barriers.md): list a tenant's, print one's status, ack a member as a
+    /// partner would, cancel one.
     Barrier {
         /// What to do with barriers.
         #[command(subcommand)]
         command: BarrierCommand,
     },
-    /// Rendezvous barriers (seed 003): `native rendezvous status TENANT NAMESPACE NAME`,
-    /// `native rendezvous list TENANT NAMESPACE`, as JSON.
+    /// Rendezvous barriers (docs/rendezvous.md): print one's status with its participants,
+    /// list a namespace's, as JSON.
     Rendezvous {
         /// What to do with rendezvous barriers.
         #[command(subcommand)]
@@ -283,9 +291,20 @@ pub enum Command {
         #[arg(long, default_value = "127.0.0.1:8790")]
         listen: String,
     },
+    /// The messages waiting in the project's queues (not dead letters), one JSON line each,
+    /// oldest first: queue, id, tenant, state (delayed, pending, in flight, waiting for a
+    /// retry), attempts so far, when it is due, its last error and its body.
+    Queues {
+        /// Only this tenant's.
+        tenant: Option<String>,
+        /// How many to print per queue.
+        #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u32).range(1..=10000))]
+        limit: u32,
+    },
     /// List dead letters (messages that failed five times, or that can never succeed) with
-    /// their last error; with --events-queue/--work-queue, those of a deployment on AWS.
-    /// `native dlq redrive [TENANT]` moves them back to their queue.
+    /// their last error and, on the project's queues, the error of each attempt; with
+    /// --events-queue/--work-queue, those of a deployment on AWS.
+    /// `native dlq redrive [TENANT] [--id ID]` moves them (or one) back to their queue.
     #[command(args_conflicts_with_subcommands = true)]
     Dlq {
         /// Only this tenant's.
@@ -311,6 +330,9 @@ pub enum DlqCommand {
     Redrive {
         /// Only this tenant's.
         tenant: Option<String>,
+        /// Only the dead letter with this id (as `native dlq` prints it).
+        #[arg(long)]
+        id: Option<String>,
         /// Do not process the queues afterwards.
         #[arg(long)]
         no_drain: bool,
@@ -422,6 +444,15 @@ pub enum VaultCommand {
 /// `native barrier` verbs.
 #[derive(Subcommand, Debug)]
 pub enum BarrierCommand {
+    /// Every barrier of a tenant that has not expired, one JSON line each, in id order: id,
+    /// total, pending, failed, complete, dispatched, overdue, continue_with, created_ms.
+    List {
+        /// The tenant.
+        tenant: String,
+        /// How many to print.
+        #[arg(long, default_value_t = 1000, value_parser = clap::value_parser!(u32).range(1..=100000))]
+        limit: u32,
+    },
     /// Print a barrier's status as JSON: counts, complete, dispatched, times, overdue, and the
     /// names of pending members (a page; pass --cursor for the next).
     Status {

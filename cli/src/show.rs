@@ -9,6 +9,7 @@
 
 use std::borrow::Cow;
 use std::io::IsTerminal;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use native_core::observe::LogSink;
@@ -74,30 +75,115 @@ pub fn json(s: &str) -> Cow<'_, str> {
 }
 
 /// An object's bytes for stdout: exact when stdout is a file or a pipe (`native get ... > f`),
-/// and with controls escaped (lines and tabs kept) when it is a terminal.
+/// and with controls escaped (lines and tabs kept) and a final newline when it is a terminal,
+/// so that the prompt starts on a line of its own.
 pub fn bytes(data: &[u8]) {
     if std::io::stdout().is_terminal() {
-        crate::out::bytes(lines(&String::from_utf8_lossy(data)).as_bytes())
+        let mut text = lines(&String::from_utf8_lossy(data)).into_owned();
+        if !text.is_empty() && !text.ends_with('\n') {
+            text.push('\n');
+        }
+        crate::out::bytes(text.as_bytes())
     } else {
         crate::out::bytes(data)
     }
 }
 
-/// Script logs on stderr, one JSON object a line, escaped with [`json`].
-#[derive(Debug, Default)]
-pub struct TerminalLog;
+/// `native -v`: the runtime logs what it ran.
+static VERBOSE: AtomicBool = AtomicBool::new(false);
+
+/// Sets `-v` for this process.
+pub fn set_verbose(on: bool) {
+    VERBOSE.store(on, Ordering::Relaxed);
+}
+
+/// Script and runtime logs on stderr: one JSON object a line, escaped with [`json`], or, when
+/// stderr is a terminal, one readable line each ([`readable`]). `NATIVE_LOG_FORMAT=json` or
+/// `text` chooses either way.
+#[derive(Debug)]
+pub struct TerminalLog {
+    readable: bool,
+}
+
+impl Default for TerminalLog {
+    fn default() -> Self {
+        let readable = match std::env::var("NATIVE_LOG_FORMAT").as_deref() {
+            Ok("json") => false,
+            Ok("text") => true,
+            _ => std::io::stderr().is_terminal(),
+        };
+        TerminalLog { readable }
+    }
+}
 
 impl LogSink for TerminalLog {
     fn write(&self, record: &serde_json::Value) {
-        let line = record.to_string();
-        errln!("{}", json(&line));
+        if self.readable {
+            errln!("{}", readable(record));
+        } else {
+            let line = record.to_string();
+            errln!("{}", json(&line));
+        }
     }
+}
+
+/// A log record as one line for people: time (UTC, on the project clock), level, where,
+/// message, then the other fields as `name=value`; every part escaped with [`text`].
+pub fn readable(record: &serde_json::Value) -> String {
+    use serde_json::Value;
+    let Value::Object(m) = record else {
+        return text(&record.to_string()).into_owned();
+    };
+    let str_of = |k: &str| m.get(k).and_then(Value::as_str).unwrap_or("");
+    let mut out = match m.get("ts_ms").and_then(Value::as_i64) {
+        Some(ms) => {
+            let s = ms.div_euclid(1000).rem_euclid(86_400);
+            format!(
+                "{:02}:{:02}:{:02}.{:03}Z ",
+                s / 3600,
+                s % 3600 / 60,
+                s % 60,
+                ms.rem_euclid(1000)
+            )
+        }
+        None => String::new(),
+    };
+    out.push_str(&format!("{:<5} ", str_of("level").to_uppercase()));
+    let (tenant, script) = (str_of("tenant"), str_of("script"));
+    match (tenant, script) {
+        ("", _) => {}
+        (t, "") => out.push_str(&format!("{} ", text(t))),
+        (t, s) => out.push_str(&format!("{}/{} ", text(t), text(s))),
+    }
+    out.push_str(&text(str_of("msg")));
+    for (k, v) in m {
+        if matches!(
+            k.as_str(),
+            "ts_ms" | "level" | "msg" | "tenant" | "script" | "request_id"
+        ) {
+            continue;
+        }
+        let v = match v {
+            Value::String(s) => s.clone(),
+            other => other.to_string(),
+        };
+        out.push_str(&format!(" {}={}", text(k), text(&v)));
+    }
+    out
 }
 
 /// A runtime over the project whose script logs go through [`TerminalLog`].
 pub fn runtime(p: &native_core::local::Project) -> native_core::runtime::Runtime {
     // The CLI outlives its invocations, so it performs job:http itself (and waits for it).
-    p.runtime().with_log(Arc::new(TerminalLog)).with_http_jobs()
+    let rt = p
+        .runtime()
+        .with_log(Arc::new(TerminalLog::default()))
+        .with_http_jobs();
+    if VERBOSE.load(Ordering::Relaxed) {
+        rt.with_run_log()
+    } else {
+        rt
+    }
 }
 
 /// [`runtime`] for `native serve` on `addr`: callback URLs name the address served.
@@ -132,6 +218,21 @@ mod tests {
         );
         // AND plain text is not copied
         assert!(matches!(text("plain ünïcode"), Cow::Borrowed(_)));
+    }
+
+    #[test]
+    fn readable_lines_show_time_level_where_message_and_fields() {
+        // GIVEN a script's log record with a field holding an escape sequence
+        let rec = serde_json::json!({
+            "ts_ms": 3_723_004i64, "level": "info", "tenant": "hello", "script": "greet",
+            "request_id": "abc", "msg": "document written", "key": "a\u{1b}[2Jb", "n": 2,
+        });
+        // WHEN it is shown for a terminal
+        // THEN it is one line of time, level, tenant/script, message and fields, escaped
+        assert_eq!(
+            readable(&rec),
+            "01:02:03.004Z INFO  hello/greet document written key=a\\u{1b}[2Jb n=2"
+        );
     }
 
     #[test]

@@ -266,7 +266,7 @@ fn check_refuses_configs_that_are_not_objects_and_names_json_paths() {
     // WHEN `native check` runs THEN exit 2 names the file and why
     native(p.path(), &["check"])
         .code(2)
-        .err_has("tenants/acme/config.json: -: must be a JSON object { ... }, not an array");
+        .err_has("tenants/acme/config.json: must be a JSON object { ... }, not an array");
     // GIVEN a limit of the wrong type THEN the error gives its JSON path
     let p = project_with_config(r#"{ "limits": { "timeout_s": "5" } }"#, &[]);
     native(p.path(), &["check"]).code(2).err_has(
@@ -835,8 +835,13 @@ fn router_returning_an_unknown_script_is_retried_then_dead_lettered() {
     // receive, each attempt counted
     let stderr = drain_until_dead(p.path());
     for n in 2..=5 {
-        assert!(stderr.contains(&format!("attempt {n}:")), "{stderr}");
+        assert!(stderr.contains(&format!("attempt {n} of 5")), "{stderr}");
     }
+    // AND after the fifth the drain says it is a dead letter now, not that it comes back
+    let fifth = &stderr[stderr.find("attempt 5 of 5").unwrap()..];
+    assert!(fifth.contains("(the last: a dead letter now)"), "{fifth}");
+    assert!(!fifth.contains("comes back after"), "{fifth}");
+    assert!(fifth.contains("native dlq redrive"), "{fifth}");
     // AND `native dlq` lists it with its receive count and last error
     let r = native(p.path(), &["dlq"]);
     r.ok().err_has("1 dead letter(s)");
@@ -855,6 +860,14 @@ fn router_returning_an_unknown_script_is_retried_then_dead_lettered() {
         last.contains("on_route chose an unknown script") && last.contains("ghost"),
         "{last}"
     );
+    // AND with each attempt's error and time
+    let attempts = d["attempts"].as_array().unwrap();
+    assert_eq!(attempts.len(), 5, "{d}");
+    for (i, a) in attempts.iter().enumerate() {
+        assert_eq!(a["attempt"], i + 1, "{d}");
+        assert!(a["error"].as_str().unwrap().contains("ghost"), "{d}");
+        assert!(a["at_ms"].as_i64().unwrap() > 0, "{d}");
+    }
     // AND filtering by tenant keeps it for acme, hides it for another
     assert_eq!(
         native(p.path(), &["dlq", "acme"])

@@ -52,7 +52,7 @@ pub enum Error {
     #[error("{0}")]
     InvalidInput(String),
     /// A configuration file is wrong; names the file, the field and why.
-    #[error("{file}: {field}: {why}")]
+    #[error("{file}: {}{why}", field_part(field))]
     Config {
         /// The file, relative to the project or the scripts bucket.
         file: String,
@@ -158,7 +158,7 @@ impl Error {
         }
     }
 
-    /// A [`Error::Config`].
+    /// A [`Error::Config`]; `field` `-` stands for the whole file (and is not shown).
     pub fn config(
         file: impl fmt::Display,
         field: impl fmt::Display,
@@ -216,4 +216,29 @@ impl Error {
     pub fn is_retryable(&self) -> bool {
         !matches!(self, Error::InvalidInput(_) | Error::Config { .. })
     }
+}
+
+/// How a config error shows its field: `limits.timeout_s: `, or nothing for the whole file.
+fn field_part(field: &str) -> String {
+    if field == "-" || field.is_empty() {
+        String::new()
+    } else {
+        format!("{field}: ")
+    }
+}
+
+/// Whether a script error's message is a limit breach (`limit <name> exceeded: ...`), with or
+/// without the script and line in front (`a.luau:3: limit timeout_s exceeded: ...`).
+pub fn is_limit_breach(message: &str) -> bool {
+    let m = match message.split_once(".luau:") {
+        Some((_, rest)) => rest
+            .split_once(": ")
+            .filter(|(line, _)| line.bytes().all(|b| b.is_ascii_digit()))
+            .map_or(message, |(_, m)| m),
+        None => message,
+    };
+    m.starts_with("limit ")
+        && m.split(':')
+            .next()
+            .is_some_and(|head| head.ends_with(" exceeded"))
 }

@@ -83,6 +83,8 @@ pub struct Runtime {
     admission: Option<Arc<crate::budget::Admission>>,
     /// Where finished runs are recorded for the operator's console (none: nowhere).
     recent: Option<Arc<Recent>>,
+    /// Log each script run and each routing choice (`native -v`).
+    run_log: bool,
 }
 
 /// What started a run, for the console's record of it.
@@ -113,8 +115,18 @@ impl Runtime {
             metrics: None,
             admission: None,
             recent: None,
+            run_log: false,
         }
     }
+
+    /// The same runtime logging, at debug level, each script it runs (`"msg": "ran"`: tenant,
+    /// script, entry point, attempt, depth, duration, ok or the error) and where each object
+    /// event went (`"msg": "routed"`): what `native -v` shows.
+    pub fn with_run_log(mut self) -> Self {
+        self.run_log = true;
+        self
+    }
+
 
     /// The same runtime recording each finished run (script, trigger, outcome, duration, data
     /// ops, its first log lines, its chain) in `recent`, for the operator's console.
@@ -291,7 +303,7 @@ impl Runtime {
         };
         request.chain = chain.clone();
         let (tenant, script) = (call.tenant.name.clone(), call.script.clone());
-        let (depth, attempt) = (call.depth, call.attempt);
+        let (entry, attempt, depth) = (call.entry, call.attempt, call.depth);
         let started = std::time::Instant::now();
         let started_ms = crate::ports::now_ms();
         let recording = self.recent.is_some();
@@ -339,12 +351,23 @@ impl Runtime {
         if let Some(ns) = &self.metrics {
             let figures = crate::observe::RunFigures {
                 failed: out.is_err(),
-                limit_breach: matches!(&out, Err(Error::Script { message, .. }) if message.starts_with("limit ")),
+                limit_breach: matches!(&out, Err(Error::Script { message, .. }) if crate::error::is_limit_breach(message)),
                 duration_ms: started.elapsed().as_secs_f64() * 1000.0,
                 data_ops,
             };
             let rec = crate::observe::invocation_metrics(ns, &tenant, &script, &figures);
             self.services.log.write(&rec);
+        }
+        if self.run_log {
+            let ms = (started.elapsed().as_secs_f64() * 10_000.0).round() / 10.0;
+            let mut fields = json!({
+                "tenant": tenant, "script": script, "entry": entry.name(), "attempt": attempt,
+                "depth": depth, "duration_ms": ms, "ok": out.is_ok(),
+            });
+            if let Err(e) = &out {
+                fields["error"] = json!(e.to_string());
+            }
+            self.log("debug", "ran", fields);
         }
         out
     }
@@ -513,6 +536,14 @@ impl Runtime {
                 ("(built-in router)".to_string(), choice)
             }
         };
+        if self.run_log {
+            let to = choice.as_ref().map_or(Value::Null, |(s, _)| json!(s));
+            self.log(
+                "debug",
+                "routed",
+                json!({ "tenant": tenant.name, "bucket": event["bucket"], "key": event["key"], "by": router, "to": to }),
+            );
+        }
         let (script, ev) = match choice {
             Ok(c) => c,
             Err(why) => {
@@ -592,10 +623,17 @@ impl Runtime {
             },
             _ => None,
         };
-        choice.map(Ok).ok_or_else(|| Error::Script {
-            tenant: tenant.name.clone(),
-            script: router.to_string(),
-            message: format!("on_route returned {routed}; return a script name or {{ script = name, event = ev }}"),
+        choice.map(Ok).ok_or_else(|| {
+            let at = tenant
+                .scripts
+                .get(router)
+                .and_then(|s| s.defined_at("on_route"))
+                .map_or(String::new(), |line| format!("{router}.luau:{line}: "));
+            Error::Script {
+                tenant: tenant.name.clone(),
+                script: router.to_string(),
+                message: format!("{at}on_route returned {}; return a script name, {{ script = name, event = ev }}, or nil to drop the event", crate::text::cut_text(routed.to_string(), 200)),
+            }
         })
     }
 
@@ -695,7 +733,15 @@ impl Runtime {
         let real = d.real_bucket(logical).ok_or_else(|| Error::NotFound {
             what: format!("bucket {logical:?}"),
             hint: format!(
-                "deployment.json has {}{}",
+                "{}deployment.json has {}{}",
+                crate::text::suggest::did_you_mean(
+                    logical,
+                    d.buckets
+                        .map
+                        .keys()
+                        .map(String::as_str)
+                        .chain(d.batch.as_ref().map(|_| "$batch"))
+                ),
                 if d.buckets.map.is_empty() {
                     "no buckets".to_string()
                 } else {

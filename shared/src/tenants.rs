@@ -71,9 +71,18 @@ impl DirTenants {
         check_name("tenant", tenant).map_err(Error::InvalidInput)?;
         let dir = self.root.join(tenant);
         if !dir.is_dir() {
+            let names = self.names().unwrap_or_default();
             return Err(Error::NotFound {
                 what: format!("tenant {tenant:?}"),
-                hint: format!("there is no folder tenants/{tenant}"),
+                hint: format!(
+                    "{}there is no folder tenants/{tenant}; the project's tenants: {}",
+                    crate::text::suggest::did_you_mean(tenant, names.iter().map(String::as_str)),
+                    if names.is_empty() {
+                        "none (make one with `native init`)".to_string()
+                    } else {
+                        names.join(", ")
+                    }
+                ),
             });
         }
         let file = format!("tenants/{tenant}/config.json");

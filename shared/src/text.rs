@@ -1,5 +1,7 @@
 //! Text helpers every floor may use: cutting what callers, partners and scripts hand us to a
-//! size that is safe to echo in an error or a log line.
+//! size that is safe to echo in an error or a log line, and suggesting the name meant.
+
+pub mod suggest;
 
 /// `text` cut to at most `max` bytes (on a character boundary), noting its full length.
 pub fn cut_text(mut text: String, max: usize) -> String {

@@ -17,6 +17,9 @@ function on_invoke(ctx, ev)
   try("log fields", native.log, "info", "m", "f")
   try("bucket get", In.get, {})
   try("bucket put", In.put, "k", {})
+  try("bucket put number key", In.put, 1, "x")
+  try("bucket put number key and table", In.put, 1, {})
+  try("bucket get number key", In.get, 7)
   try("bucket delete", In.delete, true)
   try("bucket head", In.head, nil)
   try("bucket open", In.open, {})
@@ -82,6 +85,18 @@ async fn wrong_argument_types_name_function_parameter_and_line() {
         (
             "bucket put",
             r#"native.bucket.In.put: parameter "body" must be a string, not a table"#,
+        ),
+        (
+            "bucket put number key",
+            r#"native.bucket.In.put: parameter "key" must be a string, not a number"#,
+        ),
+        (
+            "bucket put number key and table",
+            r#"native.bucket.In.put: parameter "key" must be a string, not a number"#,
+        ),
+        (
+            "bucket get number key",
+            r#"native.bucket.In.get: parameter "key" must be a string, not a number"#,
         ),
         (
             "bucket delete",
@@ -188,7 +203,7 @@ async fn wrong_argument_types_name_function_parameter_and_line() {
     for (case, msg) in want {
         let got = out[case].as_str().unwrap_or("(no message)");
         // The line is the script's own: inside try, or where the script indexes native.bucket.
-        let line = if case == "bucket name" { 17 } else { 4 };
+        let line = if case == "bucket name" { 20 } else { 4 };
         if got != format!("s.luau:{line}: {msg}") {
             wrong.push(format!(
                 "{case}:\n  want s.luau:{line}: {msg}\n  got  {got}"

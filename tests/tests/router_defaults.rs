@@ -321,3 +321,24 @@ async fn a_router_named_in_the_config_is_used_and_a_present_router_luau_too() {
         assert_eq!(has, true, "{t}: its router ran and chose `seen`");
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_wrongly_shaped_router_return_names_the_router_and_its_line() {
+    // GIVEN a router whose on_route, defined on line 3, returns a number
+    let router = "-- routes nothing well\n\nlocal function on_route(ctx, ev)\n  return 42\nend\nreturn { on_route = on_route }";
+    let p = TestProject::with_tenants(
+        DEPLOYMENT,
+        &[(
+            "acme",
+            r#"{ "queue": true }"#,
+            &[("write", WRITE), ("router", router)],
+        )],
+    );
+    // WHEN an object's event reaches it
+    p.invoke("acme", "write", json!({ "n": 4 })).await.unwrap();
+    let r = drain(&p.rt, DrainOptions::default()).await.unwrap();
+    // THEN the failure names the router's file and line and says what to return
+    let e = &r.failures[0].error;
+    assert!(e.contains("router.luau:3: on_route returned 42"), "{e}");
+    assert!(e.contains("or nil to drop the event"), "{e}");
+}

@@ -1,4 +1,4 @@
-//! `native barrier status|ack|cancel TENANT ID ...`.
+//! `native barrier list|status|ack|cancel TENANT ...`.
 
 use std::cell::Cell;
 use std::path::Path;
@@ -28,7 +28,11 @@ impl Budget for Calls {
 }
 
 pub async fn run(project: &Path, command: BarrierCommand) -> Result {
+    if let BarrierCommand::List { tenant, limit } = &command {
+        return list(project, tenant, *limit).await;
+    }
     let (tenant, id) = match &command {
+        BarrierCommand::List { .. } => unreachable!("handled above"),
         BarrierCommand::Status { tenant, id, .. }
         | BarrierCommand::Ack { tenant, id, .. }
         | BarrierCommand::Cancel { tenant, id, .. } => (tenant.clone(), id.clone()),
@@ -46,6 +50,7 @@ pub async fn run(project: &Path, command: BarrierCommand) -> Result {
         budget: &calls,
     };
     let no_drain = match command {
+        BarrierCommand::List { .. } => unreachable!("handled above"),
         BarrierCommand::Status { limit, cursor, .. } => {
             if !(1..=1000).contains(&limit) {
                 return Err(Failed::usage(format!(
@@ -88,4 +93,40 @@ pub async fn run(project: &Path, command: BarrierCommand) -> Result {
         }
     };
     super::drain_after(&crate::show::runtime(&p), mark, no_drain).await
+}
+
+/// `native barrier list TENANT`: every barrier of the tenant in the project's store (its
+/// partitions `b#<tenant>#<id>`), with where it stands.
+async fn list(project: &Path, tenant: &str, limit: u32) -> Result {
+    let p = open(project)?;
+    let t = p.runtime().tenants.load(tenant).await?;
+    let backends = p.backend.backends();
+    let calls = Calls::default();
+    let b = Barriers {
+        kv: backends.kv.as_ref(),
+        queue: backends.queue.as_ref(),
+        tenant: &t.name,
+        queue_enabled: t.config.queue,
+        budget: &calls,
+    };
+    let prefix = format!("b#{}#", t.name);
+    let mut n = 0;
+    for pk in p.backend.partitions(&prefix, limit as usize)? {
+        let id = &pk[prefix.len()..];
+        // Still being created, or expiring between the two reads: not listed.
+        let Some(s) = b.status(id, None, 0).await? else {
+            continue;
+        };
+        n += 1;
+        let line = json!({
+            "id": s.id, "total": s.total, "pending": s.pending, "failed": s.failed,
+            "complete": s.complete, "dispatched": s.dispatched, "overdue": s.overdue,
+            "continue_with": s.continue_with, "created_ms": s.created_ms,
+        });
+        outln!("{}", crate::show::json(&line.to_string()));
+    }
+    crate::out::errln!(
+        "{n} barrier(s) of tenant {tenant:?} (`native barrier status {tenant} ID` for one)"
+    );
+    Ok(())
 }

@@ -67,8 +67,9 @@ type Outcome = Result<(), Failed>;
 
 /// Runs a command line.
 pub async fn run(cli: Cli) -> ExitCode {
+    crate::show::set_verbose(cli.verbose);
     let given = cli.project.clone();
-    let project = given.clone().unwrap_or_else(|| ".".into());
+    let project = given.clone().unwrap_or_else(find_project);
     let result = match cli.command {
         Command::Demo => demo::run(given.as_deref()).await,
         Command::Init { dir } => init(&init_dir(given.as_deref(), dir.as_deref())),
@@ -193,6 +194,7 @@ pub async fn run(cli: Cli) -> ExitCode {
             command:
                 Some(crate::DlqCommand::Redrive {
                     tenant,
+                    id,
                     no_drain,
                     events_queue,
                     work_queue,
@@ -203,8 +205,13 @@ pub async fn run(cli: Cli) -> ExitCode {
                 events: events_queue,
                 work: work_queue,
             };
-            queues::redrive(&project, tenant.as_deref(), no_drain, on_aws).await
+            let only = queues::Only {
+                tenant: tenant.as_deref(),
+                id: id.as_deref(),
+            };
+            queues::redrive(&project, only, no_drain, on_aws).await
         }
+        Command::Queues { tenant, limit } => queues::list(&project, tenant.as_deref(), limit).await,
         Command::Clock { command } => clock::run(&project, command),
         Command::Keys { command } => keys::run(&project, command).await,
         Command::Vault { command } => vault::run(&project, command).await,
@@ -242,7 +249,26 @@ pub async fn run(cli: Cli) -> ExitCode {
     }
 }
 
+/// The project of a verb run without --project: the nearest folder, from the current one up,
+/// that holds deployment.json (as cargo and git find theirs), else the current folder (whose
+/// missing deployment.json [`open`] then reports).
+fn find_project() -> std::path::PathBuf {
+    let here = std::env::current_dir().unwrap_or_else(|_| ".".into());
+    here.ancestors()
+        .find(|d| d.join(native_core::config::DEPLOYMENT_FILE).is_file())
+        .map_or_else(|| ".".into(), Path::to_path_buf)
+}
+
 fn open(project: &Path) -> Result<Project, Failed> {
+    let file = project.join(native_core::config::DEPLOYMENT_FILE);
+    if !file.exists() {
+        let shown = std::fs::canonicalize(project).unwrap_or_else(|_| project.to_path_buf());
+        return Err(Failed::usage(format!(
+            "no project: {} has no deployment.json{}; run `native init DIR` to make one, or pass --project DIR",
+            shown.display(),
+            if project == Path::new(".") { ", nor has any folder above it" } else { "" },
+        )));
+    }
     Ok(Project::open(project)?)
 }
 
@@ -295,26 +321,68 @@ async fn drain_after(rt: &native_core::runtime::Runtime, mark: i64, no_drain: bo
         return Ok(());
     }
     Err(Failed::script(format!(
-        "{} message(s) this command caused failed:{}\n{RETRY_HINT}",
+        "{} message(s) this command caused failed:{}\n{}",
         ours.len(),
-        failure_lines(&ours)
+        failure_lines(&ours),
+        hint(&ours)
     )))
 }
 
-/// What to do about failed messages.
-const RETRY_HINT: &str =
-    "failed messages come back after the queues' visibility timeout of 360 s: \
-    `native clock advance 6m` then `native drain` retries them now; after 5 attempts they are dead \
-    letters (`native dlq`, `native dlq redrive`)";
+/// Whether this was the message's last attempt: it is a dead letter now.
+fn last(f: &Failure) -> bool {
+    f.attempt >= native_core::ports::MAX_RECEIVES
+}
+
+/// What to do about failed messages: those with attempts left come back after the visibility
+/// timeout; those that failed their last are dead letters now.
+fn hint(failures: &[&Failure]) -> String {
+    let retrying = failures.iter().any(|f| !last(f));
+    let dead = failures.iter().any(|f| last(f));
+    let mut out = Vec::new();
+    if retrying {
+        out.push(format!(
+            "a failed message comes back after the queues' visibility timeout of 360 s: \
+             `native clock advance 6m` then `native drain` retries it now; after its {} attempt it \
+             is a dead letter",
+            ordinal(native_core::ports::MAX_RECEIVES)
+        ));
+    }
+    if dead {
+        out.push(
+            "a message that failed its last attempt is a dead letter now and does not come back by \
+             itself: `native dlq` shows it with each attempt's error, `native dlq redrive [TENANT] \
+             [--id ID]` brings it back once the cause is fixed"
+                .to_string(),
+        );
+    }
+    out.join("\n")
+}
+
+fn ordinal(n: u32) -> String {
+    match n {
+        1 => "first".into(),
+        2 => "second".into(),
+        3 => "third".into(),
+        4 => "fourth".into(),
+        5 => "fifth".into(),
+        n => format!("{n}th"),
+    }
+}
 
 fn failure_lines(failures: &[&Failure]) -> String {
     failures
         .iter()
         .map(|f| {
             format!(
-                "\n  {} queue, attempt {}: {}",
+                "\n  {} queue, attempt {} of {}{}: {}",
                 f.queue.name(),
                 f.attempt,
+                native_core::ports::MAX_RECEIVES,
+                if last(f) {
+                    " (the last: a dead letter now)"
+                } else {
+                    ""
+                },
                 crate::show::text(&f.error)
             )
         })
@@ -349,8 +417,9 @@ async fn drain_cmd(project: &Path, wait: bool) -> Outcome {
     }
     let all: Vec<&Failure> = r.failures.iter().collect();
     Err(Failed::script(format!(
-        "{summary}{waiting}:{}\n{RETRY_HINT}",
-        failure_lines(&all)
+        "{summary}{waiting}:{}\n{}",
+        failure_lines(&all),
+        hint(&all)
     )))
 }
 
@@ -383,6 +452,8 @@ fn init_dir(project: Option<&Path>, dir: Option<&Path>) -> std::path::PathBuf {
 
 fn init(dir: &Path) -> Outcome {
     crate::examples::write(dir, crate::examples::HELLO)
+        .and_then(|()| crate::examples::write(dir, crate::examples::EDITOR))
+        .and_then(|()| crate::examples::ignore_state(dir))
         .map_err(|e| Failed::usage(format!("cannot make a project in {}: {e}", dir.display())))?;
     outln!(
         "made a project in {} with the tenant \"hello\"; try:",
@@ -395,6 +466,10 @@ fn init(dir: &Path) -> Outcome {
     outln!(
         "  native --project {} get hello Out results/Ada.txt",
         dir.display()
+    );
+    outln!(
+        "(.gitignore keeps .native/ out of git; native.d.luau has the host API's types for luau-lsp: \
+         add it to luau-lsp.types.definitionFiles)"
     );
     Ok(())
 }

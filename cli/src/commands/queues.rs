@@ -1,4 +1,4 @@
-//! `native send` and `native dlq`.
+//! `native send`, `native queues` and `native dlq`.
 
 use std::path::Path;
 
@@ -26,7 +26,15 @@ pub async fn send(
     let rt = crate::show::runtime(&p);
     let mark = super::mark(&p)?;
     // Refuse what could never run, instead of queueing it for the dead-letter place.
-    rt.tenants.load(tenant).await?.script(script)?;
+    let t = rt.tenants.load(tenant).await?;
+    let source = t.script(script)?;
+    if !source.mentions("on_queue") {
+        return Err(Failed::usage(format!(
+            "script {script:?} of tenant {tenant:?} has no on_queue(ctx, ev) (tenants/{tenant}/scripts/{script}.luau never names it): \
+             a message for it could only fail five times and become a dead letter; define function on_queue(ctx, ev) in it, \
+             or run its on_invoke with `native invoke {tenant} {script}`"
+        )));
+    }
     let body = serde_json::to_string(&WorkMessage {
         tenant: tenant.into(),
         script: script.into(),
@@ -94,10 +102,40 @@ async fn queues_of(
     )
 }
 
+/// `native queues [TENANT]`: the messages waiting in the project's queues.
+pub async fn list(project: &Path, tenant: Option<&str>, limit: u32) -> Outcome {
+    let p = open(project)?;
+    let rt = crate::show::runtime(&p);
+    let now = native_core::ports::now_ms();
+    let mut n = 0;
+    for kind in [QueueKind::Events, QueueKind::Work] {
+        for m in p.backend.queued(kind, limit as usize)? {
+            let owner = owner(&rt, kind, &m.body);
+            if tenant.is_some_and(|t| owner.as_deref() != Some(t)) {
+                continue;
+            }
+            n += 1;
+            let line = serde_json::json!({
+                "queue": kind.name(), "id": m.id, "tenant": owner, "state": m.standing.name(),
+                "attempts": m.receive_count, "due_in_s": ((m.visible_at_ms - now).max(0) + 999) / 1000,
+                "sent_ms": m.sent_ms, "last_error": m.last_error, "body": body_json(&m.body),
+            });
+            outln!("{}", crate::show::json(&line.to_string()));
+        }
+    }
+    errln!("{n} message(s) waiting (dead letters: `native dlq`)");
+    Ok(())
+}
+
+/// A message body as JSON when it is JSON, else as a string.
+fn body_json(body: &str) -> serde_json::Value {
+    serde_json::from_str(body).unwrap_or_else(|_| serde_json::Value::String(body.to_string()))
+}
+
 pub async fn dlq(project: &Path, tenant: Option<&str>, on_aws: OnAws) -> Outcome {
     let p = open(project)?;
     let rt = crate::show::runtime(&p);
-    let (queue, kinds, _) = queues_of(&rt, on_aws).await;
+    let (queue, kinds, aws) = queues_of(&rt, on_aws).await;
     let mut n = 0;
     for kind in kinds {
         for d in queue.dead_letters(kind, 1000).await? {
@@ -106,10 +144,20 @@ pub async fn dlq(project: &Path, tenant: Option<&str>, on_aws: OnAws) -> Outcome
                 continue;
             }
             n += 1;
-            let line = serde_json::json!({
+            let mut line = serde_json::json!({
                 "queue": kind.name(), "id": d.id, "tenant": owner, "receives": d.receive_count,
-                "last_error": d.last_error, "body": serde_json::from_str::<serde_json::Value>(&d.body).unwrap_or(serde_json::Value::String(d.body.clone())),
+                "last_error": d.last_error, "body": body_json(&d.body),
             });
+            // Each attempt's error, as the project's queues keep them (SQS keeps the last).
+            if !aws {
+                let attempts: Vec<_> = p
+                    .backend
+                    .attempts(&d.id)?
+                    .into_iter()
+                    .map(|a| serde_json::json!({ "attempt": a.attempt, "at_ms": a.at_ms, "error": a.error }))
+                    .collect();
+                line["attempts"] = serde_json::json!(attempts);
+            }
             outln!("{}", crate::show::json(&line.to_string()));
         }
     }
@@ -124,23 +172,53 @@ const REDRIVE_MAX: usize = 10_000;
 /// a work message names its tenant; an object notification's tenant is the first folder of its
 /// key in a bucket of this project's deployment.json (as the route function tells it), and one
 /// that cannot be told (another bucket, S3's test event) stays put.
-pub async fn redrive(
-    project: &Path,
-    tenant: Option<&str>,
-    no_drain: bool,
-    on_aws: OnAws,
-) -> Outcome {
+/// Which dead letters `native dlq redrive` moves.
+#[derive(Debug, Clone, Copy)]
+pub struct Only<'a> {
+    /// Only this tenant's.
+    pub tenant: Option<&'a str>,
+    /// Only the one with this id.
+    pub id: Option<&'a str>,
+}
+
+pub async fn redrive(project: &Path, only: Only<'_>, no_drain: bool, on_aws: OnAws) -> Outcome {
     let p = open(project)?;
     let rt = crate::show::runtime(&p);
     let (queue, kinds, aws) = queues_of(&rt, on_aws).await;
+    let tenant = only.tenant;
     let mut moved = 0;
+    let mut found_id = false;
     for kind in kinds {
-        let keep = |body: &str| tenant.is_none_or(|t| owner(&rt, kind, body).as_deref() == Some(t));
-        let n = queue.redrive(kind, &keep, REDRIVE_MAX).await?;
+        // One message: found by its id among the dead letters, moved by its body (the port
+        // moves messages by what they hold; two dead letters with the same body are the same
+        // work, and only one moves).
+        let (wanted, max) = match only.id {
+            Some(id) => match queue
+                .dead_letters(kind, REDRIVE_MAX)
+                .await?
+                .into_iter()
+                .find(|d| d.id == id)
+            {
+                Some(d) => (Some(d.body), 1),
+                None => continue,
+            },
+            None => (None, REDRIVE_MAX),
+        };
+        found_id |= wanted.is_some();
+        let keep = |body: &str| {
+            wanted.as_deref().is_none_or(|w| w == body)
+                && tenant.is_none_or(|t| owner(&rt, kind, body).as_deref() == Some(t))
+        };
+        let n = queue.redrive(kind, &keep, max).await?;
         if aws {
             errln!("{n} dead letter(s) moved back to the {} queue", kind.name());
         }
         moved += n;
+    }
+    if let (Some(id), false) = (only.id, found_id) {
+        return Err(Failed::usage(format!(
+            "there is no dead letter with id {id:?}; `native dlq` lists them with their ids"
+        )));
     }
     errln!("{moved} dead letter(s) moved back to their queue");
     if aws {

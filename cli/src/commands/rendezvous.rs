@@ -11,11 +11,28 @@ use super::{open, Failed, Outcome};
 use crate::out::outln;
 use crate::RendezvousCommand;
 
-fn missing(e: Error) -> Failed {
-    match e {
+/// What was looked up, for a not-found error that says as much as `native barrier status`.
+struct Wanted<'a> {
+    tenant: &'a str,
+    namespace: &'a str,
+    name: Option<&'a str>,
+}
+
+fn missing(e: Error, w: &Wanted<'_>) -> Failed {
+    let (tenant, ns) = (w.tenant, w.namespace);
+    match (e, w.name) {
         // Like `native barrier status`: a barrier that is not there is a failed look-up (1).
-        e @ Error::NotFound { .. } => Failed::script(e.to_string()),
-        e => e.into(),
+        (Error::NotFound { what, .. }, _) if what == "namespace" => Failed::script(format!(
+            "tenant {tenant:?} has no rendezvous namespace {ns:?} (never created, or deleted); \
+             every tenant has \"default\", others are made with CreateNamespace"
+        )),
+        (Error::NotFound { .. }, Some(name)) => Failed::script(format!(
+            "tenant {tenant:?} has no rendezvous barrier {name:?} in namespace {ns:?} (never \
+             created, deleted, or gone after its delete_inactive_after_seconds without an \
+             arrival); `native rendezvous list {tenant} {ns}` lists the namespace's barriers"
+        )),
+        (e @ Error::NotFound { .. }, None) => Failed::script(e.to_string()),
+        (e, _) => e.into(),
     }
 }
 
@@ -35,11 +52,16 @@ pub async fn run(project: &Path, command: RendezvousCommand) -> Outcome {
         } => {
             let t = p.runtime().tenants.load(&tenant).await?;
             let r = Rendezvous::new(&*backends.kv, &*backends.queue, &t.name, &Unlimited);
-            let b = r.get(&namespace, &name).await.map_err(missing)?;
+            let w = Wanted {
+                tenant: &tenant,
+                namespace: &namespace,
+                name: Some(&name),
+            };
+            let b = r.get(&namespace, &name).await.map_err(|e| missing(e, &w))?;
             let page = r
                 .participants(&namespace, &name, 0, "", 250)
                 .await
-                .map_err(missing)?;
+                .map_err(|e| missing(e, &w))?;
             let mut v = serde_json::to_value(&b).unwrap_or_default();
             v["participants"] = json!(page.items);
             v["more_participants"] = json!(page.next.is_some());
@@ -56,7 +78,15 @@ pub async fn run(project: &Path, command: RendezvousCommand) -> Outcome {
             let mut all = Vec::new();
             let mut token = String::new();
             loop {
-                let page = r.list(&namespace, &token, 250).await.map_err(missing)?;
+                let w = Wanted {
+                    tenant: &tenant,
+                    namespace: &namespace,
+                    name: None,
+                };
+                let page = r
+                    .list(&namespace, &token, 250)
+                    .await
+                    .map_err(|e| missing(e, &w))?;
                 all.extend(page.items);
                 match page.next {
                     Some(n) if all.len() < limit => token = n,

@@ -350,7 +350,7 @@ mod tests {
         let e = src.load("arr").await.unwrap_err().to_string();
         assert_eq!(
             e,
-            "s3://scripts-b/arr/config.json: -: must be a JSON object { ... }, not an array"
+            "s3://scripts-b/arr/config.json: must be a JSON object { ... }, not an array"
         );
         // GIVEN a mistyped limit THEN its JSON path is named
         put("typ/config.json", r#"{"limits":{"timeout_s":"5"}}"#).await;

@@ -265,7 +265,7 @@ mod tests {
         let e = Deployment::from_json("deployment.json", r#"[{ "map": {} }]"#).unwrap_err();
         assert_eq!(
             e.to_string(),
-            "deployment.json: -: must be a JSON object { ... }, not an array"
+            "deployment.json: must be a JSON object { ... }, not an array"
         );
         let e =
             Deployment::from_json("deployment.json", r#"{ "batch": ["b-x", ""] }"#).unwrap_err();

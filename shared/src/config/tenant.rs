@@ -97,6 +97,23 @@ impl Script {
         }
     }
 
+    /// Whether the source names `entry` (`on_queue`, ...) as a whole word, comments left out:
+    /// a script that never names it cannot define it, so a message for it could
+    /// only fail (one that names it may still not define it; running it tells).
+    pub fn mentions(&self, entry: &str) -> bool {
+        self.source.lines().any(|line| names(line, entry))
+    }
+
+    /// The line (from 1) where the source seems to define `entry`: the first that names it
+    /// together with `function`. For errors about what the entry point returned, which Luau
+    /// cannot place once it has returned.
+    pub fn defined_at(&self, entry: &str) -> Option<usize> {
+        self.source
+            .lines()
+            .position(|line| names(line, entry) && names(line, "function"))
+            .map(|i| i + 1)
+    }
+
     /// A script read from a file (`file` names it in errors): a leading UTF-8 byte order mark,
     /// which some editors write, is dropped; a NUL byte is refused with its line, since Luau
     /// would silently ignore everything after it.
@@ -107,6 +124,16 @@ impl Script {
         }
         Ok(Script::new(name, text))
     }
+}
+
+/// Whether `line` names `word` as a whole word, its `--` comment left out.
+fn names(line: &str, word: &str) -> bool {
+    let code = line.split("--").next().unwrap_or(line);
+    let part = |c: char| c.is_alphanumeric() || c == '_';
+    code.match_indices(word).any(|(at, _)| {
+        !code[..at].chars().next_back().is_some_and(part)
+            && !code[at + word.len()..].chars().next().is_some_and(part)
+    })
 }
 
 /// Where the first NUL byte of a script is, as `<line>: contains a NUL byte ...`, or `None`.
@@ -196,7 +223,8 @@ impl Tenant {
         self.scripts.get(name).ok_or_else(|| Error::NotFound {
             what: format!("script {name:?} of tenant {:?}", self.name),
             hint: format!(
-                "the tenant has {}; add scripts/{name}.luau",
+                "{}the tenant has {}; add scripts/{name}.luau",
+                crate::text::suggest::did_you_mean(name, self.scripts.keys().map(String::as_str)),
                 if self.scripts.is_empty() {
                     "no scripts".to_string()
                 } else {
@@ -281,14 +309,16 @@ mod tests {
         // WHEN each is parsed
         // THEN each is refused with the file and why (serde alone reads an array field by field)
         for (text, field, what) in [
-            ("[true, true]", "-", "an array"),
-            ("7", "-", "the number 7"),
-            (r#"{ "limits": [5, 5] }"#, "limits", "an array"),
+            ("[true, true]", "", "an array"),
+            ("7", "", "the number 7"),
+            (r#"{ "limits": [5, 5] }"#, "limits: ", "an array"),
         ] {
             let e = TenantConfig::from_json("tenants/acme/config.json", text).unwrap_err();
             assert_eq!(
                 e.to_string(),
-                format!("tenants/acme/config.json: {field}: must be a JSON object {{ ... }}, not {what}"),
+                format!(
+                    "tenants/acme/config.json: {field}must be a JSON object {{ ... }}, not {what}"
+                ),
                 "{text}"
             );
         }

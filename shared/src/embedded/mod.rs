@@ -9,6 +9,7 @@
 mod disk;
 mod doctor;
 mod faults;
+pub mod inspect;
 mod kv;
 mod objects;
 mod owners;

@@ -247,6 +247,8 @@ impl Queue for Embedded {
             if n == 0 {
                 return Err(bad_receipt(&receipt));
             }
+            tx.execute("DELETE FROM attempts WHERE message_id = ?1", [id])
+                .map_err(db_err)?;
             Ok(())
         })
         .await
@@ -272,6 +274,8 @@ impl Queue for Embedded {
             if n == 0 {
                 return Err(bad_receipt(&receipt));
             }
+            // Each attempt's error, for `native dlq` (the message keeps only the last).
+            Self::record_attempt(tx, id, error)?;
             Ok(())
         })
         .await

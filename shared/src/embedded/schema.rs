@@ -34,6 +34,9 @@ CREATE TABLE IF NOT EXISTS messages (
   grp TEXT NOT NULL DEFAULT '', owner TEXT);
 CREATE INDEX IF NOT EXISTS messages_due ON messages(queue, dead, visible_at);
 CREATE TABLE IF NOT EXISTS flushes (id INTEGER PRIMARY KEY, n INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS attempts (
+  message_id INTEGER NOT NULL, attempt INTEGER NOT NULL, at_ms INTEGER NOT NULL, error TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS attempts_of ON attempts(message_id);
 ";
 
 /// Columns that databases made by older builds lack: (table, column, its definition).

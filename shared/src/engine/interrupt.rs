@@ -183,9 +183,17 @@ unsafe extern "C-unwind" fn interrupt(state: *mut lua_State, gc: c_int) {
     let message = armed
         .message
         .get_or_init(|| CString::new(armed.timeout.message()).unwrap_or_default());
+    // The position of the running function (level 0 here: no C function is between the
+    // interrupt and the script), so that the error names the line the script was on.
     // SAFETY: Luau calls the interrupt at safepoints where raising an error is allowed;
-    // the message is a NUL-terminated string, copied verbatim by the "%s" format.
-    unsafe { ffi::luaL_error(state, c"%s".as_ptr(), message.as_ptr()) };
+    // the message is a NUL-terminated string that Luau copies; the two strings pushed are
+    // concatenated and raised, and nothing of this frame is owned.
+    unsafe {
+        ffi::luaL_where(state, 0);
+        ffi::lua_pushstring_(state, message.as_ptr());
+        ffi::lua_concat(state, 2);
+        ffi::lua_error(state)
+    };
 }
 
 /// Installs the interrupt on a VM (all its threads share the callbacks).

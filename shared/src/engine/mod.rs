@@ -283,7 +283,16 @@ impl Engine {
             },
             _ => e,
         });
-        let expired = armed.expired().then(|| armed.message());
+        // The interrupt's error names the line the script was on: keep it.
+        let expired = armed.expired().then(|| {
+            let limit = armed.message();
+            match &result {
+                Err(e) => Some(host::message_of(e))
+                    .filter(|m| m.ends_with(&limit))
+                    .unwrap_or(limit),
+                Ok(_) => limit,
+            }
+        });
         drop(armed);
         let inv = vm.lua.remove_app_data::<Invocation>();
         if let Some(i) = &inv {
@@ -328,7 +337,7 @@ impl Engine {
         // A VM that hit a limit may hold a half-built heap: let it go rather than reuse it.
         if out.is_ok()
             || matches!(&out, Err(Error::InvalidInput(_)))
-            || matches!(&out, Err(Error::Script { message, .. }) if !message.starts_with("limit "))
+            || matches!(&out, Err(Error::Script { message, .. }) if !crate::error::is_limit_breach(message))
         {
             // A pooled VM keeps its garbage until the next collection: up to eight of them
             // per tenant must not hold megabytes each between invocations.

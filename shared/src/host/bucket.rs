@@ -54,7 +54,7 @@ fn bucket(lua: &Lua, logical: &str) -> mlua::Result<Table> {
     let n = name.clone();
     t.set(
         "get",
-        super::function(lua, sig("get", &["key"]), move |lua, key: String| {
+        super::function(lua, sig("get", &["key"]), move |lua, Key(key): Key| {
             let (inv, real, full) = target(lua, &n, &key)?;
             let got = inv.block_on(lua, inv.services.backends.objects.get(&real, &full))?;
             let Some((meta, data)) = got else {
@@ -78,7 +78,7 @@ fn bucket(lua: &Lua, logical: &str) -> mlua::Result<Table> {
     let n = name.clone();
     t.set(
         "put",
-        super::function(lua, sig("put", &["key", "body"]), move |lua, (key, body): (String, mlua::LuaString)| {
+        super::function(lua, sig("put", &["key", "body"]), move |lua, (Key(key), body): (Key, mlua::LuaString)| {
             check_key(lua, &key)?;
             let inv = invocation(lua)?;
             let max = u64::from(inv.tenant.config.limits.max_object_mb);
@@ -100,7 +100,7 @@ fn bucket(lua: &Lua, logical: &str) -> mlua::Result<Table> {
     let n = name.clone();
     t.set(
         "delete",
-        super::function(lua, sig("delete", &["key"]), move |lua, key: String| {
+        super::function(lua, sig("delete", &["key"]), move |lua, Key(key): Key| {
             let (inv, real, full) = target(lua, &n, &key)?;
             inv.block_on(lua, inv.services.backends.objects.delete(&real, &full))
         })?,
@@ -109,7 +109,7 @@ fn bucket(lua: &Lua, logical: &str) -> mlua::Result<Table> {
     let n = name.clone();
     t.set(
         "open",
-        super::function(lua, sig("open", &["key"]), move |lua, key: String| {
+        super::function(lua, sig("open", &["key"]), move |lua, Key(key): Key| {
             check_key(lua, &key)?;
             let inv = invocation(lua)?;
             let (bucket, key_full) = locate(&inv.services.deployment, &n, &inv.tenant.name, &key);
@@ -124,7 +124,7 @@ fn bucket(lua: &Lua, logical: &str) -> mlua::Result<Table> {
     let n = name.clone();
     t.set(
         "head",
-        super::function(lua, sig("head", &["key"]), move |lua, key: String| {
+        super::function(lua, sig("head", &["key"]), move |lua, Key(key): Key| {
             let (inv, real, full) = target(lua, &n, &key)?;
             let Some(meta) = inv.block_on(lua, inv.services.backends.objects.head(&real, &full))?
             else {
@@ -243,4 +243,21 @@ fn real_bucket(d: &Deployment, logical: &str) -> String {
 /// The real bucket and full key of a tenant's relative key.
 pub(crate) fn locate(d: &Deployment, logical: &str, tenant: &str, key: &str) -> (String, String) {
     (real_bucket(d, logical), d.full_key(logical, tenant, key))
+}
+
+/// An object key as a script passes it: a string and nothing else. mlua would turn a number
+/// into its text, so that `put(1, "x")` wrote the key "1" and `put(1, {})` blamed the body.
+struct Key(String);
+
+impl mlua::FromLua for Key {
+    fn from_lua(value: mlua::Value, _lua: &Lua) -> mlua::Result<Self> {
+        match value {
+            mlua::Value::String(s) => Ok(Key(s.to_str()?.to_string())),
+            other => Err(mlua::Error::FromLuaConversionError {
+                from: other.type_name(),
+                to: "String".into(),
+                message: None,
+            }),
+        }
+    }
 }

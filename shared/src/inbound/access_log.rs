@@ -38,7 +38,7 @@ fn shown_path(path: &str) -> String {
     if path.starts_with("/v1/callback/") {
         return "/v1/callback/{token}".into();
     }
-    crate::host::cut_text(path.to_string(), MAX_PATH_CHARS)
+    crate::text::cut_text(path.to_string(), MAX_PATH_CHARS)
 }
 
 /// The middleware: handles the request, then writes its record.

@@ -134,17 +134,7 @@ impl ApiError {
 /// Whether a script's error is a limit breach: `limit <name> exceeded: ...`, possibly after
 /// the `<script>.luau:<line>: ` that Luau puts in front.
 fn is_limit_breach(message: &str) -> bool {
-    let m = match message.split_once(".luau:") {
-        Some((_, rest)) => rest
-            .split_once(": ")
-            .filter(|(line, _)| line.bytes().all(|b| b.is_ascii_digit()))
-            .map_or(message, |(_, m)| m),
-        None => message,
-    };
-    m.starts_with("limit ")
-        && m.split(':')
-            .next()
-            .is_some_and(|head| head.ends_with(" exceeded"))
+    crate::error::is_limit_breach(message)
 }
 
 /// The seconds of a held dispatch claim's `...; retry in N s` at the end of a script's message
