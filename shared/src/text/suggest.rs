@@ -30,26 +30,33 @@ pub fn did_you_mean<'a>(name: &str, candidates: impl IntoIterator<Item = &'a str
     }
 }
 
-/// Levenshtein distance over characters; names are short (at most 64 characters is checked by
-/// the callers' name rules, longer ones are cut here to bound the work).
+/// Edit distance over characters, a swap of two neighbours counting one (optimal string
+/// alignment: `strat` is one edit from `start`). Names are short; longer ones are cut here to
+/// bound the work.
 fn distance(a: &str, b: &str) -> usize {
     let a: Vec<char> = a.chars().take(80).collect();
     let b: Vec<char> = b.chars().take(80).collect();
-    let mut row: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.iter().enumerate() {
-        let mut prev = row[0];
-        row[0] = i + 1;
-        for (j, cb) in b.iter().enumerate() {
-            let cur = row[j + 1];
-            row[j + 1] = if ca == cb {
-                prev
-            } else {
-                1 + prev.min(cur).min(row[j])
-            };
-            prev = cur;
+    let w = b.len() + 1;
+    let mut d = vec![0usize; (a.len() + 1) * w];
+    for i in 0..=a.len() {
+        d[i * w] = i;
+    }
+    for (j, cell) in d.iter_mut().enumerate().take(w) {
+        *cell = j;
+    }
+    for i in 1..=a.len() {
+        for j in 1..=b.len() {
+            let cost = usize::from(a[i - 1] != b[j - 1]);
+            let mut v = (d[(i - 1) * w + j] + 1)
+                .min(d[i * w + j - 1] + 1)
+                .min(d[(i - 1) * w + j - 1] + cost);
+            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
+                v = v.min(d[(i - 2) * w + j - 2] + 1);
+            }
+            d[i * w + j] = v;
         }
     }
-    row[b.len()]
+    d[a.len() * w + b.len()]
 }
 
 #[cfg(test)]
@@ -62,6 +69,7 @@ mod tests {
         assert_eq!(closest("helo", names), Some("hello"));
         assert_eq!(closest("Acme", names), Some("acme"));
         assert_eq!(closest("finsh", names), Some("finish"));
+        assert_eq!(closest("strat", ["start", "greet"]), Some("start"));
         assert_eq!(closest("routr", names), Some("router"));
         assert_eq!(closest("zzz", names), None);
         assert_eq!(closest("x", names), None);

@@ -1,0 +1,391 @@
+//! The `native` command as a newcomer meets it a second time (issue 27): a project without a
+//! router whose verbs succeed, a configured router that is missing refused by `check` and
+//! `deploy`, `send` refusing a script with no `on_queue`, the project found from a subfolder,
+//! `-v` telling what ran, the queues and barriers listed, the dead letters' attempts and one of
+//! them redriven, `init`'s editor and git files, and errors that suggest the name meant.
+
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+use native_tests::{write_tenant, DEPLOYMENT};
+use serde_json::Value;
+
+/// What one run of `native` did.
+struct Run {
+    code: i32,
+    stdout: String,
+    stderr: String,
+}
+
+impl Run {
+    fn code(&self, want: i32) -> &Self {
+        assert_eq!(
+            self.code, want,
+            "exit code\n--- stdout:\n{}\n--- stderr:\n{}",
+            self.stdout, self.stderr
+        );
+        self
+    }
+
+    fn err_has(&self, want: &str) -> &Self {
+        assert!(
+            self.stderr.contains(want),
+            "stderr lacks {want:?}:\n{}",
+            self.stderr
+        );
+        self
+    }
+
+    /// stdout's JSON lines.
+    fn lines(&self) -> Vec<Value> {
+        self.stdout
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{l}: {e}")))
+            .collect()
+    }
+}
+
+/// `native ARGS` in `cwd`, logs as JSON.
+fn native_in(cwd: &Path, args: &[&str]) -> Run {
+    let o = Command::new(env!("CARGO_BIN_EXE_native"))
+        .current_dir(cwd)
+        .args(args)
+        .env("NATIVE_LOG_FORMAT", "json")
+        .stdin(Stdio::null())
+        .output()
+        .expect("cannot run native");
+    Run {
+        code: o.status.code().expect("native was killed by a signal"),
+        stdout: String::from_utf8_lossy(&o.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&o.stderr).into_owned(),
+    }
+}
+
+/// `native --project DIR ARGS` from the temporary folder.
+fn native(project: &Path, args: &[&str]) -> Run {
+    let mut all = vec!["--project", project.to_str().unwrap()];
+    all.extend_from_slice(args);
+    native_in(&std::env::temp_dir(), &all)
+}
+
+/// A project with the tenant `acme`.
+fn project(config: &str, scripts: &[(&str, &str)]) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("deployment.json"), DEPLOYMENT).unwrap();
+    write_tenant(dir.path(), "acme", config, scripts);
+    dir
+}
+
+/// `native init` in a fresh folder: the `hello` example.
+fn hello() -> (tempfile::TempDir, std::path::PathBuf) {
+    let tmp = tempfile::tempdir().unwrap();
+    let p = tmp.path().join("proj");
+    native_in(tmp.path(), &["init", p.to_str().unwrap()]).code(0);
+    (tmp, p)
+}
+
+const BARRIER: &str = r#"
+function on_invoke(ctx, ev)
+  native.bucket.In.put("sent/" .. ev.id .. ".xml", "<doc/>")
+  return native.barrier.create{ id = ev.id, members = { "a", "b" }, continue_with = "fin" }
+end"#;
+const FIN: &str =
+    "function on_queue(ctx, ev) native.bucket.In.put('done/' .. ev.barrier, 'ok') end";
+
+#[test]
+fn verbs_of_a_tenant_without_a_router_succeed() {
+    // GIVEN a tenant with no router at all whose scripts write objects and use a barrier
+    let p = project(r#"{ "queue": true }"#, &[("create", BARRIER), ("fin", FIN)]);
+    let p = p.path();
+    native(p, &["check"]).code(0);
+    // WHEN it creates a barrier (writing an object) and a partner acks both members
+    native(p, &["invoke", "acme", "create", r#"{"id":"b1"}"#])
+        .code(0)
+        .err_has("has no router");
+    native(p, &["barrier", "ack", "acme", "b1", "a"]).code(0);
+    native(p, &["barrier", "ack", "acme", "b1", "b"]).code(0);
+    // THEN the continuation ran (its write's event dropped too), nothing was retried or
+    // dead-lettered, and the queues are empty
+    assert_eq!(
+        native(p, &["get", "acme", "In", "done/b1"]).code(0).stdout,
+        "ok"
+    );
+    native(p, &["dlq"]).code(0).err_has("0 dead letter(s)");
+    native(p, &["queues"])
+        .code(0)
+        .err_has("0 message(s) waiting");
+}
+
+#[test]
+fn a_configured_router_that_is_missing_is_refused_by_check_and_deploy() {
+    // GIVEN a tenant whose config names a router it does not have
+    let p = project(
+        r#"{ "queue": true, "router": "rooter" }"#,
+        &[("create", BARRIER)],
+    );
+    // WHEN it is checked THEN check fails naming the file, the field and what to do
+    native(p.path(), &["check"])
+        .code(2)
+        .err_has("tenants/acme/config.json: router: there is no script \"rooter\"")
+        .err_has("leave \"router\" out");
+    // AND deploy refuses it before reaching AWS
+    native(p.path(), &["deploy", "acme", "--bucket", "scripts-b"])
+        .code(2)
+        .err_has("not deployed, `native check` fails")
+        .err_has("there is no script \"rooter\"");
+}
+
+#[test]
+fn send_refuses_a_script_without_on_queue() {
+    // GIVEN a script with only on_invoke (its comment names on_queue, which does not count)
+    let p = project(
+        r#"{ "queue": true }"#,
+        &[
+            (
+                "start",
+                "-- not on_queue\nfunction on_invoke() return 1 end",
+            ),
+            ("q", "function on_queue() end"),
+        ],
+    );
+    // WHEN a message is sent to it THEN it is refused (exit 2), naming what to do
+    native(p.path(), &["send", "acme", "start", "{}"])
+        .code(2)
+        .err_has("has no on_queue(ctx, ev)")
+        .err_has("native invoke acme start");
+    // AND nothing was queued
+    native(p.path(), &["queues"])
+        .code(0)
+        .err_has("0 message(s) waiting");
+    // AND a script with on_queue takes it
+    native(p.path(), &["send", "acme", "q", "{}"]).code(0);
+}
+
+#[test]
+fn verbs_find_the_project_from_a_subfolder() {
+    // GIVEN the hello project, and a shell inside one of its subfolders
+    let (_tmp, p) = hello();
+    let sub = p.join("tenants/hello/scripts");
+    // WHEN a verb runs there without --project THEN it works on the project above
+    native_in(&sub, &["invoke", "hello", "start", r#"{"name":"Ada"}"#]).code(0);
+    assert_eq!(
+        native_in(&sub, &["get", "hello", "Out", "results/Ada.txt"])
+            .code(0)
+            .stdout,
+        "Hello, Ada!"
+    );
+    // AND outside any project it says there is none, and how to make one
+    let outside = tempfile::tempdir().unwrap();
+    native_in(outside.path(), &["check"])
+        .code(2)
+        .err_has("has no deployment.json, nor has any folder above it")
+        .err_has("native init DIR");
+}
+
+#[test]
+fn verbose_shows_what_an_invoke_ran() {
+    // GIVEN the hello project
+    let (_tmp, p) = hello();
+    // WHEN start is invoked with -v
+    let r = native(&p, &["-v", "invoke", "hello", "start", r#"{"name":"Ada"}"#]);
+    r.code(0);
+    // THEN stderr says what ran, in order: start, the router (and where it sent the event),
+    // greet, finish
+    let recs: Vec<Value> = r
+        .stderr
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|v| v["msg"] == "ran" || v["msg"] == "routed")
+        .collect();
+    let seen: Vec<String> = recs
+        .iter()
+        .map(|v| match v["msg"].as_str() {
+            Some("ran") => format!(
+                "{} {}",
+                v["script"].as_str().unwrap(),
+                v["entry"].as_str().unwrap()
+            ),
+            _ => format!("routed {} -> {}", v["key"].as_str().unwrap(), v["to"]),
+        })
+        .collect();
+    assert_eq!(
+        seen[..5],
+        [
+            "start on_invoke",
+            "router on_route",
+            "routed greetings/Ada.json -> \"greet\"",
+            "greet on_queue",
+            "finish on_queue",
+        ],
+        "{}",
+        r.stderr
+    );
+    assert!(recs.iter().all(|v| v["msg"] != "ran" || v["ok"] == true));
+    // AND without -v nothing of the sort is logged
+    let quiet = native(&p, &["invoke", "hello", "start", r#"{"name":"Bo"}"#]);
+    assert!(
+        !quiet.code(0).stderr.contains("\"ran\""),
+        "{}",
+        quiet.stderr
+    );
+}
+
+#[test]
+fn barriers_and_waiting_messages_are_listed() {
+    // GIVEN two barriers, one complete, and messages delayed, due and failed
+    let p = project(
+        r#"{ "queue": true }"#,
+        &[
+            ("create", BARRIER),
+            ("fin", FIN),
+            ("bad", "function on_queue() error('no ledger') end"),
+            ("later", "function on_queue() end"),
+        ],
+    );
+    let p = p.path();
+    native(p, &["invoke", "acme", "create", r#"{"id":"b1"}"#]).code(0);
+    native(p, &["invoke", "acme", "create", r#"{"id":"b2"}"#]).code(0);
+    native(p, &["barrier", "ack", "acme", "b2", "a"]).code(0);
+    native(p, &["barrier", "ack", "acme", "b2", "b"]).code(0);
+    native(p, &["send", "acme", "later", "{}", "--delay", "600"]).code(0);
+    native(p, &["send", "acme", "bad", r#"{"n":1}"#]).code(1);
+    native(p, &["send", "acme", "later", r#"{"n":2}"#, "--no-drain"]).code(0);
+    // WHEN the barriers are listed THEN each shows where it stands, in id order
+    let bs = native(p, &["barrier", "list", "acme"]).code(0).lines();
+    assert_eq!(bs.len(), 2, "{bs:?}");
+    assert_eq!(
+        (&bs[0]["id"], &bs[0]["pending"], &bs[0]["complete"]),
+        (&Value::from("b1"), &Value::from(2), &Value::from(false))
+    );
+    assert_eq!(
+        (&bs[1]["id"], &bs[1]["dispatched"], &bs[1]["total"]),
+        (&Value::from("b2"), &Value::from(true), &Value::from(2))
+    );
+    assert!(native(p, &["barrier", "list", "other"]).code != 0);
+    // WHEN the queues are listed THEN the delayed, the failed and the due message show
+    let qs = native(p, &["queues", "acme"]).code(0).lines();
+    let state = |script: &str, n: Option<i64>| {
+        qs.iter()
+            .find(|m| {
+                m["body"]["script"] == script && n.is_none_or(|n| m["body"]["event"]["n"] == n)
+            })
+            .unwrap_or_else(|| panic!("{script}: {qs:?}"))
+            .clone()
+    };
+    let delayed = state("later", None);
+    assert_eq!(delayed["state"], "delayed");
+    assert!(delayed["due_in_s"].as_i64().unwrap() > 500, "{delayed}");
+    let failed = state("bad", Some(1));
+    assert_eq!(failed["state"], "waiting for a retry");
+    assert_eq!(failed["attempts"], 1);
+    assert!(failed["last_error"].as_str().unwrap().contains("no ledger"));
+    assert_eq!(state("later", Some(2))["state"], "pending");
+}
+
+#[test]
+fn dead_letters_show_each_attempt_and_one_can_be_redriven() {
+    // GIVEN two messages that failed five times each
+    let p = project(
+        r#"{ "queue": true }"#,
+        &[(
+            "bad",
+            "function on_queue(ctx, ev) if not native.db.get('fix', 'x') then error('try ' .. ctx.attempt) end end",
+        ), ("fix", "function on_invoke() native.db.put('fix', 'x', true) end")],
+    );
+    let p = p.path();
+    native(p, &["send", "acme", "bad", r#"{"n":1}"#]).code(1);
+    native(p, &["send", "acme", "bad", r#"{"n":2}"#]).code(1);
+    for _ in 2..=5 {
+        native(p, &["clock", "advance", "6m"]).code(0);
+        native(p, &["drain"]).code(1);
+    }
+    // WHEN the dead letters are listed THEN each has its five attempts, each with its error
+    let dead = native(p, &["dlq"]).code(0).lines();
+    assert_eq!(dead.len(), 2);
+    let errors: Vec<&str> = dead[0]["attempts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a["error"].as_str().unwrap())
+        .collect();
+    assert_eq!(errors.len(), 5, "{}", dead[0]);
+    for (i, e) in errors.iter().enumerate() {
+        assert!(e.contains(&format!("bad.luau:1: try {}", i + 1)), "{e}");
+    }
+    // WHEN the cause is fixed and one of them is redriven by id
+    native(p, &["invoke", "acme", "fix"]).code(0);
+    let id = dead[1]["id"].as_str().unwrap();
+    native(p, &["dlq", "redrive", "--id", id])
+        .code(0)
+        .err_has("1 dead letter(s) moved back");
+    // THEN only that one ran; the other is still a dead letter
+    let left = native(p, &["dlq"]).code(0).lines();
+    assert_eq!(left.len(), 1);
+    assert_eq!(left[0]["id"], dead[0]["id"]);
+    // AND an unknown id is refused
+    native(p, &["dlq", "redrive", "--id", "999999"])
+        .code(2)
+        .err_has("no dead letter with id \"999999\"");
+}
+
+#[test]
+fn init_writes_the_gitignore_and_the_editor_files() {
+    // GIVEN a folder that already has a .gitignore
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::write(tmp.path().join(".gitignore"), "target/").unwrap();
+    // WHEN `native init` makes a project there
+    native_in(tmp.path(), &["init", "."]).code(0);
+    // THEN .native/ is ignored, the old line kept, and the luau-lsp files are there
+    let ignore = std::fs::read_to_string(tmp.path().join(".gitignore")).unwrap();
+    assert!(
+        ignore.starts_with("target/\n") && ignore.contains("\n.native/\n"),
+        "{ignore}"
+    );
+    let types = std::fs::read_to_string(tmp.path().join("native.d.luau")).unwrap();
+    assert!(types.contains("declare native"), "{types}");
+    let rc: Value =
+        serde_json::from_str(&std::fs::read_to_string(tmp.path().join(".luaurc")).unwrap())
+            .unwrap();
+    assert_eq!(rc["globals"][0], "native");
+}
+
+#[test]
+fn not_found_errors_suggest_the_name_meant() {
+    let (_tmp, p) = hello();
+    // A mistyped tenant: the one meant, and the project's tenants
+    native(&p, &["invoke", "helo", "start"])
+        .code(2)
+        .err_has("did you mean \"hello\"?")
+        .err_has("the project's tenants: hello");
+    // A mistyped script, and a mistyped bucket
+    native(&p, &["invoke", "hello", "strat"])
+        .code(2)
+        .err_has("did you mean \"start\"?");
+    native(&p, &["get", "hello", "out", "x"])
+        .code(2)
+        .err_has("did you mean \"Out\"?");
+    // A missing rendezvous barrier says what it looked for and where to look
+    native(&p, &["rendezvous", "status", "hello", "default", "nope"])
+        .code(1)
+        .err_has("tenant \"hello\" has no rendezvous barrier \"nope\" in namespace \"default\"")
+        .err_has("native rendezvous list hello default");
+}
+
+#[test]
+fn help_lists_every_barrier_verb_and_names_no_seed() {
+    let r = native_in(&std::env::temp_dir(), &["--help"]);
+    r.code(0);
+    assert!(
+        r.stdout
+            .contains("list a tenant's, print one's status, ack"),
+        "{}",
+        r.stdout
+    );
+    assert!(!r.stdout.contains("seed"), "{}", r.stdout);
+    let r = native_in(&std::env::temp_dir(), &["invoke", "--help"]);
+    assert!(
+        !r.stdout.contains("demo") && !r.stdout.contains("init"),
+        "{}",
+        r.stdout
+    );
+}
