@@ -471,7 +471,7 @@ fn connect_errors_codes_and_field_names() {
         &["rendezvous", "status", "acme", "default", "zz"],
     );
     assert_eq!(code, 1, "{err}");
-    assert!(err.contains("barrier not found"), "{err}");
+    assert!(err.contains("has no rendezvous barrier \"zz\""), "{err}");
 }
 
 /// Waits until the server's clock is `offset_s` ahead of the system clock (it follows the
@@ -553,7 +553,7 @@ fn an_inactive_barrier_is_gone_after_native_clock_advance() {
         &["rendezvous", "status", "acme", "default", "idle"],
     );
     assert!(
-        code == 1 && err.contains("barrier not found"),
+        code == 1 && err.contains("has no rendezvous barrier \"idle\""),
         "{code} {err}"
     );
     server_clock_at(a, &key, 111);
