@@ -106,6 +106,10 @@ pub enum Command {
         bucket: String,
         /// The key, relative to the tenant's folder.
         key: String,
+        /// Wait up to S seconds for the object to appear (one a running `native serve` is
+        /// still making).
+        #[arg(long, value_name = "S", value_parser = clap::value_parser!(u32).range(1..=3600))]
+        wait: Option<u32>,
     },
     /// List the keys of a tenant's folder in a bucket, one a line.
     Ls {

@@ -9,12 +9,13 @@
 //!   repository's root; `HOME` and `TMPDIR` are inside it. Background jobs (`native serve &`) are
 //!   stopped at the end.
 //! - A command line that ends in `# => TEXT` is checked: its standard output must contain TEXT.
-//!   It is run again, up to 5 s, until it does (a background server may still be working), so use
-//!   it on commands that only read.
+//!   It runs once, as a reader pastes it: a block whose result a background server is still
+//!   making waits for it in a way the reader sees (`native get --wait 10 ...`).
 //! - A ```` ```lua ```` (or `luau`) block is compiled by `native check`, as a script of its own.
-//! - `<!-- file: PATH -->` on the line before a block (any language) writes the block to PATH,
-//!   relative to where the shell session stands at that point, instead; a Luau block written
-//!   there is then run by the shell blocks that follow.
+//! - ``File `PATH`:`` alone on the line before a block (any language) names the file the reader
+//!   saves the block as: the block is written to PATH, relative to where the shell session
+//!   stands at that point, instead; a Luau block written there is then run by the shell blocks
+//!   that follow. (An HTML comment naming it, which readers do not see, is refused.)
 //! - `<!-- not run: REASON -->` on the line before a block skips it; the reason is printed with
 //!   the figures. Use it only for what cannot run here (AWS, installing software).
 //!
@@ -59,6 +60,8 @@ fn guides() -> Vec<PathBuf> {
 enum Mark {
     None,
     File(String),
+    /// `<!-- file: PATH -->`: the reader cannot see which file it is.
+    Hidden(String),
     NotRun(String),
 }
 
@@ -100,6 +103,8 @@ fn blocks(text: &str) -> Vec<Block> {
             let mark = if let Some(r) = directive(prev, "not run:") {
                 Mark::NotRun(r)
             } else if let Some(f) = directive(prev, "file:") {
+                Mark::Hidden(f)
+            } else if let Some(f) = file_label(prev) {
                 Mark::File(f)
             } else {
                 Mark::None
@@ -114,6 +119,12 @@ fn blocks(text: &str) -> Vec<Block> {
         i += 1;
     }
     out
+}
+
+/// The path of a ``File `PATH`:`` line.
+fn file_label(line: &str) -> Option<String> {
+    let path = line.strip_prefix("File `")?.strip_suffix("`:")?;
+    (!path.is_empty() && !path.contains('`')).then(|| path.to_string())
 }
 
 fn directive(line: &str, name: &str) -> Option<String> {
@@ -151,17 +162,15 @@ fn shell(body: &str) -> String {
     out
 }
 
+/// Runs each checked command once, as a reader pastes it: no retries.
 const PRELUDE: &str = r#"set -e -o pipefail
 trap 'kill $(jobs -p) 2>/dev/null || true; wait 2>/dev/null || true' EXIT
 __expect() {
-  local want=$1 cmd=$2 out i
-  for i in $(seq 1 20); do
-    out=$(eval "$cmd" 2>"$TMPDIR/expect.err") || true
-    case "$out" in *"$want"*) echo "$out"; cat "$TMPDIR/expect.err" >&2; return 0 ;; esac
-    sleep 0.25
-  done
+  local want=$1 cmd=$2 out
+  out=$(eval "$cmd" 2>"$TMPDIR/expect.err") || true
   echo "$out"; cat "$TMPDIR/expect.err" >&2
-  echo "guide: \`$cmd\` printed no \"$want\" in 5 s (the text says it does)" >&2
+  case "$out" in *"$want"*) return 0 ;; esac
+  echo "guide: \`$cmd\` printed no \"$want\" (the text says it does)" >&2
   return 1
 }
 "#;
@@ -263,6 +272,10 @@ fn every_guide_runs_as_written() {
             let at = format!("{name}:{}", b.line);
             let counted = is_shell(&b.lang) || is_luau(&b.lang);
             match &b.mark {
+                Mark::Hidden(path) => failures.push(format!(
+                    "{at}: the block's file {path} is named only in an HTML comment, which readers \
+                     do not see: put File `{path}`: on the line before the block instead"
+                )),
                 Mark::NotRun(why) => {
                     assert!(!why.is_empty(), "{at}: `not run:` needs a reason");
                     fig.marked.push(format!("{at}: {why}"));
@@ -348,12 +361,27 @@ fn every_guide_runs_as_written() {
 
 #[test]
 fn the_convention_is_parsed_as_described() {
-    let text = "x\n<!-- not run: needs AWS -->\n```sh\nsam deploy\n```\n\n<!-- file: a/b.luau -->\n```lua\nreturn 1\n```\n  ```sh\n  native get t In k   # => hi\n  ```\n";
+    let text = "x\n<!-- not run: needs AWS -->\n```sh\nsam deploy\n```\n\nFile `a/b.luau`:\n```lua\nreturn 1\n```\n  ```sh\n  native get t In k   # => hi\n  ```\n<!-- file: c.luau -->\n```lua\n```\n";
     let b = blocks(text);
-    assert_eq!(b.len(), 3);
+    assert_eq!(b.len(), 4);
     assert_eq!(b[0].mark, Mark::NotRun("needs AWS".into()));
     assert_eq!(b[1].mark, Mark::File("a/b.luau".into()));
+    assert_eq!(b[3].mark, Mark::Hidden("c.luau".into()));
     assert_eq!(b[1].body, "return 1\n");
     assert_eq!(b[2].body, "native get t In k   # => hi\n");
     assert_eq!(shell(&b[2].body), "__expect 'hi' 'native get t In k'\n");
+}
+
+#[test]
+fn the_barrier_guide_shows_the_examples_finalize_as_it_is() {
+    // The guide says the block is the example's continuation and writes it over the example's
+    // file: pasting it must leave the example working, so it must be that file.
+    let text = std::fs::read_to_string(root().join("docs/barriers.md")).unwrap();
+    let path = "tenants/acme/scripts/finalize.luau";
+    let block = blocks(&text)
+        .into_iter()
+        .find(|b| b.mark == Mark::File(path.into()))
+        .expect("docs/barriers.md shows finalize.luau");
+    let example = std::fs::read_to_string(root().join("examples/barrier").join(path)).unwrap();
+    assert_eq!(block.body, example);
 }

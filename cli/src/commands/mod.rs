@@ -120,7 +120,8 @@ pub async fn run(cli: Cli) -> ExitCode {
             tenant,
             bucket,
             key,
-        } => objects::get(&project, &tenant, &bucket, &key).await,
+            wait,
+        } => objects::get(&project, &tenant, &bucket, &key, wait).await,
         Command::Ls {
             tenant,
             bucket,

@@ -52,18 +52,35 @@ pub async fn put(
     drain_after(&rt, mark, no_drain).await
 }
 
-pub async fn get(project: &Path, tenant: &str, bucket: &str, key: &str) -> Outcome {
+/// `native get`; with `wait`, an object that is not there yet (a running `native serve` is
+/// still making it) is looked for again every 100 ms for that many seconds.
+pub async fn get(
+    project: &Path,
+    tenant: &str,
+    bucket: &str,
+    key: &str,
+    wait: Option<u32>,
+) -> Outcome {
     let p = open(project)?;
     let rt = crate::show::runtime(&p);
     let (real, full) = rt.locate(tenant, bucket, key)?;
-    match rt.services.backends.objects.get(&real, &full).await? {
-        Some((_, data)) => {
+    let until =
+        std::time::Instant::now() + std::time::Duration::from_secs(wait.unwrap_or(0).into());
+    loop {
+        if let Some((_, data)) = rt.services.backends.objects.get(&real, &full).await? {
             crate::show::bytes(&data);
-            Ok(())
+            return Ok(());
         }
-        None => Err(Failed::script(format!(
-            "{bucket}/{key} of tenant {tenant:?} does not exist"
-        ))),
+        if std::time::Instant::now() >= until {
+            return Err(Failed::script(format!(
+                "{bucket}/{key} of tenant {tenant:?} does not exist{}",
+                match wait {
+                    Some(s) => format!(" (waited {s} s)"),
+                    None => String::new(),
+                }
+            )));
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
     }
 }
 
