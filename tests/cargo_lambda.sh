@@ -6,8 +6,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 say() { echo "tests/cargo_lambda.sh: $*" >&2; }
-command -v cargo-lambda >/dev/null 2>&1 ||
-    python3 -m pip install --quiet --disable-pip-version-check cargo-lambda
+# cargo-lambda, moto and boto3 from the test command's virtual environment (made if needed).
+# shellcheck source=tests/venv.sh
+. tests/venv.sh
 eval "$(python3 infra/local_stack.py)"
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 log="target/cargo-lambda-watch.log"

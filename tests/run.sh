@@ -1,38 +1,44 @@
 #!/usr/bin/env bash
 # The test command (README, .ci/run): does all of its own set-up on a fresh machine.
 #
-#   tests/run.sh                       # lint, build once (debug), every test, moto included
+#   tests/run.sh                       # everything: lints, one linted debug build, every test, moto
+#   tests/run.sh --quick               # formatting, then the core's and the CLI's tests on the
+#                                      # embedded backend: no Python tools, clippy, moto, Lambda
+#                                      # or fuzz check (the README says how long each takes)
 #   tests/run.sh -p native-tests --test aws   # arguments go to `cargo test` instead of --workspace
 #                                             # (and the Lambda binaries' smoke run is skipped)
 #
-# 1. installs moto[server], cfn-lint, jsonschema, checkov and parliament with pip when missing,
-#    and Chromium (apt-get) and Playwright (its own venv) for the console's browser tests;
-# 2. checks formatting, clippy, the SAM template (cfn-lint with informational checks, checkov),
-#    its IAM policies (infra/iam, rendered from it, checked with parliament) and the
-#    partner contract's JSON Schemas (tests/schemas.py), and what tests/template.py checks;
-# 3. starts moto on a free 127.0.0.1 port and points the AWS tests at it (stopped at exit);
-# 4. installs the generated clients' tools (Python grpcio in target/clients/venv, Connect-ES
+# 1. makes (or reuses) a virtual environment of its own with the Python tools in
+#    tests/requirements.txt: moto[server], cfn-lint, jsonschema, checkov, parliament and
+#    cargo-lambda (tests/venv.sh; never the machine's Python); Chromium (apt-get) and Playwright
+#    (its own venv under target/) for the console's browser tests;
+# 2. checks formatting, the SAM template (cfn-lint with informational checks, checkov), its IAM
+#    policies (infra/iam, rendered from it, checked with parliament), the partner contract's
+#    JSON Schemas (tests/schemas.py) and what tests/template.py checks;
+# 3. builds the workspace once, in debug, with clippy linting the workspace's crates as they
+#    compile (clippy-driver as the workspace's rustc wrapper, warnings denied): the tests then run
+#    from that build instead of a second one after `cargo clippy`;
+# 4. starts moto on a free 127.0.0.1 port and points the AWS tests at it (stopped at exit);
+# 5. installs the generated clients' tools (Python grpcio in target/clients/venv, Connect-ES
 #    with npm ci in target/clients/connect; tests/clients/setup.sh, which cli/tests/clients.rs
 #    runs again, cheaply, to generate their code from shared/proto);
 #    runs the Lambda binaries against a local runtime API (tests/lambda_smoke.py), and the
-#    README's local run with cargo-lambda (installed with pip when missing; tests/cargo_lambda.sh);
-#    checks that the fuzz targets (fuzz/) still build, with their lock as it is;
-# 5. runs the tests: one debug build of the whole workspace with every feature.
+#    README's local run with cargo-lambda (tests/cargo_lambda.sh); checks that the fuzz targets
+#    (fuzz/) still build, with their lock as it is;
+# 6. runs the tests.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
 
 say() { echo "tests/run.sh: $*" >&2; }
-pip_install() {
-    say "installing $* with pip (moto takes a few minutes the first time)"
-    python3 -m pip install --quiet --disable-pip-version-check "$@"
-}
-python3 -c 'import moto.server, flask_cors' 2>/dev/null || pip_install 'moto[server]'
-command -v cfn-lint >/dev/null 2>&1 || pip_install cfn-lint
-# For tests/schemas.py (cfn-lint brings it along, unless it was installed elsewhere, e.g. pipx).
-python3 -c 'import jsonschema' 2>/dev/null || pip_install jsonschema
-command -v checkov >/dev/null 2>&1 || pip_install checkov
-command -v parliament >/dev/null 2>&1 || pip_install parliament
+started=$(date +%s)
+took() { echo "$(($(date +%s) - started)) s"; }
+
+quick=false
+if [ "${1:-}" = "--quick" ]; then
+    quick=true
+    shift
+fi
 
 # The console's browser tests (cli/tests/console.rs): Debian's Chromium and Playwright for
 # Python in a virtual environment of their own under target/.
@@ -41,6 +47,18 @@ export NATIVE_TEST_BROWSER_PYTHON
 
 say "cargo fmt --check"
 cargo fmt --all -- --check
+
+if $quick; then
+    say "quick: the core's and the CLI's tests on the embedded backend (no lints, moto, Lambda or fuzz check)"
+    NATIVE_SKIP_AWS=1 cargo test --all-features -p native-core -p native-cli "$@"
+    say "quick subset passed in $(took); the full test command is tests/run.sh"
+    exit 0
+fi
+
+# shellcheck source=tests/venv.sh
+. tests/venv.sh
+say "Python tools from $VIRTUAL_ENV (tests/requirements.txt)"
+
 say "cfn-lint template.yaml (informational checks included)"
 cfn-lint template.yaml --include-checks I
 # And with the optional Fargate server on (its parameter's default flipped in a copy).
@@ -62,11 +80,19 @@ python3 tests/template.py
 # the same corpus by a cargo test): both give each manifest the verdict of its folder.
 say "tests/schemas.py"
 python3 tests/schemas.py
-say "cargo clippy"
-cargo clippy --workspace --all-targets --all-features --quiet -- -D warnings
+
+# Clippy lints the workspace's crates while they compile for the tests: the same lints and
+# targets as `cargo clippy --workspace --all-targets --all-features -- -D warnings`, without
+# checking every dependency a second time. Every cargo command below runs with the same wrapper,
+# so they reuse this build.
+clippy_driver="$(rustup which clippy-driver 2>/dev/null || command -v clippy-driver)"
+export RUSTC_WORKSPACE_WRAPPER="$clippy_driver"
+export CLIPPY_ARGS="-D__CLIPPY_HACKERY__warnings__CLIPPY_HACKERY__"
+say "one debug build of the workspace, every target, linted by clippy as it compiles"
+cargo test --workspace --all-targets --all-features --no-run --quiet
+say "built and linted after $(took)"
 
 port="${MOTO_PORT:-$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')}"
-mkdir -p target
 log="target/moto-$port.log"
 python3 -m moto.server -H 127.0.0.1 -p "$port" >"$log" 2>&1 &
 moto_pid=$!
@@ -94,18 +120,20 @@ unset NATIVE_SKIP_AWS
 if [ "$#" -eq 0 ]; then
     # The Lambda binaries, run as Lambda runs them: against a local runtime API, with
     # their sample events (events/), on moto. Before the tests, so that the test runner's
-    # summary is the last thing printed.
+    # summary is the last thing printed. (Built above: the workspace's binaries, same features.)
     say "the Lambda binaries against a local runtime API and moto"
-    cargo build --all-features --quiet -p native-invoke -p native-route -p native-queue -p native-tick -p native-http -p native-server -p native-cli
+    cargo build --workspace --all-features --quiet
     python3 tests/lambda_smoke.py
     # The README's local run: infra/local_stack.py, cargo lambda watch and invoke.
     say "the README's local run with cargo lambda (tests/cargo_lambda.sh)"
     bash tests/cargo_lambda.sh
     # The fuzz targets (fuzz/, a workspace of its own, run by hand on nightly) must still build
     # against the core with their lock as it is: json_lua once stopped compiling unnoticed. A
-    # check on stable in this target dir, about 1.5 minutes; no fuzzing.
+    # check on stable in this target dir, about 1.5 minutes; no fuzzing, and no clippy (the
+    # targets are not held to the workspace's lints).
     say "cargo check of the fuzz targets (fuzz/)"
-    CARGO_TARGET_DIR="$root/target" cargo check --locked --quiet --manifest-path fuzz/Cargo.toml --bins
+    env -u RUSTC_WORKSPACE_WRAPPER -u CLIPPY_ARGS CARGO_TARGET_DIR="$root/target" \
+        cargo check --locked --quiet --manifest-path fuzz/Cargo.toml --bins
     set -- --workspace
 fi
 say "the generated clients' tools (tests/clients/setup.sh)"
@@ -121,3 +149,4 @@ awk '/^test result:/ { p += $4; f += $6; i += $8 } END { printf "tests: %d passe
 if [ -f target/tmp/guides.txt ]; then cat target/tmp/guides.txt; fi
 # Each transport's pass count of Grackle's cases with its generated clients (cli/tests/clients.rs).
 if [ -f target/tmp/clients.txt ]; then cat target/tmp/clients.txt; fi
+say "the test command passed in $(took)"
