@@ -89,8 +89,9 @@ clippy_driver="$(rustup which clippy-driver 2>/dev/null || command -v clippy-dri
 export RUSTC_WORKSPACE_WRAPPER="$clippy_driver"
 export CLIPPY_ARGS="-D__CLIPPY_HACKERY__warnings__CLIPPY_HACKERY__"
 say "one debug build of the workspace, every target, linted by clippy as it compiles"
+build_started=$(date +%s)
 cargo test --workspace --all-targets --all-features --no-run --quiet
-say "built and linted after $(took)"
+say "built and linted in $(($(date +%s) - build_started)) s ($(took) so far)"
 
 port="${MOTO_PORT:-$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')}"
 log="target/moto-$port.log"

@@ -79,9 +79,6 @@ struct Followed {
 type Signature = (u64, i64, i64, i64, u64);
 
 static FOLLOWED: std::sync::Mutex<Option<Followed>> = std::sync::Mutex::new(None);
-/// Whether a file is followed: the clock reads of a process that follows none (the Lambda
-/// functions, the Fargate server) cost one atomic load.
-static FOLLOWING: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 /// When the file was last looked at, in ns since [`epoch`].
 static LOOKED_NS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 /// How often at most the file is looked at: a change is seen within this.
@@ -107,18 +104,17 @@ pub fn follow(state_dir: &Path) -> Result<i64> {
         state_dir: state_dir.to_path_buf(),
         seen,
     });
-    FOLLOWING.store(true, std::sync::atomic::Ordering::Relaxed);
+    // The clock reads of a process that follows no file (the Lambda functions, the Fargate
+    // server) never call it.
+    crate::ports::on_clock_read(refresh);
     Ok(offset)
 }
 
 /// Reloads the offset when the followed file changed since it was last read (called by every
 /// clock read; at most one `stat` a millisecond). A file that cannot be read keeps the offset
 /// as it was (`native clock show` says why).
-pub(crate) fn refresh() {
+fn refresh() {
     use std::sync::atomic::Ordering::Relaxed;
-    if !FOLLOWING.load(Relaxed) {
-        return;
-    }
     let now = epoch().elapsed().as_nanos() as u64;
     let last = LOOKED_NS.load(Relaxed);
     if now.saturating_sub(last) < LOOK_EVERY_NS

@@ -528,8 +528,13 @@ impl Runtime {
             crate::config::Router::BuiltIn => {
                 let objects = &self.services_for(&tenant.name).await?.backends.objects;
                 let deployment = &self.services.deployment;
-                let choice =
-                    crate::batch::default_route::choose(objects.as_ref(), deployment, tenant, &event).await?;
+                let choice = crate::batch::default_route::choose(
+                    objects.as_ref(),
+                    deployment,
+                    tenant,
+                    &event,
+                )
+                .await?;
                 if let Err(why) = &choice {
                     self.dropped_metric(&tenant.name, why);
                 }

@@ -65,6 +65,16 @@ impl Backends {
 /// backend's project clock (`native clock advance`, see [`crate::clock`]). Zero elsewhere.
 static CLOCK_OFFSET_MS: std::sync::atomic::AtomicI64 = std::sync::atomic::AtomicI64::new(0);
 
+/// What every [`now_ms`] calls first, once a process follows a project's clock file
+/// (`clock::follow` sets it, so that the ports need not know the clock's file).
+static CLOCK_REFRESH: std::sync::OnceLock<fn()> = std::sync::OnceLock::new();
+
+/// Has every [`now_ms`] call `refresh` first (the first such call in a process wins): how the
+/// project clock reloads its offset when another process moved it.
+pub fn on_clock_read(refresh: fn()) {
+    let _ = CLOCK_REFRESH.set(refresh);
+}
+
 /// Moves this process's notion of now (every [`now_ms`]) by `offset_ms` from the system clock.
 /// One offset per process: a process serves one project.
 pub fn set_clock_offset_ms(offset_ms: i64) {
@@ -76,7 +86,9 @@ pub fn set_clock_offset_ms(offset_ms: i64) {
 /// compares times (expiry, delays, leases, deadlines, `os.time`) reads this.
 pub fn now_ms() -> i64 {
     // A project's clock file changed by another process (`native clock advance`) counts at once.
-    crate::clock::refresh();
+    if let Some(refresh) = CLOCK_REFRESH.get() {
+        refresh();
+    }
     let system = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_millis() as i64)
