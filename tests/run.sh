@@ -139,11 +139,12 @@ if [ "$#" -eq 0 ]; then
 fi
 say "the generated clients' tools (tests/clients/setup.sh)"
 bash tests/clients/setup.sh
-say "cargo test --all-features $*"
+say "cargo test --all-features --no-fail-fast $*"
 out="target/test-output.log"
 rm -f target/tmp/guides.txt   # written by the guide test (cli/tests/guides.rs) when it runs
 rm -f target/tmp/clients.txt  # written by the generated clients' test (cli/tests/clients.rs)
-cargo test --all-features "$@" 2>&1 | tee "$out"
+# --no-fail-fast: every test binary runs, so that one run shows every failure.
+cargo test --all-features --no-fail-fast "$@" 2>&1 | tee "$out"
 # One closing line over every test binary (cargo ends with the last crate's doc-tests, often 0).
 awk '/^test result:/ { p += $4; f += $6; i += $8 } END { printf "tests: %d passed, %d failed, %d skipped\n", p, f, i }' "$out"
 # How many blocks of the guides ran, and which are marked not runnable (and why).

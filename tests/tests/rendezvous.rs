@@ -1340,21 +1340,19 @@ end"##;
     );
 }
 
-/// The scripts of docs/rendezvous.md, as the guide shows them (one ```lua block, each script
-/// starting with its `-- <name>.luau:` line).
+/// The scripts of docs/rendezvous.md, as the guide shows them: each ```lua block after a
+/// ``File `tenants/hello/scripts/<name>.luau`:`` line.
 fn guide_scripts() -> Vec<(String, String)> {
     let doc = include_str!("../../docs/rendezvous.md");
-    let start = doc.find("```lua\n").unwrap() + "```lua\n".len();
-    let block = &doc[start..start + doc[start..].find("```").unwrap()];
-    let mut out: Vec<(String, String)> = Vec::new();
-    for line in block.lines() {
-        if let Some(name) = line
-            .strip_prefix("-- ")
-            .and_then(|l| l.split_once(".luau:"))
-        {
-            out.push((name.0.to_string(), String::new()));
-        }
-        out.last_mut().unwrap().1.push_str(&format!("{line}\n"));
+    let mut out = Vec::new();
+    let mut rest = doc;
+    while let Some(at) = rest.find("File `tenants/hello/scripts/") {
+        rest = &rest[at + "File `tenants/hello/scripts/".len()..];
+        let name = &rest[..rest.find(".luau`:\n```lua\n").unwrap()];
+        let start = rest.find("```lua\n").unwrap() + "```lua\n".len();
+        let end = start + rest[start..].find("```").unwrap();
+        out.push((name.to_string(), rest[start..end].to_string()));
+        rest = &rest[end..];
     }
     out
 }
@@ -1362,7 +1360,7 @@ fn guide_scripts() -> Vec<(String, String)> {
 async fn the_guide_s_scripts_run_three_phases_with_one_continuation_each(backend: Backend) {
     let scripts = guide_scripts();
     let names: Vec<&str> = scripts.iter().map(|(n, _)| n.as_str()).collect();
-    assert_eq!(names, ["start", "shard", "next_phase"]);
+    assert_eq!(names, ["coordinator", "shard", "next_phase"]);
     let refs: Vec<(&str, &str)> = scripts
         .iter()
         .map(|(n, s)| (n.as_str(), s.as_str()))
@@ -1374,7 +1372,7 @@ async fn the_guide_s_scripts_run_three_phases_with_one_continuation_each(backend
     )
     .await;
     // WHEN the coordinator starts and the queues run until idle
-    p.invoke("acme", "start", json!({})).await.unwrap();
+    p.invoke("acme", "coordinator", json!({})).await.unwrap();
     let r = p.drain().await;
     assert!(r.failures.is_empty(), "{:?}", r.failures);
     // THEN three phases tripped, each continued once, and the last said so
