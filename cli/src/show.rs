@@ -174,16 +174,7 @@ pub fn readable(record: &serde_json::Value) -> String {
 
 /// A runtime over the project whose script logs go through [`TerminalLog`].
 pub fn runtime(p: &native_core::local::Project) -> native_core::runtime::Runtime {
-    // The CLI outlives its invocations, so it performs job:http itself (and waits for it).
-    let rt = p
-        .runtime()
-        .with_log(Arc::new(TerminalLog::default()))
-        .with_http_jobs();
-    if VERBOSE.load(Ordering::Relaxed) {
-        rt.with_run_log()
-    } else {
-        rt
-    }
+    dressed(p.runtime())
 }
 
 /// [`runtime`] for `native serve` on `addr`: callback URLs name the address served.
@@ -191,9 +182,20 @@ pub fn served_runtime(
     p: &native_core::local::Project,
     addr: std::net::SocketAddr,
 ) -> native_core::runtime::Runtime {
-    p.runtime_served_at(addr)
-        .with_log(Arc::new(TerminalLog))
-        .with_http_jobs()
+    dressed(p.runtime_served_at(addr))
+}
+
+/// The CLI's log and `-v`; the CLI outlives its invocations, so it performs job:http itself
+/// (and waits for it).
+fn dressed(rt: native_core::runtime::Runtime) -> native_core::runtime::Runtime {
+    let rt = rt
+        .with_log(Arc::new(TerminalLog::default()))
+        .with_http_jobs();
+    if VERBOSE.load(Ordering::Relaxed) {
+        rt.with_run_log()
+    } else {
+        rt
+    }
 }
 
 #[cfg(test)]

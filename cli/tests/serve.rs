@@ -290,6 +290,9 @@ fn serve_logs_every_request_and_the_error_of_a_failed_invocation() {
         http(&a, "POST", &format!("/v1/callback/{token}"), None, b"").0,
         401
     );
+    // AND a body over its route's cap, which the listener turns away before any route runs
+    let big = vec![b' '; 64 * 1024];
+    assert_eq!(http(&a, "POST", "/v1/callback/x", None, &big).0, 413);
     let (code, err) = srv.terminate();
     assert_eq!(code, 0, "{err}");
     // THEN stderr has one access record per request: method, path, status, duration, tenant
@@ -298,7 +301,7 @@ fn serve_logs_every_request_and_the_error_of_a_failed_invocation() {
         .filter_map(|l| serde_json::from_str::<Value>(l).ok())
         .filter(|r| r["msg"] == "request")
         .collect();
-    assert_eq!(records.len(), 4, "{err}");
+    assert_eq!(records.len(), 5, "{err}");
     let ok = &records[0];
     assert_eq!(
         (
@@ -336,6 +339,16 @@ fn serve_logs_every_request_and_the_error_of_a_failed_invocation() {
     // AND a callback URL's token (a credential) is never logged
     assert_eq!(records[3]["path"], "/v1/callback/{token}");
     assert!(!err.contains(token), "{err}");
+    // AND the refused body is logged with the status the caller got, and why
+    assert_eq!(records[4]["status"], 413, "{}", records[4]);
+    assert!(
+        records[4]["error"]
+            .as_str()
+            .unwrap()
+            .contains("takes at most 16384 bytes"),
+        "{}",
+        records[4]
+    );
 }
 
 #[test]

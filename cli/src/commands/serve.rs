@@ -10,7 +10,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use native_core::inbound::console::{self, Console};
-use native_core::inbound::{router, serve_app, shutdown_signal, Hygiene};
+use native_core::inbound::listener::bound;
+use native_core::inbound::{app, serve_app, shutdown_signal, Hygiene};
 use native_core::local::{drain, DrainOptions};
 use native_core::observe::recent::Recent;
 use native_core::runtime::Runtime;
@@ -99,7 +100,9 @@ pub async fn run(project: &Path, listen: &str, max_concurrent: u32) -> Outcome {
             }
         }
     };
-    let app = router(rt).merge(console::router(console));
+    // The API with its access log, and beside it the console (bounded the same way).
+    let console = bound(console::router(console), &hygiene);
+    let app = app(rt, &hygiene).merge(console);
     let served = serve_app(listener, app, hygiene, stop, GRACE).await;
     let _ = worker.await;
     if !served.finished {

@@ -21,7 +21,8 @@ tokio::task_local! {
     static TENANT: RefCell<Option<String>>;
 }
 
-/// The message of an error answer, for the access log (set by [`super::ApiError`]).
+/// The message of an error answer, for the access log (set by [`super::ApiError`] and the
+/// body limit's answers).
 #[derive(Debug, Clone)]
 pub(crate) struct ErrorNote(pub String);
 
@@ -41,8 +42,14 @@ fn shown_path(path: &str) -> String {
     crate::text::cut_text(path.to_string(), MAX_PATH_CHARS)
 }
 
+/// `app` with the access log around it: outermost, so that what layers below answer (a body
+/// over its cap, one too slow) is logged as the caller got it.
+pub(super) fn around(app: axum::Router, rt: Arc<Runtime>) -> axum::Router {
+    app.layer(axum::middleware::from_fn_with_state(rt, record))
+}
+
 /// The middleware: handles the request, then writes its record.
-pub(crate) async fn record(State(rt): State<Arc<Runtime>>, req: Request, next: Next) -> Response {
+async fn record(State(rt): State<Arc<Runtime>>, req: Request, next: Next) -> Response {
     let method = req.method().to_string();
     let path = shown_path(req.uri().path());
     let started = Instant::now();

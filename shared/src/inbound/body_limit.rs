@@ -111,14 +111,16 @@ fn too_slow(timeout: Duration) -> Response {
             timeout.as_secs()
         ),
     });
-    closing(
-        (
-            StatusCode::REQUEST_TIMEOUT,
-            [(header::CONTENT_TYPE, "application/json")],
-            body.to_string(),
-        )
-            .into_response(),
+    let mut r = (
+        StatusCode::REQUEST_TIMEOUT,
+        [(header::CONTENT_TYPE, "application/json")],
+        body.to_string(),
     )
+        .into_response();
+    r.extensions_mut().insert(super::access_log::ErrorNote(
+        body["message"].as_str().unwrap_or_default().into(),
+    ));
+    closing(r)
 }
 
 /// A body that fails once it has given more than its cap, or when its deadline passes.

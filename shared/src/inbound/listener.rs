@@ -256,9 +256,18 @@ fn full() -> Vec<u8> {
     .into_bytes()
 }
 
+/// `app` with each route's body bounded within `hygiene` ([`super::body_limit`]).
+pub fn bound(app: Router, hygiene: &Hygiene) -> Router {
+    let timeout = hygiene.body_timeout;
+    app.layer(axum::middleware::from_fn(move |req, next| {
+        super::body_limit::limit(timeout, req, next)
+    }))
+}
+
 /// Serves `app` on `listener` within `hygiene` until `stop` resolves; then stops accepting,
 /// lets each connection finish the request it is serving (idle ones close at once) for at
-/// most `grace`, and closes what is left.
+/// most `grace`, and closes what is left. `app`'s bodies must be bounded already ([`bound`];
+/// [`super::app`] is), so that layers around that (the access log) see its answers.
 pub async fn serve_app(
     listener: TcpListener,
     app: Router,
@@ -266,10 +275,6 @@ pub async fn serve_app(
     stop: impl Future<Output = ()>,
     grace: Duration,
 ) -> Served {
-    let timeout = hygiene.body_timeout;
-    let app = app.layer(axum::middleware::from_fn(move |req, next| {
-        super::body_limit::limit(timeout, req, next)
-    }));
     let conns = Arc::new(Conns {
         open: Mutex::new(BTreeMap::new()),
         next: AtomicU64::new(0),

@@ -45,8 +45,21 @@ use crate::runtime::Runtime;
 /// `native serve` also fits through a function URL.
 pub const MAX_BODY_BYTES: usize = 6 * 1024 * 1024;
 
-/// The router over a runtime.
+/// The router over a runtime, with its access log: what the function URL serves (Lambda caps
+/// the body itself).
 pub fn router(rt: Arc<Runtime>) -> Router {
+    access_log::around(routes(rt.clone()), rt)
+}
+
+/// The router as a long-running listener serves it ([`serve_app`]): each route's body bounded
+/// within `hygiene` ([`body_limit`]), and the access log around that, so that a request turned
+/// away for its body is logged with the status the caller got.
+pub fn app(rt: Arc<Runtime>, hygiene: &Hygiene) -> Router {
+    access_log::around(listener::bound(routes(rt.clone()), hygiene), rt)
+}
+
+/// The routes alone.
+fn routes(rt: Arc<Runtime>) -> Router {
     Router::new()
         .route("/v1/invoke/{script}", post(invoke::invoke))
         .route(
@@ -58,10 +71,6 @@ pub fn router(rt: Arc<Runtime>) -> Router {
         .route("/v1/callback/{token}", post(callback::callback))
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
-        .layer(axum::middleware::from_fn_with_state(
-            rt.clone(),
-            access_log::record,
-        ))
         .with_state(rt)
 }
 

@@ -13,7 +13,7 @@ use tokio::net::TcpListener;
 use super::listener::{serve_app, Hygiene};
 use crate::runtime::Runtime;
 
-/// Serves [`super::router`] on `listener` within `hygiene` ([`super::listener`]) until `stop`
+/// Serves [`super::app`] on `listener` within `hygiene` ([`super::listener`]) until `stop`
 /// resolves, then waits at most `grace` for requests in flight. Returns whether they all
 /// finished in time.
 pub async fn serve(
@@ -36,7 +36,7 @@ pub async fn serve(
         }
     };
     // Requests still running after the grace are dropped: their connections close.
-    let served = serve_app(listener, super::router(rt), hygiene, stop, grace).await;
+    let served = serve_app(listener, super::app(rt, &hygiene), hygiene, stop, grace).await;
     Ok(served.finished)
 }
 
