@@ -1,0 +1,120 @@
+//! The access log of the Fargate server's serve loop (`native_core::inbound::serve`, what
+//! `functions/server` runs), over real HTTP on 127.0.0.1: one record per request, the failed
+//! invocation's error in it, and requests the listener turns away before any route runs logged
+//! with the status the caller got. (`native serve`'s own is tested in cli/tests/serve.rs.)
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use native_core::api_keys;
+use native_core::inbound::{serve, Hygiene};
+use native_tests::{TestProject, DEPLOYMENT};
+use serde_json::{json, Value};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+/// Sends one request with `Connection: close` and returns its status.
+async fn http(addr: &str, path: &str, auth: Option<&str>, body: &[u8]) -> u16 {
+    let mut s = tokio::net::TcpStream::connect(addr).await.unwrap();
+    let mut head = format!(
+        "POST {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\nContent-Length: {}\r\n",
+        body.len()
+    );
+    if let Some(key) = auth {
+        head.push_str(&format!("Authorization: Bearer {key}\r\n"));
+    }
+    head.push_str("\r\n");
+    s.write_all(head.as_bytes()).await.unwrap();
+    // The server may answer (413) before it takes the body: a reset write is fine then.
+    let _ = s.write_all(body).await;
+    let mut resp = Vec::new();
+    let _ = s.read_to_end(&mut resp).await;
+    let text = String::from_utf8_lossy(&resp);
+    text.split(' ')
+        .nth(1)
+        .and_then(|c| c.parse().ok())
+        .unwrap_or_else(|| panic!("not an HTTP response: {text:?}"))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn the_servers_access_log_records_every_request_with_its_error() {
+    // GIVEN the Fargate server's serve loop over a tenant with a script that fails on line 2
+    let p = TestProject::with_tenants(
+        DEPLOYMENT,
+        &[(
+            "acme",
+            "{}",
+            &[
+                ("ok", "function on_invoke() return 1 end"),
+                (
+                    "boom",
+                    "function on_invoke()\n  error('no such order')\nend",
+                ),
+            ],
+        )],
+    );
+    let key = api_keys::create(&*p.rt.services.backends.kv, "acme", "t")
+        .await
+        .unwrap()
+        .key;
+    let rt = Arc::new(p.project.runtime().with_log(p.log.clone()));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap().to_string();
+    let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
+    let serving = tokio::spawn(serve(
+        listener,
+        rt,
+        async move {
+            let _ = stop_rx.await;
+        },
+        Duration::from_secs(5),
+        Hygiene::default(),
+    ));
+    // WHEN it answers a success, a failing script, a caller without a key and a body over the
+    // invoke route's 6 MB cap (turned away by the listener, before any route runs)
+    assert_eq!(http(&addr, "/v1/invoke/ok", Some(&key), b"{}").await, 200);
+    assert_eq!(http(&addr, "/v1/invoke/boom", Some(&key), b"{}").await, 500);
+    assert_eq!(http(&addr, "/v1/invoke/ok", None, b"{}").await, 401);
+    let big = vec![b' '; 7 * 1024 * 1024];
+    assert_eq!(http(&addr, "/v1/invoke/ok", Some(&key), &big).await, 413);
+    stop_tx.send(()).unwrap();
+    assert!(serving.await.unwrap().unwrap());
+    // THEN there is one record per request, in order, with what the caller got
+    let records: Vec<Value> = p
+        .log
+        .0
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|r| r["msg"] == "request")
+        .cloned()
+        .collect();
+    let seen: Vec<_> = records
+        .iter()
+        .map(|r| (r["status"].clone(), r["tenant"].clone(), r["level"].clone()))
+        .collect();
+    assert_eq!(
+        seen,
+        [
+            (json!(200), json!("acme"), json!("info")),
+            (json!(500), json!("acme"), json!("error")),
+            (json!(401), Value::Null, json!("warn")),
+            (json!(413), Value::Null, json!("warn")),
+        ],
+        "{records:?}"
+    );
+    assert!(records
+        .iter()
+        .all(|r| r["method"] == "POST" && r["duration_ms"].is_number()));
+    // AND the failure's record says which script and line failed, the refusal why
+    let error = |i: usize| records[i]["error"].as_str().unwrap_or("").to_string();
+    assert!(
+        error(1).contains("boom.luau:2: no such order"),
+        "{}",
+        error(1)
+    );
+    assert!(
+        error(3).contains("takes at most 6291456 bytes"),
+        "{}",
+        error(3)
+    );
+}
