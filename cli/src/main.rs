@@ -6,6 +6,7 @@
 
 mod commands;
 mod examples;
+mod logfile;
 mod out;
 mod show;
 
@@ -149,6 +150,24 @@ pub enum Command {
         /// Do not process the queues afterwards.
         #[arg(long)]
         no_drain: bool,
+    },
+    /// The project's log history, oldest first: every record its verbs and `native serve`
+    /// wrote (scripts' log lines, failures, requests), kept in .native/logs/ (8 MB, then the
+    /// older half goes). One readable line each on a terminal, JSON lines otherwise.
+    Logs {
+        /// Only the records of this chain: the `trace` of a log line, `ctx.trace`, a dead
+        /// letter's or a request's.
+        #[arg(long)]
+        trace: Option<String>,
+        /// Only this tenant's records.
+        #[arg(long)]
+        tenant: Option<String>,
+        /// Then print each new record as it is written, until Ctrl-C.
+        #[arg(long, short = 'f')]
+        follow: bool,
+        /// How many of the newest matching records to print first.
+        #[arg(long, default_value_t = 200, value_parser = clap::value_parser!(u32).range(1..=100000))]
+        limit: u32,
     },
     /// List a tenant's pending timers in due order, one JSON line each: id, at_ms, script,
     /// firing (a tick holds it now), barrier (for a barrier's overdue timer).

@@ -172,9 +172,10 @@ pub fn readable(record: &serde_json::Value) -> String {
     out
 }
 
-/// A runtime over the project whose script logs go through [`TerminalLog`].
+/// A runtime over the project whose script logs go through [`TerminalLog`] and into the
+/// project's log file ([`crate::logfile`], what `native logs` reads).
 pub fn runtime(p: &native_core::local::Project) -> native_core::runtime::Runtime {
-    dressed(p.runtime())
+    dressed(p, p.runtime())
 }
 
 /// [`runtime`] for `native serve` on `addr`: callback URLs name the address served.
@@ -182,14 +183,18 @@ pub fn served_runtime(
     p: &native_core::local::Project,
     addr: std::net::SocketAddr,
 ) -> native_core::runtime::Runtime {
-    dressed(p.runtime_served_at(addr))
+    dressed(p, p.runtime_served_at(addr))
 }
 
 /// The CLI's log and `-v`; the CLI outlives its invocations, so it performs job:http itself
 /// (and waits for it).
-fn dressed(rt: native_core::runtime::Runtime) -> native_core::runtime::Runtime {
+fn dressed(
+    p: &native_core::local::Project,
+    rt: native_core::runtime::Runtime,
+) -> native_core::runtime::Runtime {
+    let file = crate::logfile::LogFile::new(&p.root.join(".native"));
     let rt = rt
-        .with_log(Arc::new(TerminalLog::default()))
+        .with_log(Arc::new(crate::logfile::Both(TerminalLog::default(), file)))
         .with_http_jobs();
     if VERBOSE.load(Ordering::Relaxed) {
         rt.with_run_log()

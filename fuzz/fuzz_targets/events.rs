@@ -23,6 +23,7 @@ fuzz_target!(|data: &[u8]| {
                     etag: r.etag.clone(),
                     modified_ms: 7,
                     depth: 0,
+                    trace: None,
                 };
                 let again = object_created_body(&r.bucket, &meta, "local");
                 let Ok(Notification::Records(back)) = parse_notification(&again) else {

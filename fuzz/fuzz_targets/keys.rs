@@ -50,6 +50,7 @@ fuzz_target!(|data: &[u8]| {
                 etag: "e".into(),
                 modified_ms: 1,
                 depth: 0,
+                trace: None,
             };
             let body = object_created_body(real, &meta, "local");
             let Ok(Notification::Records(r)) = parse_notification(&body) else {

@@ -147,22 +147,35 @@ pub async fn objects_put_get_delete_list(store: &dyn ObjectStore, bucket: &str) 
     );
     store.delete(bucket, &k("a.json")).await.unwrap();
 
-    // The chain depth written with an object is read back; a plain put is depth 0.
+    // The chain depth and trace written with an object are read back; a plain put is depth 0
+    // of no chain.
     let d = k("depth.json");
     let m = store
-        .put_at_depth(bucket, &d, Bytes::from_static(b"{}"), PutMode::Overwrite, 7)
+        .put_in_chain(
+            bucket,
+            &d,
+            Bytes::from_static(b"{}"),
+            PutMode::Overwrite,
+            7,
+            Some("0123abcd"),
+        )
         .await
         .unwrap();
-    assert_eq!(m.depth, 7, "put_at_depth returns the depth");
+    assert_eq!(m.depth, 7, "put_in_chain returns the depth");
+    assert_eq!(m.trace.as_deref(), Some("0123abcd"), "and the trace");
+    let head = store.head(bucket, &d).await.unwrap().unwrap();
+    assert_eq!(head.depth, 7, "head reads the depth");
     assert_eq!(
-        store.head(bucket, &d).await.unwrap().unwrap().depth,
-        7,
-        "head reads the depth"
+        head.trace.as_deref(),
+        Some("0123abcd"),
+        "head reads the trace"
     );
+    let got = store.get(bucket, &d).await.unwrap().unwrap().0;
+    assert_eq!(got.depth, 7, "get reads the depth");
     assert_eq!(
-        store.get(bucket, &d).await.unwrap().unwrap().0.depth,
-        7,
-        "get reads the depth"
+        got.trace.as_deref(),
+        Some("0123abcd"),
+        "get reads the trace"
     );
     store
         .put(bucket, &d, Bytes::from_static(b"{}"), PutMode::Overwrite)
@@ -172,6 +185,11 @@ pub async fn objects_put_get_delete_list(store: &dyn ObjectStore, bucket: &str) 
         store.head(bucket, &d).await.unwrap().unwrap().depth,
         0,
         "a plain put is depth 0"
+    );
+    assert_eq!(
+        store.head(bucket, &d).await.unwrap().unwrap().trace,
+        None,
+        "a plain put is of no chain"
     );
     store.delete(bucket, &d).await.unwrap();
 }

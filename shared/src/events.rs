@@ -163,6 +163,7 @@ mod tests {
             etag: "e".into(),
             modified_ms: 1,
             depth: 0,
+            trace: None,
         };
         let body = object_created_body("bk", &meta, "local");
         let Notification::Records(r) = parse_notification(&body).unwrap() else {

@@ -326,6 +326,7 @@ impl Pass<'_> {
                 "ts_ms": crate::ports::now_ms(), "level": "error",
                 "msg": "message breached its chain's width; it is a dead letter now",
                 "queue": kind.name(), "attempt": m.receive_count, "error": error,
+                "trace": crate::ports::trace_of_body(&m.body),
             }));
             self.report.failures.push(Failure {
                 queue: kind,
@@ -346,6 +347,7 @@ impl Pass<'_> {
         rt.services.log.write(&json!({
             "ts_ms": crate::ports::now_ms(), "level": "error", "msg": msg,
             "queue": kind.name(), "attempt": m.receive_count, "error": error,
+            "trace": crate::ports::trace_of_body(&m.body),
         }));
         let delay = if last { 0 } else { self.opts.retry_delay_s };
         let r = q.retry_later(kind, &m.receipt, delay, &error).await;

@@ -127,7 +127,6 @@ impl Runtime {
         self
     }
 
-
     /// The same runtime recording each finished run (script, trigger, outcome, duration, data
     /// ops, its first log lines, its chain) in `recent`, for the operator's console.
     pub fn with_recent(mut self, recent: Arc<Recent>) -> Self {
@@ -293,15 +292,15 @@ impl Runtime {
         let backends = services.backends.clone();
         let handle = tokio::runtime::Handle::current();
         let mut request = crate::observe::context();
-        // Work that came without a chain (from outside, or an object's event: objects carry
-        // none) starts one where runs are recorded; what this run sends carries it on. A
-        // process that records nothing makes no ids (the hot path of a function stays as it was)
-        // but passes on a chain that came with the work.
-        let chain = match origin.chain {
-            Some(c) => Some(c),
-            None => self.recent.as_ref().map(|_| Recent::new_chain()),
-        };
-        request.chain = chain.clone();
+        // Work that came without a chain (from outside, or an object written from outside)
+        // joins the request it runs in (an HTTP request's, see `inbound::access_log`) or
+        // starts one; what this run sends, schedules and writes carries it on (`ctx.trace`,
+        // every log line of the run).
+        let chain = origin
+            .chain
+            .or_else(|| request.chain.clone())
+            .unwrap_or_else(crate::observe::new_trace);
+        request.chain = Some(chain.clone());
         let (tenant, script) = (call.tenant.name.clone(), call.script.clone());
         let (entry, attempt, depth) = (call.entry, call.attempt, call.depth);
         let started = std::time::Instant::now();
@@ -337,7 +336,7 @@ impl Runtime {
                 tenant: tenant.clone(),
                 script: script.clone(),
                 trigger: origin.trigger,
-                chain: chain.unwrap_or_default(),
+                chain: chain.clone(),
                 depth,
                 attempt,
                 started_ms,
@@ -355,14 +354,14 @@ impl Runtime {
                 duration_ms: started.elapsed().as_secs_f64() * 1000.0,
                 data_ops,
             };
-            let rec = crate::observe::invocation_metrics(ns, &tenant, &script, &figures);
+            let rec = crate::observe::invocation_metrics(ns, &tenant, &script, &chain, &figures);
             self.services.log.write(&rec);
         }
         if self.run_log {
             let ms = (started.elapsed().as_secs_f64() * 10_000.0).round() / 10.0;
             let mut fields = json!({
                 "tenant": tenant, "script": script, "entry": entry.name(), "attempt": attempt,
-                "depth": depth, "duration_ms": ms, "ok": out.is_ok(),
+                "depth": depth, "duration_ms": ms, "ok": out.is_ok(), "trace": chain,
             });
             if let Err(e) = &out {
                 fields["error"] = json!(e.to_string());
@@ -451,7 +450,9 @@ impl Runtime {
                     depth: msg.depth,
                     width: msg.width,
                 },
-                Origin::new("queue", msg.chain),
+                // A chain id is carried on only in its own form (a message may come from
+                // anyone with access to the queue).
+                Origin::new("queue", msg.chain.filter(|c| crate::observe::is_trace(c))),
             )
             .await?;
         self.apply_deletes(&t, &msg.script, None, &out).await
@@ -488,15 +489,15 @@ impl Runtime {
                 }
                 Err(e) => return Err(e),
             };
-            // Events of an object a script wrote run one deeper than that script.
-            let depth = if r.event_name.starts_with("ObjectCreated") {
+            // Events of an object a script wrote run one deeper than that script, in its chain.
+            let (depth, trace) = if r.event_name.starts_with("ObjectCreated") {
                 let objects = &self.services_for(&tenant.name).await?.backends.objects;
                 objects
                     .head(&r.bucket, &r.key)
                     .await?
-                    .map_or(0, |m| m.depth)
+                    .map_or((0, None), |m| (m.depth, m.trace))
             } else {
-                0
+                (0, None)
             };
             let what = format!("the event of {}/{}", at.logical, at.key);
             check_depth(&tenant, &what, depth)?;
@@ -504,7 +505,8 @@ impl Runtime {
             // the request's end if that comes first.
             let timeout = std::time::Duration::from_secs(tenant.config.limits.timeout_s.into());
             let end = std::time::Instant::now() + timeout;
-            let routed = crate::budget::within(end, self.route(&tenant, event, attempt, depth));
+            let routed =
+                crate::budget::within(end, self.route(&tenant, event, attempt, depth, trace));
             out.push(routed.await?);
         }
         Ok(out)
@@ -516,9 +518,11 @@ impl Runtime {
         event: Value,
         attempt: u32,
         depth: u32,
+        trace: Option<String>,
     ) -> Result<Outcome> {
-        // The router and the script it picks are one chain.
-        let chain = self.recent.as_ref().map(|_| Recent::new_chain());
+        // The router and the script it picks are one chain: the writer's, when a script wrote
+        // the object, else one this event starts.
+        let chain = Some(trace.unwrap_or_else(crate::observe::new_trace));
         let (router, choice) = match tenant.router() {
             crate::config::Router::Script(router) => (
                 router.to_string(),
@@ -546,7 +550,7 @@ impl Runtime {
             self.log(
                 "debug",
                 "routed",
-                json!({ "tenant": tenant.name, "bucket": event["bucket"], "key": event["key"], "by": router, "to": to }),
+                json!({ "tenant": tenant.name, "bucket": event["bucket"], "key": event["key"], "by": router, "to": to, "trace": chain }),
             );
         }
         let (script, ev) = match choice {
@@ -555,7 +559,7 @@ impl Runtime {
                 self.log(
                     "info",
                     "event dropped",
-                    json!({ "tenant": tenant.name, "why": why }),
+                    json!({ "tenant": tenant.name, "why": why, "trace": chain }),
                 );
                 return Ok(Outcome::Dropped(why));
             }

@@ -9,6 +9,7 @@ mod demo;
 mod deploy;
 mod doctor;
 mod keys;
+mod logs;
 mod objects;
 mod partner;
 mod queues;
@@ -160,6 +161,19 @@ pub async fn run(cli: Cli) -> ExitCode {
             limit,
             after,
         } => timers::run(&project, &tenant, limit, after.as_deref()).await,
+        Command::Logs {
+            trace,
+            tenant,
+            follow,
+            limit,
+        } => {
+            let filter = logs::Filter {
+                trace,
+                tenant,
+                limit: limit as usize,
+            };
+            logs::run(&project, filter, follow).await
+        }
         Command::Deploy {
             tenant,
             bucket,

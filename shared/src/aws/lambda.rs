@@ -272,6 +272,7 @@ async fn handle_batch(
             "message_id": id,
             "attempt": attempt,
             "tenant": tenant,
+            "trace": crate::ports::trace_of_body(&body),
             "error": error,
         });
         // An error that no retry can heal goes to the dead-letter queue now, with the error

@@ -67,6 +67,7 @@ impl S3Objects {
             etag: bare(out.e_tag()),
             modified_ms: ms(out.last_modified()),
             depth: depth_of(out.metadata()),
+            trace: trace_of(out.metadata()),
         };
         Ok(Some((meta, out.body)))
     }
@@ -101,6 +102,17 @@ impl ObjectReader for S3Reader {
 /// The user metadata that holds [`ObjectMeta::depth`] (`x-amz-meta-native-depth`).
 const DEPTH_META: &str = "native-depth";
 
+/// The user metadata that holds [`ObjectMeta::trace`] (`x-amz-meta-native-trace`).
+const TRACE_META: &str = "native-trace";
+
+/// The chain an object's metadata names, when it is one ([`crate::observe::is_trace`]): anyone
+/// who can write to the bucket can set metadata.
+fn trace_of(meta: Option<&std::collections::HashMap<String, String>>) -> Option<String> {
+    meta.and_then(|m| m.get(TRACE_META))
+        .filter(|t| crate::observe::is_trace(t))
+        .cloned()
+}
+
 fn depth_of(meta: Option<&std::collections::HashMap<String, String>>) -> u32 {
     meta.and_then(|m| m.get(DEPTH_META))
         .and_then(|d| d.parse().ok())
@@ -130,13 +142,14 @@ fn status_code<E: ProvideErrorMetadata>(e: &SdkError<E>) -> (Option<u16>, Option
 
 #[async_trait]
 impl ObjectStore for S3Objects {
-    async fn put_at_depth(
+    async fn put_in_chain(
         &self,
         bucket: &str,
         key: &str,
         data: Bytes,
         mode: PutMode,
         depth: u32,
+        trace: Option<&str>,
     ) -> Result<ObjectMeta> {
         let size = data.len() as u64;
         let mut req = self
@@ -147,6 +160,9 @@ impl ObjectStore for S3Objects {
             .body(ByteStream::from(data));
         if depth > 0 {
             req = req.metadata(DEPTH_META, depth.to_string());
+        }
+        if let Some(t) = trace {
+            req = req.metadata(TRACE_META, t);
         }
         match &mode {
             PutMode::Overwrite => {}
@@ -160,6 +176,7 @@ impl ObjectStore for S3Objects {
                 etag: bare(out.e_tag()),
                 modified_ms: now_ms(),
                 depth,
+                trace: trace.map(str::to_string),
             }),
             Err(e) => {
                 let (status, code) = status_code(&e);
@@ -239,6 +256,7 @@ impl ObjectStore for S3Objects {
                 etag: bare(out.e_tag()),
                 modified_ms: ms(out.last_modified()),
                 depth: depth_of(out.metadata()),
+                trace: trace_of(out.metadata()),
             })),
             Err(e) => {
                 let (status, code) = status_code(&e);
@@ -295,6 +313,7 @@ impl ObjectStore for S3Objects {
                 etag: bare(o.e_tag()),
                 modified_ms: ms(o.last_modified()),
                 depth: 0,
+                trace: None,
             })
             .collect();
         let next = if out.is_truncated().unwrap_or(false) {

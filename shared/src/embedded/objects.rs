@@ -46,7 +46,7 @@ impl Embedded {
         key: &str,
     ) -> Result<Option<(ObjectMeta, String)>> {
         tx.prepare_cached(
-            "SELECT size, etag, modified_ms, blob, depth FROM objects WHERE bucket = ?1 AND key = ?2",
+            "SELECT size, etag, modified_ms, blob, depth, trace FROM objects WHERE bucket = ?1 AND key = ?2",
         )
         .map_err(db_err)?
         .query_row(
@@ -59,6 +59,7 @@ impl Embedded {
                         etag: r.get(1)?,
                         modified_ms: r.get(2)?,
                         depth: r.get(4)?,
+                        trace: r.get(5)?,
                     },
                     r.get::<_, String>(3)?,
                 ))
@@ -153,13 +154,14 @@ fn damaged(bucket: &str, key: &str, path: &Path, why: String) -> Error {
 
 #[async_trait]
 impl ObjectStore for Embedded {
-    async fn put_at_depth(
+    async fn put_in_chain(
         &self,
         bucket: &str,
         key: &str,
         data: Bytes,
         mode: PutMode,
         depth: u32,
+        trace: Option<&str>,
     ) -> Result<ObjectMeta> {
         let digest = hex::encode(Sha256::digest(&data));
         let etag = digest[..32].to_string();
@@ -186,6 +188,7 @@ impl ObjectStore for Embedded {
             etag: etag.clone(),
             modified_ms: now_ms(),
             depth,
+            trace: trace.map(str::to_string),
         };
         let notify =
             self.inner.notify.iter().any(|(b, suffix)| {
@@ -237,8 +240,8 @@ impl ObjectStore for Embedded {
                     .map_err(|e| faults::io(&what, &blob_path, &e))?;
                 group.sync_before_commit(&blob_dir);
                 tx.execute(
-                    "INSERT OR REPLACE INTO objects (bucket, key, size, etag, blob, modified_ms, depth)
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+                    "INSERT OR REPLACE INTO objects (bucket, key, size, etag, blob, modified_ms, depth, trace)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
                     params![
                         bucket,
                         key,
@@ -246,7 +249,8 @@ impl ObjectStore for Embedded {
                         meta.etag,
                         digest,
                         meta.modified_ms,
-                        depth
+                        depth,
+                        meta.trace
                     ],
                 )
                 .map_err(db_err)?;
@@ -370,6 +374,7 @@ impl ObjectStore for Embedded {
                             etag: r.get(2)?,
                             modified_ms: r.get(3)?,
                             depth: 0,
+                            trace: None,
                         })
                     },
                 )

@@ -21,7 +21,7 @@ use crate::Result;
 const TABLES: &str = "
 CREATE TABLE IF NOT EXISTS objects (
   bucket TEXT NOT NULL, key TEXT NOT NULL, size INTEGER NOT NULL, etag TEXT NOT NULL,
-  blob TEXT NOT NULL, modified_ms INTEGER NOT NULL, depth INTEGER NOT NULL DEFAULT 0,
+  blob TEXT NOT NULL, modified_ms INTEGER NOT NULL, depth INTEGER NOT NULL DEFAULT 0, trace TEXT,
   PRIMARY KEY (bucket, key)) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS objects_blob ON objects(blob);
 CREATE TABLE IF NOT EXISTS kv (
@@ -47,6 +47,8 @@ const ADDED_COLUMNS: &[(&str, &str, &str)] = &[
     ("messages", "owner", "TEXT"),
     // Messages keep their fair-queue group (queue::receive).
     ("messages", "grp", "TEXT NOT NULL DEFAULT ''"),
+    // Objects keep the chain that wrote them (ObjectMeta::trace).
+    ("objects", "trace", "TEXT"),
 ];
 
 /// Indexes over added columns: made after them.

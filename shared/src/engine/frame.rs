@@ -26,13 +26,14 @@ const KIT_CTX: ffi::lua_Integer = 3;
 const KIT_G: ffi::lua_Integer = 4;
 /// The keys of `ctx` that change per invocation, in `KIT_KEYS..`, in the order they are set.
 const KIT_KEYS: ffi::lua_Integer = 5;
-const CTX_KEYS: [&str; 6] = [
+const CTX_KEYS: [&str; 7] = [
     "script",
     "request_id",
     "attempt",
     "depth",
     "deadline_ms",
     "width",
+    "trace",
 ];
 
 /// What every frame of a VM is made from, in one table that only the host holds: the
@@ -129,6 +130,8 @@ pub fn make(lua: &Lua, p: Parts<'_>) -> mlua::Result<(Table, Function, Table, Va
             set(4);
             ffi::lua_pushnumber(state, f64::from(p.ctx.width));
             set(5);
+            ffi::lua_pushlstring_(state, p.ctx.trace.as_ptr().cast(), p.ctx.trace.len());
+            set(6);
             ffi::lua_setreadonly(state, 8, 1);
             // 9: the event.
             if !json_push::push(state, p.event, 5) {

@@ -232,6 +232,9 @@ impl Engine {
         let left = not_after.map(|end| end.saturating_duration_since(Instant::now()));
         let timeout = left.map_or(full, |left| left.min(full));
         let request_id = request_id();
+        // The chain the runtime set for this run ([`crate::observe::chain`]); a call made
+        // without one (the engine alone) is a chain of its own, named after itself.
+        let trace = crate::observe::chain().unwrap_or_else(|| request_id.clone());
         let deadline_ms = crate::ports::now_ms() + timeout.as_millis() as i64;
         let base = vm.lua.used_memory();
         let width = host::chain::width_of(call.width, limits.max_chain_width);
@@ -239,6 +242,7 @@ impl Engine {
             tenant: tenant.clone(),
             script: call.script.clone(),
             request_id: request_id.clone(),
+            trace: trace.clone(),
             services: services.clone(),
             deadline: Instant::now() + timeout,
             deadline_ms,
@@ -273,6 +277,7 @@ impl Engine {
             &script.hash,
             &code,
             &request_id,
+            &trace,
             deadline_ms,
         );
         // A memory error that reached the top: the breach, with its figures.
@@ -357,6 +362,7 @@ fn run_in(
     hash: &[u8; 32],
     code: &[u8],
     request_id: &str,
+    trace: &str,
     deadline_ms: i64,
 ) -> mlua::Result<Answer> {
     let lua = &vm.lua;
@@ -367,6 +373,7 @@ fn run_in(
         sandbox::Ctx {
             script: &call.script,
             request_id,
+            trace,
             attempt: call.attempt,
             depth: call.depth,
             width,

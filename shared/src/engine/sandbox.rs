@@ -270,6 +270,8 @@ pub struct Ctx<'a> {
     pub script: &'a str,
     /// The invocation's id.
     pub request_id: &'a str,
+    /// The chain's id (`ctx.trace`).
+    pub trace: &'a str,
     /// 1 on first delivery.
     pub attempt: u32,
     /// The chain depth.
@@ -408,7 +410,7 @@ fn print(lua: &Lua, args: mlua::Variadic<Value>) -> mlua::Result<()> {
     let inv = host::invocation(lua)?;
     let rec = serde_json::json!({
         "ts_ms": crate::ports::now_ms(), "level": "info", "tenant": inv.tenant.name,
-        "script": inv.script, "request_id": inv.request_id, "msg": msg,
+        "script": inv.script, "request_id": inv.request_id, "trace": inv.trace, "msg": msg,
     });
     inv.write_log(&rec);
     Ok(())

@@ -54,12 +54,13 @@ fn put(lua: &Lua, inv: &Invocation, key: &str, data: Vec<u8>) -> mlua::Result<()
     let full = format!("{folder}{key}");
     inv.block_on(
         lua,
-        inv.services.backends.objects.put_at_depth(
+        inv.services.backends.objects.put_in_chain(
             &bucket,
             &full,
             Bytes::from(data),
             PutMode::Overwrite,
             inv.depth + 1,
+            Some(&inv.trace),
         ),
     )?;
     Ok(())
@@ -483,6 +484,7 @@ impl Draft {
                 bucket,
                 dir: format!("{folder}{}", job_dir(&self.id)),
                 depth: inv.depth + 1,
+                trace: inv.trace.clone(),
                 requests: std::mem::take(&mut self.http),
                 policy: super::http::policy(&inv),
             },

@@ -92,7 +92,7 @@ fn bucket(lua: &Lua, logical: &str) -> mlua::Result<Table> {
             inv.charge(lua, 1)?;
             let (real, full) = locate(&inv.services.deployment, &n, &inv.tenant.name, &key);
             let data = Bytes::copy_from_slice(&body.as_bytes());
-            let meta = inv.block_on(lua, inv.services.backends.objects.put_at_depth(&real, &full, data, PutMode::Overwrite, inv.depth + 1))?;
+            let meta = inv.block_on(lua, inv.services.backends.objects.put_in_chain(&real, &full, data, PutMode::Overwrite, inv.depth + 1, Some(&inv.trace)))?;
             Ok(meta.etag)
         })?,
     )?;

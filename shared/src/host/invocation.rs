@@ -19,6 +19,9 @@ pub struct Invocation {
     pub script: String,
     /// Unique per invocation.
     pub request_id: String,
+    /// The chain the invocation belongs to (`ctx.trace`, [`crate::observe::chain`]): the id
+    /// every message, continuation and object event it leads to carries on.
+    pub trace: String,
     /// Deployment, backends and the log sink.
     pub services: Arc<Services>,
     /// When the invocation must end.
@@ -171,7 +174,7 @@ impl Invocation {
         } else if before <= max {
             self.services.log.write(&serde_json::json!({
                 "ts_ms": crate::ports::now_ms(), "level": "warn", "tenant": self.tenant.name,
-                "script": self.script, "request_id": self.request_id,
+                "script": self.script, "request_id": self.request_id, "trace": self.trace,
                 "msg": format!("log output of this invocation reached {} MB; further records are dropped", max >> 20),
             }));
         }

@@ -61,6 +61,7 @@ pub(super) fn log(
     rec.insert("tenant".into(), json!(inv.tenant.name));
     rec.insert("script".into(), json!(inv.script));
     rec.insert("request_id".into(), json!(inv.request_id));
+    rec.insert("trace".into(), json!(inv.trace));
     rec.insert("msg".into(), json!(msg));
     if let Some(f) = fields {
         if let Value::Object(m) =

@@ -1,7 +1,9 @@
 //! The access log: one record per request on the runtime's log (stderr for `native serve`,
 //! stdout as JSON lines on the Fargate server and the function URL), with the method, the path
 //! (a callback URL's token left out: it is a credential), the status, the duration and, once
-//! the request's key or callback token told it, the tenant. An error answer carries its
+//! the request's key or callback token told it, the tenant, and the request's chain id
+//! (`trace`): the invocation it runs, and the continuation an ack releases, carry it on
+//! (`ctx.trace`), so one id finds every line of the chain. An error answer carries its
 //! message too, so that a 500 from a failing script says on the server which script and line
 //! failed, not only to the caller.
 
@@ -53,12 +55,13 @@ async fn record(State(rt): State<Arc<Runtime>>, req: Request, next: Next) -> Res
     let method = req.method().to_string();
     let path = shown_path(req.uri().path());
     let started = Instant::now();
-    let (response, tenant) = TENANT
-        .scope(RefCell::new(None), async {
-            let r = next.run(req).await;
-            (r, TENANT.with(|t| t.borrow().clone()))
-        })
-        .await;
+    let trace = crate::observe::new_trace();
+    let handled = TENANT.scope(RefCell::new(None), async {
+        let r = next.run(req).await;
+        (r, TENANT.with(|t| t.borrow().clone()))
+    });
+    let (response, tenant) =
+        crate::observe::in_context(|c| c.chain = Some(trace.clone()), handled).await;
     let status = response.status().as_u16();
     let level = match status {
         500.. => "error",
@@ -69,7 +72,7 @@ async fn record(State(rt): State<Arc<Runtime>>, req: Request, next: Next) -> Res
         "ts_ms": crate::ports::now_ms(), "level": level, "msg": "request",
         "method": method, "path": path, "status": status,
         "duration_ms": (started.elapsed().as_secs_f64() * 1000.0 * 10.0).round() / 10.0,
-        "tenant": tenant,
+        "tenant": tenant, "trace": trace,
     });
     if let Some(ErrorNote(e)) = response.extensions().get::<ErrorNote>() {
         rec["error"] = json!(e);

@@ -76,6 +76,19 @@ pub async fn in_request<F: Future>(aws_request_id: Option<String>, f: F) -> F::O
     in_context(|c| c.aws_request_id = aws_request_id, f).await
 }
 
+/// A new chain id (a trace), for work that starts a chain: 16 lower-case hex digits.
+pub fn new_trace() -> String {
+    format!("{:016x}", rand::random::<u64>())
+}
+
+/// Whether `s` can be a chain id that came from storage or a queue: 1 to 64 characters of
+/// `[0-9a-zA-Z_-]`. Anything else (an outsider's object metadata) is not carried on.
+pub fn is_trace(s: &str) -> bool {
+    (1..=64).contains(&s.len())
+        && s.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+}
+
 /// The chain of the work on the current task or thread, if one is set.
 pub fn chain() -> Option<String> {
     context().chain
@@ -161,7 +174,15 @@ fn emf(namespace: &str, tenant: &str, metrics: &[(&str, &str, Value)], extra: Va
 
 /// The EMF record of one script run of `tenant`: Invocations, Errors, LimitBreaches (counts),
 /// Duration (milliseconds) and DataOps (count), with the script as a property.
-pub fn invocation_metrics(namespace: &str, tenant: &str, script: &str, f: &RunFigures) -> Value {
+/// The run's chain (`trace`) is a property beside the script, so that Logs Insights finds the
+/// metrics of one chain.
+pub fn invocation_metrics(
+    namespace: &str,
+    tenant: &str,
+    script: &str,
+    trace: &str,
+    f: &RunFigures,
+) -> Value {
     emf(
         namespace,
         tenant,
@@ -172,7 +193,7 @@ pub fn invocation_metrics(namespace: &str, tenant: &str, script: &str, f: &RunFi
             ("Duration", "Milliseconds", json!(f.duration_ms)),
             ("DataOps", "Count", json!(f.data_ops)),
         ],
-        json!({ "script": script }),
+        json!({ "script": script, "trace": trace }),
     )
 }
 

@@ -125,7 +125,7 @@ impl Recent {
 
     /// A new chain id, for a run at depth 0.
     pub fn new_chain() -> String {
-        format!("{:016x}", rand::random::<u64>())
+        super::new_trace()
     }
 
     /// Records a finished run (its `seq` is set here), within the bounds of the module docs.

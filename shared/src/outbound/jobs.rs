@@ -55,6 +55,8 @@ pub struct HttpJob {
     pub dir: String,
     /// The chain depth of the objects written (one more than the submitting script).
     pub depth: u32,
+    /// The submitting script's chain (`ctx.trace`), which `done.json`'s event continues.
+    pub trace: String,
     /// The requests.
     pub requests: Vec<JobRequest>,
     /// What the requests may reach and read.
@@ -219,12 +221,13 @@ impl HttpJobs {
         let key = format!("{}done.json", job.dir);
         if let Err(e) = backends
             .objects
-            .put_at_depth(
+            .put_in_chain(
                 &job.bucket,
                 &key,
                 Bytes::from(text),
                 PutMode::Overwrite,
                 job.depth,
+                Some(&job.trace),
             )
             .await
         {
@@ -287,12 +290,13 @@ async fn store(
     let bytes = resp.body.len() as u64;
     backends
         .objects
-        .put_at_depth(
+        .put_in_chain(
             &job.bucket,
             &format!("{}{key}", job.dir),
             Bytes::from(resp.body),
             PutMode::Overwrite,
             job.depth,
+            Some(&job.trace),
         )
         .await?;
     let mut headers = serde_json::Map::new();

@@ -21,6 +21,9 @@ pub struct ObjectMeta {
     /// invocation that wrote it, 0 for writes from outside (see `ctx.depth`). Read by `head`,
     /// `get` and `open`; 0 in listings.
     pub depth: u32,
+    /// The chain of the invocation that wrote it (`ctx.trace`), which its events continue;
+    /// `None` for writes from outside and in listings.
+    pub trace: Option<String>,
 }
 
 /// One page of a listing.
@@ -71,19 +74,20 @@ pub trait ObjectStore: std::fmt::Debug + Send + Sync {
     /// Writes an object whole, as an outside party (its events start a chain at depth 0).
     /// Returns its metadata (with the new etag).
     async fn put(&self, bucket: &str, key: &str, data: Bytes, mode: PutMode) -> Result<ObjectMeta> {
-        self.put_at_depth(bucket, key, data, mode, 0).await
+        self.put_in_chain(bucket, key, data, mode, 0, None).await
     }
 
     /// Writes an object whole, recording the chain depth its events run at
     /// ([`ObjectMeta::depth`]), so that a script that writes into a bucket it is triggered by
-    /// cannot loop forever.
-    async fn put_at_depth(
+    /// cannot loop forever, and the chain they continue ([`ObjectMeta::trace`]).
+    async fn put_in_chain(
         &self,
         bucket: &str,
         key: &str,
         data: Bytes,
         mode: PutMode,
         depth: u32,
+        trace: Option<&str>,
     ) -> Result<ObjectMeta>;
 
     /// Reads an object whole; `None` when there is none.

@@ -30,6 +30,20 @@ pub struct WorkMessage {
     pub chain: Option<String>,
 }
 
+/// The chain (trace) a queue message's body names, when it is a work message with one in its
+/// own form ([`crate::observe::is_trace`]): for the log line of its failure and the dead-letter
+/// listing. An object event's message names none (its object holds it).
+pub fn trace_of_body(body: &str) -> Option<String> {
+    #[derive(Deserialize)]
+    struct Chain {
+        chain: Option<String>,
+    }
+    serde_json::from_str::<Chain>(body)
+        .ok()?
+        .chain
+        .filter(|c| crate::observe::is_trace(c))
+}
+
 fn is_zero(d: &u32) -> bool {
     *d == 0
 }

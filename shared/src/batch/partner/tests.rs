@@ -17,15 +17,16 @@ struct SmallPages(Embedded);
 
 #[async_trait::async_trait]
 impl ObjectStore for SmallPages {
-    async fn put_at_depth(
+    async fn put_in_chain(
         &self,
         b: &str,
         k: &str,
         d: Bytes,
         m: PutMode,
         depth: u32,
+        trace: Option<&str>,
     ) -> Result<ObjectMeta> {
-        self.0.put_at_depth(b, k, d, m, depth).await
+        self.0.put_in_chain(b, k, d, m, depth, trace).await
     }
     async fn get(&self, b: &str, k: &str) -> Result<Option<(ObjectMeta, Bytes)>> {
         self.0.get(b, k).await
