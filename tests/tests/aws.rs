@@ -627,6 +627,14 @@ end"#;
                 .expect("the script's message is in the work queue"),
         )
         .unwrap();
+        // It carries its sender's chain on (ctx.trace, tests/tests/trace.rs).
+        let mut sent = sent;
+        let chain = sent["chain"].take();
+        assert!(
+            chain.as_str().is_some_and(native_core::observe::is_trace),
+            "{chain}"
+        );
+        sent.as_object_mut().unwrap().remove("chain");
         assert_eq!(
             sent,
             json!({ "tenant": "acme", "script": "later", "event": { "key": "in dir/a b+ü.json" }, "depth": 1, "width": 10000 })
