@@ -2,7 +2,8 @@
 //! router whose verbs succeed, a configured router that is missing refused by `check` and
 //! `deploy`, `send` refusing a script with no `on_queue`, the project found from a subfolder,
 //! `-v` telling what ran, the queues and barriers listed, the dead letters' attempts and one of
-//! them redriven, `init`'s editor and git files, and errors that suggest the name meant.
+//! them redriven, `init`'s editor and git files, errors that suggest the name meant, and the
+//! log history (`native logs`: by trace, readable, followed) with a dead letter's trace.
 
 use std::path::Path;
 use std::process::{Command, Stdio};
@@ -388,4 +389,165 @@ fn help_lists_every_barrier_verb_and_names_no_seed() {
         "{}",
         r.stdout
     );
+}
+
+/// Scripts that log along a chain: a sends to b, b logs.
+const CHAIN_A: &str = r#"
+function on_invoke(ctx, ev)
+  native.log("info", "a ran", { n = ev.n })
+  native.queue.send("b", { n = ev.n })
+  return ctx.trace
+end"#;
+const CHAIN_B: &str = r#"
+function on_queue(ctx, ev)
+  print("b ran " .. ev.n)
+end"#;
+
+/// The trace `native invoke` named on stderr.
+fn trace_of(r: &Run) -> String {
+    r.stderr
+        .lines()
+        .find_map(|l| l.strip_prefix("trace "))
+        .and_then(|l| l.split(' ').next())
+        .unwrap_or_else(|| panic!("no trace line:\n{}", r.stderr))
+        .to_string()
+}
+
+#[test]
+fn logs_show_the_history_one_trace_at_a_time_and_follow() {
+    // GIVEN two invocations of a chain of two scripts
+    let p = project(r#"{ "queue": true }"#, &[("a", CHAIN_A), ("b", CHAIN_B)]);
+    let p = p.path();
+    let first = native(p, &["invoke", "acme", "a", r#"{"n":1}"#]);
+    let t1 = trace_of(first.code(0));
+    assert_eq!(
+        first.stdout.trim(),
+        format!("{t1:?}"),
+        "ctx.trace is the one named"
+    );
+    let t2 = trace_of(native(p, &["invoke", "acme", "a", r#"{"n":2}"#]).code(0));
+    assert_ne!(t1, t2);
+    // WHEN the history is read
+    let all = native(p, &["logs"]).code(0).lines();
+    // THEN it holds both chains' lines, oldest first
+    let msgs: Vec<&str> = all.iter().filter_map(|r| r["msg"].as_str()).collect();
+    assert_eq!(msgs, ["a ran", "b ran 1", "a ran", "b ran 2"], "{all:?}");
+    // WHEN it is filtered by the first trace THEN only the first chain's lines show, both
+    // scripts' of it
+    let one = native(p, &["logs", "--trace", &t1]).code(0).lines();
+    let seen: Vec<(&str, &str)> = one
+        .iter()
+        .map(|r| (r["script"].as_str().unwrap(), r["msg"].as_str().unwrap()))
+        .collect();
+    assert_eq!(seen, [("a", "a ran"), ("b", "b ran 1")], "{one:?}");
+    assert!(one.iter().all(|r| r["trace"] == t1.as_str()));
+    // AND an unknown trace prints nothing and says so
+    let none = native(p, &["logs", "--trace", "nope"]);
+    assert!(none.code(0).stdout.is_empty());
+    none.err_has("no log record of trace \"nope\"");
+    // AND on a terminal's form (NATIVE_LOG_FORMAT=text) a line is readable, not JSON
+    let text = Command::new(env!("CARGO_BIN_EXE_native"))
+        .args(["--project", p.to_str().unwrap(), "logs", "--trace", &t1])
+        .env("NATIVE_LOG_FORMAT", "text")
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&text.stdout).into_owned();
+    let first_line = text.lines().next().unwrap_or_default();
+    assert!(
+        first_line.contains("INFO  acme/a a ran") && first_line.contains(&format!("trace={t1}")),
+        "{text}"
+    );
+
+    // WHEN the log is followed and another chain runs
+    let mut follow = Command::new(env!("CARGO_BIN_EXE_native"))
+        .args([
+            "--project",
+            p.to_str().unwrap(),
+            "logs",
+            "--follow",
+            "--tenant",
+            "acme",
+            "--limit",
+            "1",
+        ])
+        .env("NATIVE_LOG_FORMAT", "json")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let out = follow.stdout.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        use std::io::BufRead;
+        for line in std::io::BufReader::new(out).lines().map_while(Result::ok) {
+            if tx.send(line).is_err() {
+                return;
+            }
+        }
+    });
+    // (the newest line of the history first: it has read the history and follows now)
+    let history = rx.recv_timeout(std::time::Duration::from_secs(30)).unwrap();
+    assert!(history.contains("b ran 2"), "{history}");
+    let t3 = trace_of(native(p, &["invoke", "acme", "a", r#"{"n":3}"#]).code(0));
+    // THEN its lines appear as they are written
+    let mut got = Vec::new();
+    while got.len() < 2 {
+        let line = rx
+            .recv_timeout(std::time::Duration::from_secs(30))
+            .unwrap_or_else(|_| panic!("--follow printed only {got:?}"));
+        got.push(serde_json::from_str::<Value>(&line).unwrap());
+    }
+    let _ = follow.kill();
+    let _ = follow.wait();
+    assert_eq!(got[0]["msg"], "a ran");
+    assert_eq!(got[1]["msg"], "b ran 3");
+    assert!(got.iter().all(|r| r["trace"] == t3.as_str()), "{got:?}");
+}
+
+#[test]
+fn a_dead_letter_names_its_trace_and_its_failures_are_found_by_it() {
+    // GIVEN a message sent from outside that fails five times
+    let p = project(
+        r#"{ "queue": true }"#,
+        &[(
+            "bad",
+            "function on_queue(ctx, ev) error('no ' .. ctx.trace) end",
+        )],
+    );
+    let p = p.path();
+    let sent = native(p, &["send", "acme", "bad", "{}"]);
+    let trace = sent
+        .stderr
+        .lines()
+        .find_map(|l| l.strip_prefix("sent; trace "))
+        .and_then(|l| l.split(' ').next())
+        .unwrap_or_else(|| panic!("{}", sent.stderr))
+        .to_string();
+    for _ in 2..=5 {
+        native(p, &["clock", "advance", "6m"]).code(0);
+        native(p, &["drain"]);
+    }
+    // WHEN the dead letters are listed THEN it names the trace, which every attempt ran in
+    let dead = native(p, &["dlq"]).code(0).lines();
+    assert_eq!(dead.len(), 1, "{dead:?}");
+    assert_eq!(dead[0]["trace"], trace.as_str());
+    assert!(
+        dead[0]["last_error"]
+            .as_str()
+            .unwrap()
+            .contains(&format!("no {trace}")),
+        "{}",
+        dead[0]
+    );
+    // AND `native logs --trace` finds its five failures
+    let lines = native(p, &["logs", "--trace", &trace]).code(0).lines();
+    let failed = lines
+        .iter()
+        .filter(|r| {
+            r["msg"]
+                .as_str()
+                .is_some_and(|m| m.starts_with("message failed"))
+        })
+        .count();
+    assert_eq!(failed, 5, "{lines:?}");
 }

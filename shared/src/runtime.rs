@@ -499,6 +499,10 @@ impl Runtime {
             } else {
                 (0, None)
             };
+            // An object from outside starts a chain named after the event itself, so that each
+            // retry of it is the same chain.
+            let trace =
+                trace.or_else(|| Some(event_trace(&r.bucket, &r.key, &r.etag, &r.event_name)));
             let what = format!("the event of {}/{}", at.logical, at.key);
             check_depth(&tenant, &what, depth)?;
             // The router and the script it picks share one deadline: timeout_s from now, or
@@ -761,6 +765,18 @@ impl Runtime {
         })?;
         Ok((real.to_string(), d.full_key(logical, tenant, key)))
     }
+}
+
+/// The chain id of an event of an object from outside: 16 hex digits of a digest of the
+/// object's place, version and the kind of event (the same on every retry of the event).
+fn event_trace(bucket: &str, key: &str, etag: &str, event_name: &str) -> String {
+    use sha2::{Digest, Sha256};
+    let mut h = Sha256::new();
+    for part in [bucket, key, etag, event_name] {
+        h.update(part.as_bytes());
+        h.update([0]);
+    }
+    hex::encode(&h.finalize()[..8])
 }
 
 /// Refuses work past the tenant's `max_chain_depth`: it is not run, and the queue retries it

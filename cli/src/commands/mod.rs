@@ -449,7 +449,13 @@ async fn invoke(
     let p = open(project)?;
     let rt = crate::show::runtime(&p);
     let mark = mark(&p)?;
-    let out = rt.invoke(tenant, script, event).await?;
+    // The invocation starts a chain that this verb names, so that what it ran can be found
+    // (`native logs --trace`), also when it failed.
+    let trace = native_core::observe::new_trace();
+    let run = rt.invoke(tenant, script, event);
+    let out = native_core::observe::in_context(|c| c.chain = Some(trace.clone()), run).await;
+    errln!("trace {trace} (`native logs --trace {trace}`)");
+    let out = out?;
     let text = serde_json::to_string_pretty(&out).unwrap_or_default();
     outln!("{}", crate::show::json(&text));
     drain_after(&rt, mark, no_drain).await

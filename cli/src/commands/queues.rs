@@ -35,13 +35,16 @@ pub async fn send(
              or run its on_invoke with `native invoke {tenant} {script}`"
         )));
     }
+    // The message starts a chain here, so that every attempt of it (and what it leads to) is
+    // one trace: `native logs --trace` finds them, `native dlq` names it.
+    let trace = native_core::observe::new_trace();
     let body = serde_json::to_string(&WorkMessage {
         tenant: tenant.into(),
         script: script.into(),
         event,
         depth: 0,
         width: None,
-        chain: None,
+        chain: Some(trace.clone()),
     })
     .map_err(|e| Failed::usage(e.to_string()))?;
     rt.services
@@ -49,6 +52,7 @@ pub async fn send(
         .queue
         .send(QueueKind::Work, body, delay)
         .await?;
+    errln!("sent; trace {trace} (`native logs --trace {trace}`)");
     drain_after(&rt, mark, no_drain).await
 }
 
