@@ -172,6 +172,22 @@ pub fn readable(record: &serde_json::Value) -> String {
     out
 }
 
+/// Logs, as one record of the verb's log (stderr and the log file), the chain a verb started:
+/// `msg` (`invoked`, `sent`) with the tenant, the script and the `trace` that
+/// `native logs --trace` finds.
+pub fn started_chain(
+    rt: &native_core::runtime::Runtime,
+    msg: &str,
+    tenant: &str,
+    script: &str,
+    trace: &str,
+) {
+    rt.services.log.write(&serde_json::json!({
+        "ts_ms": native_core::ports::now_ms(), "level": "info", "msg": msg,
+        "tenant": tenant, "script": script, "trace": trace,
+    }));
+}
+
 /// A runtime over the project whose script logs go through [`TerminalLog`] and into the
 /// project's log file ([`crate::logfile`], what `native logs` reads).
 pub fn runtime(p: &native_core::local::Project) -> native_core::runtime::Runtime {

@@ -930,8 +930,10 @@ fn script_text_reaches_the_terminal_with_controls_escaped() {
     assert!(!has_raw_control(&r.stderr), "{:?}", r.stderr);
     assert!(!r.stderr.contains("\nerror: forged"), "{}", r.stderr);
     // AND the log lines are still JSON, with the text intact once parsed
+    // (and the verb's own line naming the chain it started)
     let logs = r.logs();
-    assert_eq!(logs.len(), 2, "{}", r.stderr);
+    assert_eq!(logs.len(), 3, "{}", r.stderr);
+    assert_eq!(logs[2]["msg"], "invoked");
     assert_eq!(
         logs[0]["msg"],
         "\u{1b}[2J\r\u{7}\u{7f}\u{9b}31m\nerror: forged"
@@ -992,10 +994,12 @@ fn a_failing_queued_script_is_dead_lettered_with_its_error() {
     let d: Value = serde_json::from_str(r.ok().out().trim()).unwrap();
     assert_eq!(d["queue"], "work");
     assert_eq!(d["receives"], 5);
+    // (the chain `native send` started is the body's and the listing's trace)
     assert_eq!(
         d["body"],
-        json!({ "tenant": "acme", "script": "flaky", "event": { "id": 7 } })
+        json!({ "tenant": "acme", "script": "flaky", "event": { "id": 7 }, "chain": d["trace"] })
     );
+    assert!(d["trace"].is_string(), "{d}");
     assert!(
         d["last_error"]
             .as_str()

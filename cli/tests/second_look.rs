@@ -403,14 +403,14 @@ function on_queue(ctx, ev)
   print("b ran " .. ev.n)
 end"#;
 
-/// The trace `native invoke` named on stderr.
+/// The trace that `native invoke` or `native send` logged on stderr (`invoked`, `sent`).
 fn trace_of(r: &Run) -> String {
     r.stderr
         .lines()
-        .find_map(|l| l.strip_prefix("trace "))
-        .and_then(|l| l.split(' ').next())
-        .unwrap_or_else(|| panic!("no trace line:\n{}", r.stderr))
-        .to_string()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .find(|v| v["msg"] == "invoked" || v["msg"] == "sent")
+        .and_then(|v| v["trace"].as_str().map(str::to_string))
+        .unwrap_or_else(|| panic!("no invoked or sent line:\n{}", r.stderr))
 }
 
 #[test]
@@ -431,7 +431,11 @@ fn logs_show_the_history_one_trace_at_a_time_and_follow() {
     let all = native(p, &["logs"]).code(0).lines();
     // THEN it holds both chains' lines, oldest first
     let msgs: Vec<&str> = all.iter().filter_map(|r| r["msg"].as_str()).collect();
-    assert_eq!(msgs, ["a ran", "b ran 1", "a ran", "b ran 2"], "{all:?}");
+    assert_eq!(
+        msgs,
+        ["a ran", "invoked", "b ran 1", "a ran", "invoked", "b ran 2"],
+        "{all:?}"
+    );
     // WHEN it is filtered by the first trace THEN only the first chain's lines show, both
     // scripts' of it
     let one = native(p, &["logs", "--trace", &t1]).code(0).lines();
@@ -439,7 +443,11 @@ fn logs_show_the_history_one_trace_at_a_time_and_follow() {
         .iter()
         .map(|r| (r["script"].as_str().unwrap(), r["msg"].as_str().unwrap()))
         .collect();
-    assert_eq!(seen, [("a", "a ran"), ("b", "b ran 1")], "{one:?}");
+    assert_eq!(
+        seen,
+        [("a", "a ran"), ("a", "invoked"), ("b", "b ran 1")],
+        "{one:?}"
+    );
     assert!(one.iter().all(|r| r["trace"] == t1.as_str()));
     // AND an unknown trace prints nothing and says so
     let none = native(p, &["logs", "--trace", "nope"]);
@@ -490,8 +498,8 @@ fn logs_show_the_history_one_trace_at_a_time_and_follow() {
     assert!(history.contains("b ran 2"), "{history}");
     let t3 = trace_of(native(p, &["invoke", "acme", "a", r#"{"n":3}"#]).code(0));
     // THEN its lines appear as they are written
-    let mut got = Vec::new();
-    while got.len() < 2 {
+    let mut got: Vec<Value> = Vec::new();
+    while got.last().is_none_or(|r| r["msg"] != "b ran 3") {
         let line = rx
             .recv_timeout(std::time::Duration::from_secs(30))
             .unwrap_or_else(|_| panic!("--follow printed only {got:?}"));
@@ -499,8 +507,8 @@ fn logs_show_the_history_one_trace_at_a_time_and_follow() {
     }
     let _ = follow.kill();
     let _ = follow.wait();
-    assert_eq!(got[0]["msg"], "a ran");
-    assert_eq!(got[1]["msg"], "b ran 3");
+    let msgs: Vec<&str> = got.iter().filter_map(|r| r["msg"].as_str()).collect();
+    assert_eq!(msgs, ["a ran", "invoked", "b ran 3"], "{got:?}");
     assert!(got.iter().all(|r| r["trace"] == t3.as_str()), "{got:?}");
 }
 
@@ -515,14 +523,7 @@ fn a_dead_letter_names_its_trace_and_its_failures_are_found_by_it() {
         )],
     );
     let p = p.path();
-    let sent = native(p, &["send", "acme", "bad", "{}"]);
-    let trace = sent
-        .stderr
-        .lines()
-        .find_map(|l| l.strip_prefix("sent; trace "))
-        .and_then(|l| l.split(' ').next())
-        .unwrap_or_else(|| panic!("{}", sent.stderr))
-        .to_string();
+    let trace = trace_of(&native(p, &["send", "acme", "bad", "{}"]));
     for _ in 2..=5 {
         native(p, &["clock", "advance", "6m"]).code(0);
         native(p, &["drain"]);

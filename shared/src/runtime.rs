@@ -452,7 +452,7 @@ impl Runtime {
                 },
                 // A chain id is carried on only in its own form (a message may come from
                 // anyone with access to the queue).
-                Origin::new("queue", msg.chain.filter(|c| crate::observe::is_trace(c))),
+                Origin::new("queue", msg.chain.filter(|c| crate::ports::is_trace(c))),
             )
             .await?;
         self.apply_deletes(&t, &msg.script, None, &out).await

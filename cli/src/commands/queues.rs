@@ -52,7 +52,7 @@ pub async fn send(
         .queue
         .send(QueueKind::Work, body, delay)
         .await?;
-    errln!("sent; trace {trace} (`native logs --trace {trace}`)");
+    crate::show::started_chain(&rt, "sent", tenant, script, &trace);
     drain_after(&rt, mark, no_drain).await
 }
 

@@ -105,11 +105,11 @@ const DEPTH_META: &str = "native-depth";
 /// The user metadata that holds [`ObjectMeta::trace`] (`x-amz-meta-native-trace`).
 const TRACE_META: &str = "native-trace";
 
-/// The chain an object's metadata names, when it is one ([`crate::observe::is_trace`]): anyone
+/// The chain an object's metadata names, when it is one ([`crate::ports::is_trace`]): anyone
 /// who can write to the bucket can set metadata.
 fn trace_of(meta: Option<&std::collections::HashMap<String, String>>) -> Option<String> {
     meta.and_then(|m| m.get(TRACE_META))
-        .filter(|t| crate::observe::is_trace(t))
+        .filter(|t| crate::ports::is_trace(t))
         .cloned()
 }
 

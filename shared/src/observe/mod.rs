@@ -81,13 +81,7 @@ pub fn new_trace() -> String {
     format!("{:016x}", rand::random::<u64>())
 }
 
-/// Whether `s` can be a chain id that came from storage or a queue: 1 to 64 characters of
-/// `[0-9a-zA-Z_-]`. Anything else (an outsider's object metadata) is not carried on.
-pub fn is_trace(s: &str) -> bool {
-    (1..=64).contains(&s.len())
-        && s.bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
-}
+pub use crate::ports::is_trace;
 
 /// The chain of the work on the current task or thread, if one is set.
 pub fn chain() -> Option<String> {

@@ -31,7 +31,7 @@ pub struct WorkMessage {
 }
 
 /// The chain (trace) a queue message's body names, when it is a work message with one in its
-/// own form ([`crate::observe::is_trace`]): for the log line of its failure and the dead-letter
+/// own form ([`is_trace`]): for the log line of its failure and the dead-letter
 /// listing. An object event's message names none (its object holds it).
 pub fn trace_of_body(body: &str) -> Option<String> {
     #[derive(Deserialize)]
@@ -41,7 +41,15 @@ pub fn trace_of_body(body: &str) -> Option<String> {
     serde_json::from_str::<Chain>(body)
         .ok()?
         .chain
-        .filter(|c| crate::observe::is_trace(c))
+        .filter(|c| is_trace(c))
+}
+
+/// Whether `s` can be a chain id that came from storage or a queue: 1 to 64 characters of
+/// `[0-9a-zA-Z_-]`. Anything else (an outsider's object metadata) is not carried on.
+pub fn is_trace(s: &str) -> bool {
+    (1..=64).contains(&s.len())
+        && s.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
 }
 
 fn is_zero(d: &u32) -> bool {
