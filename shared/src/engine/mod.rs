@@ -270,16 +270,16 @@ impl Engine {
             .lua
             .set_memory_limit(base + limits.max_memory_mb as usize * 1024 * 1024);
 
-        let result = run_in(
-            &vm,
-            call,
+        let ctx = sandbox::Ctx {
+            script: &call.script,
+            request_id: &request_id,
+            trace: &trace,
+            attempt: call.attempt,
+            depth: call.depth,
             width,
-            &script.hash,
-            &code,
-            &request_id,
-            &trace,
             deadline_ms,
-        );
+        };
+        let result = run_in(&vm, call, ctx, &script.hash, &code);
         // A memory error that reached the top: the breach, with its figures.
         let result = result.map_err(|e| match root_error(&e) {
             mlua::Error::MemoryError(_) => match vm.lua.app_data_ref::<Invocation>() {
@@ -358,27 +358,16 @@ impl Engine {
 fn run_in(
     vm: &Vm,
     call: &Call,
-    width: u32,
+    ctx: sandbox::Ctx<'_>,
     hash: &[u8; 32],
     code: &[u8],
-    request_id: &str,
-    trace: &str,
-    deadline_ms: i64,
 ) -> mlua::Result<Answer> {
     let lua = &vm.lua;
     let no_value = serde_json::Value::Null;
     let (env, chunk, ctx, ev) = vm.prepare(
         hash,
         code,
-        sandbox::Ctx {
-            script: &call.script,
-            request_id,
-            trace,
-            attempt: call.attempt,
-            depth: call.depth,
-            width,
-            deadline_ms,
-        },
+        ctx,
         match &call.event {
             Event::Value(v) => v,
             Event::Json(_) => &no_value,
