@@ -2,7 +2,8 @@
 //! invocation, the message it sends, the event of the object that script writes and the
 //! router's choice, a barrier's continuation, a `job:http` job's `done.json` and its
 //! continuation), and every log line of the chain carries it; on both backends (the AWS one over
-//! S3 notifications and SQS in the emulator, the writer's chain kept in the object's metadata).
+//! S3 notifications and SQS in the emulator, the writer's chain kept in the object's metadata),
+//! and the metrics (EMF) line of a run names it.
 
 mod common;
 
@@ -182,4 +183,31 @@ end"#;
         p.get("shop", "Out", "got.txt").await.map(Value::from),
         Some(trace)
     );
+}
+
+/// On AWS the functions write each run's metrics as an EMF log line: it names the run's chain
+/// beside the script, so Logs Insights finds a chain's metrics with its log lines.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_metrics_line_of_a_run_names_its_trace() {
+    let p = TestProject::with_tenants(
+        DEPLOYMENT,
+        &[(
+            "acme",
+            r#"{ "queue": true }"#,
+            &[("start", START), ("middle", MIDDLE)],
+        )],
+    );
+    let rt = p
+        .project
+        .runtime()
+        .with_log(p.log.clone())
+        .with_metrics("native");
+    let trace = rt.invoke("acme", "start", json!({})).await.unwrap();
+    let log = p.log.0.lock().unwrap().clone();
+    let emf = log
+        .iter()
+        .find(|r| r.get("_aws").is_some() && r["script"] == "start")
+        .unwrap_or_else(|| panic!("no metrics line: {log:?}"));
+    assert_eq!(emf["trace"], trace, "{emf}");
+    assert_eq!(emf["Invocations"], 1, "{emf}");
 }
