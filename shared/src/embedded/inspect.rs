@@ -87,7 +87,7 @@ impl Embedded {
 
     /// The messages of a queue that are not dead letters, oldest first, at most `max`.
     pub fn queued(&self, queue: QueueKind, max: usize) -> Result<Vec<Queued>> {
-        let conn = self.conn();
+        let conn = self.reader();
         let now = now_ms();
         let mut stmt = conn
             .prepare(
@@ -132,7 +132,7 @@ impl Embedded {
         let Ok(id) = id.parse::<i64>() else {
             return Ok(Vec::new());
         };
-        let conn = self.conn();
+        let conn = self.reader();
         let mut stmt = conn
             .prepare_cached(
                 "SELECT attempt, at_ms, error FROM attempts WHERE message_id = ?1 ORDER BY rowid",
@@ -154,7 +154,7 @@ impl Embedded {
     /// The partition keys of the key-value table that start with `prefix` and hold an item
     /// that has not expired, in order, at most `max`.
     pub fn partitions(&self, prefix: &str, max: usize) -> Result<Vec<String>> {
-        let conn = self.conn();
+        let conn = self.reader();
         let mut stmt = conn
             .prepare(
                 "SELECT DISTINCT pk FROM kv

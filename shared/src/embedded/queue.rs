@@ -275,7 +275,7 @@ impl Queue for Embedded {
                 return Err(bad_receipt(&receipt));
             }
             // Each attempt's error, for `native dlq` (the message keeps only the last).
-            Self::record_attempt(tx, id, error)?;
+            Self::record_attempt(tx, id, &error)?;
             Ok(())
         })
         .await
