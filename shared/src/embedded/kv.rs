@@ -33,6 +33,43 @@ fn get_row(conn: &rusqlite::Connection, pk: &str, sk: &str) -> Result<Option<Ite
     .map_err(db_err)
 }
 
+/// One page of `pk`'s items under `prefix` (at most 1 000), read with `sql`, whose `?3` is the
+/// page's bound (`where_.2`), `?5` now and `?6` one item over the page, to tell whether there
+/// is a page after it.
+fn page(
+    conn: &rusqlite::Connection,
+    sql: &str,
+    where_: (&str, &str, &dyn rusqlite::ToSql),
+    limit: usize,
+) -> Result<ItemPage> {
+    let (pk, prefix, bound) = where_;
+    let limit = limit.clamp(1, 1000);
+    let mut stmt = conn.prepare_cached(sql).map_err(db_err)?;
+    let rows = stmt
+        .query_map(
+            params![
+                pk,
+                prefix,
+                bound,
+                prefix.chars().count() as i64,
+                now_s(),
+                limit as i64 + 1
+            ],
+            |r| {
+                Ok(Item {
+                    pk: pk.to_string(),
+                    sk: r.get(0)?,
+                    value: r.get(1)?,
+                    expires_at_s: r.get(2)?,
+                    version: r.get(3)?,
+                })
+            },
+        )
+        .map_err(db_err)?;
+    let items = rows.collect::<Result<Vec<_>, _>>().map_err(db_err)?;
+    Ok(ItemPage::from_overfetch(items, limit))
+}
+
 #[async_trait]
 impl KvStore for Embedded {
     async fn get(&self, pk: &str, sk: &str) -> Result<Option<Item>> {
@@ -90,38 +127,15 @@ impl KvStore for Embedded {
         after: Option<&str>,
         limit: usize,
     ) -> Result<ItemPage> {
-        let limit = limit.clamp(1, 1000);
         self.read(|conn| {
-        let mut stmt = conn
-            .prepare_cached(
+            page(
+                conn,
                 "SELECT sk, value, expires_at, version FROM kv
                  WHERE pk = ?1 AND sk >= ?2 AND sk > ?3 AND substr(sk, 1, ?4) = ?2 AND expires_at > ?5
                  ORDER BY sk LIMIT ?6",
+                (pk, prefix, &after.unwrap_or("")),
+                limit,
             )
-            .map_err(db_err)?;
-        let rows = stmt
-            .query_map(
-                params![
-                    pk,
-                    prefix,
-                    after.unwrap_or(""),
-                    prefix.chars().count() as i64,
-                    now_s(),
-                    limit as i64 + 1
-                ],
-                |r| {
-                    Ok(Item {
-                        pk: pk.to_string(),
-                        sk: r.get(0)?,
-                        value: r.get(1)?,
-                        expires_at_s: r.get(2)?,
-                        version: r.get(3)?,
-                    })
-                },
-            )
-            .map_err(db_err)?;
-        let items = rows.collect::<Result<Vec<_>, _>>().map_err(db_err)?;
-        Ok(ItemPage::from_overfetch(items, limit))
         })
     }
 
@@ -132,47 +146,20 @@ impl KvStore for Embedded {
         before: Option<&str>,
         limit: usize,
     ) -> Result<ItemPage> {
-        let limit = limit.clamp(1, 1000);
-        self.read(|conn| {
-            // Two statements rather than `(?3 IS NULL OR sk < ?3)`, which SQLite cannot use as
-            // a bound of the index range.
-            let mut stmt = conn
-                .prepare_cached(if before.is_some() {
-                    "SELECT sk, value, expires_at, version FROM kv
-                 WHERE pk = ?1 AND sk >= ?2 AND sk < ?3
-                   AND substr(sk, 1, ?4) = ?2 AND expires_at > ?5
-                 ORDER BY sk DESC LIMIT ?6"
-                } else {
-                    "SELECT sk, value, expires_at, version FROM kv
-                 WHERE pk = ?1 AND sk >= ?2 AND ?3 IS NULL
-                   AND substr(sk, 1, ?4) = ?2 AND expires_at > ?5
-                 ORDER BY sk DESC LIMIT ?6"
-                })
-                .map_err(db_err)?;
-            let rows = stmt
-                .query_map(
-                    params![
-                        pk,
-                        prefix,
-                        before,
-                        prefix.chars().count() as i64,
-                        now_s(),
-                        limit as i64 + 1
-                    ],
-                    |r| {
-                        Ok(Item {
-                            pk: pk.to_string(),
-                            sk: r.get(0)?,
-                            value: r.get(1)?,
-                            expires_at_s: r.get(2)?,
-                            version: r.get(3)?,
-                        })
-                    },
-                )
-                .map_err(db_err)?;
-            let items = rows.collect::<Result<Vec<_>, _>>().map_err(db_err)?;
-            Ok(ItemPage::from_overfetch(items, limit))
-        })
+        // Two statements rather than `(?3 IS NULL OR sk < ?3)`, which SQLite cannot use as a
+        // bound of the index range.
+        let sql = if before.is_some() {
+            "SELECT sk, value, expires_at, version FROM kv
+             WHERE pk = ?1 AND sk >= ?2 AND sk < ?3
+               AND substr(sk, 1, ?4) = ?2 AND expires_at > ?5
+             ORDER BY sk DESC LIMIT ?6"
+        } else {
+            "SELECT sk, value, expires_at, version FROM kv
+             WHERE pk = ?1 AND sk >= ?2 AND ?3 IS NULL
+               AND substr(sk, 1, ?4) = ?2 AND expires_at > ?5
+             ORDER BY sk DESC LIMIT ?6"
+        };
+        self.read(|conn| page(conn, sql, (pk, prefix, &before), limit))
     }
 
     async fn put_batch(&self, items: Vec<NewItem>) -> Result<()> {
