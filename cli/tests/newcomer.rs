@@ -4,57 +4,19 @@
 //! refusing a batch tenant without a batch bucket. Each test drives the built binary.
 
 use std::path::Path;
-use std::process::{Command, Stdio};
 
 use native_tests::{write_tenant, DEPLOYMENT};
 
-/// What one run of `native` did.
-struct Run {
-    code: i32,
-    stdout: String,
-    stderr: String,
-}
-
-impl Run {
-    fn code(&self, want: i32) -> &Self {
-        assert_eq!(
-            self.code, want,
-            "exit code\n--- stdout:\n{}\n--- stderr:\n{}",
-            self.stdout, self.stderr
-        );
-        self
-    }
-
-    fn err_has(&self, want: &str) -> &Self {
-        assert!(
-            self.stderr.contains(want),
-            "stderr lacks {want:?}:\n{}",
-            self.stderr
-        );
-        self
-    }
-}
+use native_tests::cli::Run;
 
 /// `native ARGS` in `cwd`.
 fn native_in(cwd: &Path, args: &[&str]) -> Run {
-    let o = Command::new(env!("CARGO_BIN_EXE_native"))
-        .current_dir(cwd)
-        .args(args)
-        .stdin(Stdio::null())
-        .output()
-        .expect("cannot run native");
-    Run {
-        code: o.status.code().expect("native was killed by a signal"),
-        stdout: String::from_utf8_lossy(&o.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&o.stderr).into_owned(),
-    }
+    native_tests::cli::run_in(Path::new(env!("CARGO_BIN_EXE_native")), cwd, args, &[])
 }
 
 /// `native --project DIR ARGS` from the temporary folder.
 fn native(project: &Path, args: &[&str]) -> Run {
-    let mut all = vec!["--project", project.to_str().unwrap()];
-    all.extend_from_slice(args);
-    native_in(&std::env::temp_dir(), &all)
+    native_tests::cli::run_at(Path::new(env!("CARGO_BIN_EXE_native")), project, args, &[])
 }
 
 /// A project with the tenant `acme` and `scripts`.
