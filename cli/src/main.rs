@@ -17,13 +17,21 @@ use clap::{Parser, Subcommand};
 
 /// native: run tenants' Luau scripts locally, on the embedded backend.
 ///
+/// What `native --version` prints: the version, and whether this is a debug build (its figures,
+/// a benchmark's or the hostile-load suite's, are not a release build's).
+const VERSION: &str = if cfg!(debug_assertions) {
+    concat!(env!("CARGO_PKG_VERSION"), " (debug build)")
+} else {
+    env!("CARGO_PKG_VERSION")
+};
+
 /// A project is a folder with deployment.json, tenants/<tenant>/config.json and
 /// tenants/<tenant>/scripts/<name>.luau. State lives in its .native/ folder.
 /// Exit codes: 0 success; 1 the verb's own work failed, its invocation or a message it caused
 /// (stderr names script and line; older messages failing again are only reported); 2 usage or
 /// config error.
 #[derive(Parser, Debug)]
-#[command(name = "native", version, about, long_about)]
+#[command(name = "native", version = VERSION, about, long_about)]
 pub struct Cli {
     /// The project folder (default: the nearest folder holding deployment.json, from the
     /// current one up, as cargo and git look for theirs).

@@ -149,7 +149,9 @@ fn hung_upstream(ctx: &mut Ctx) -> Result<Figures, String> {
         &[],
     )?;
     let before = s.proc();
-    let canary = Canary::start(&s, &canary_key);
+    // The canary comes every 20 ms here, a new connection each time, so that the burst's
+    // first second holds dozens of its calls, not a handful.
+    let canary = Canary::every(&s, &canary_key, Duration::from_millis(20));
     let cpu0 = super::cpu_ms(s.pid);
     // The flood: N requests at once, each on a connection of its own, opened within half a
     // second (5 000 SYNs in the same instant overflow the kernel's SYN backlog of 2 048 and
@@ -255,11 +257,25 @@ fn hung_upstream(ctx: &mut Ctx) -> Result<Figures, String> {
     if peak.threads > 2 + 256 + 32 {
         return Err(format!("the server ran {} threads", peak.threads));
     }
-    // The figure is 50 ms; a debug build on a shared machine gets ten times that.
-    if while_waiting.is_empty() || p99 > Duration::from_millis(500) {
+    let (during, in_burst) = canary.stop_split(Some(started + burst))?;
+    // The figure is 50 ms, over the whole flood, its burst too: a release build is held
+    // to it. A debug build answers each refusal ten times slower, so that the burst of 5 000
+    // queues for seconds (SECURITY.md); it is held to ten times that once the burst is answered.
+    let bound = if super::release_build() {
+        Duration::from_millis(50)
+    } else {
+        Duration::from_millis(500)
+    };
+    if while_waiting.is_empty() || p99 > bound {
         return Err(format!(
-            "another tenant's invocations while the flood waited: p99 {p99:?} over {} calls",
+            "another tenant's invocations while the flood waited: p99 {p99:?} over {} calls (at most {bound:?})",
             while_waiting.len()
+        ));
+    }
+    if super::release_build() && during.p99 > bound {
+        return Err(format!(
+            "the canary during the flood: p99 {:?} over {} calls (at most {bound:?}, a release build)",
+            during.p99, during.calls
         ));
     }
     let mut f = vec![
@@ -293,7 +309,25 @@ fn hung_upstream(ctx: &mut Ctx) -> Result<Figures, String> {
             ),
         ),
     ];
-    f.extend(canary_figures(canary, &s, &canary_key)?);
+    let after_ms = super::ping(&s, &canary_key)
+        .map_err(|e| format!("the canary failed after the attack: {e}"))?;
+    let ms = |d: Duration| format!("{:.1} ms", d.as_secs_f64() * 1000.0);
+    f.push((
+        "canary (another tenant, a new connection every 20 ms)".into(),
+        format!(
+            "over the whole flood, its burst too: {} calls, p99 {}, max {}; while the burst was answered: {}; after: {}",
+            during.calls,
+            ms(during.p99),
+            ms(during.max),
+            in_burst.map_or("no call".into(), |b| format!(
+                "{} calls, p99 {}, max {}",
+                b.calls,
+                ms(b.p99),
+                ms(b.max)
+            )),
+            ms(after_ms)
+        ),
+    ));
     Ok(f)
 }
 

@@ -35,6 +35,19 @@ fn native_bin() -> PathBuf {
         .unwrap_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_native")))
 }
 
+/// Whether the binary under test is a release build (`native --version` says when it is not):
+/// the figures are a release build's, and a case holds one to them.
+pub fn release_build() -> bool {
+    static RELEASE: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *RELEASE.get_or_init(|| {
+        let out = Command::new(native_bin())
+            .arg("--version")
+            .output()
+            .expect("native --version runs");
+        !String::from_utf8_lossy(&out.stdout).contains("debug build")
+    })
+}
+
 /// The canary tenant every case has: its `ping` answers at once.
 pub const CANARY_TENANT: &str = "canary";
 const CANARY_PING: &str = "function on_invoke(ctx, ev) return { pong = ctx.tenant } end";
@@ -220,8 +233,11 @@ impl Serve {
 /// answer 200, within [`CANARY_SLOW`].
 pub struct Canary {
     stop: Arc<AtomicBool>,
-    thread: Option<std::thread::JoinHandle<Vec<Result<Duration, String>>>>,
+    thread: Option<std::thread::JoinHandle<Vec<CanaryCall>>>,
 }
+
+/// One call of a canary: when it started, and how long it took or why it failed.
+type CanaryCall = (Instant, Result<Duration, String>);
 
 /// The slowest answer a canary may get during an attack (a debug build on a shared 2-core
 /// machine; an answer in the absence of attack takes milliseconds).
@@ -239,16 +255,22 @@ pub struct CanaryReport {
 }
 
 impl Canary {
-    /// Starts invoking `ping` of the canary tenant on `serve` with `key`.
+    /// Starts invoking `ping` of the canary tenant on `serve` with `key`, every 100 ms.
     pub fn start(serve: &Serve, key: &str) -> Canary {
+        Self::every(serve, key, Duration::from_millis(100))
+    }
+
+    /// Starts invoking `ping`, each call `pause` after the answer to the one before, on a
+    /// connection of its own (as a new client comes).
+    pub fn every(serve: &Serve, key: &str, pause: Duration) -> Canary {
         let (serve, key) = (serve.clone(), key.to_string());
         let stop = Arc::new(AtomicBool::new(false));
         let flag = stop.clone();
         let thread = std::thread::spawn(move || {
             let mut seen = Vec::new();
             while !flag.load(Ordering::Relaxed) {
-                seen.push(ping(&serve, &key));
-                std::thread::sleep(Duration::from_millis(100));
+                seen.push((Instant::now(), ping(&serve, &key)));
+                std::thread::sleep(pause);
             }
             seen
         });
@@ -259,28 +281,47 @@ impl Canary {
     }
 
     /// Stops it: what it saw, or the first answer that was not a prompt 200.
-    pub fn stop(mut self) -> Result<CanaryReport, String> {
+    pub fn stop(self) -> Result<CanaryReport, String> {
+        self.stop_split(None).map(|(all, _)| all)
+    }
+
+    /// Stops it: what it saw in all, and, when `before` is given, what it saw of the calls it
+    /// made before that instant (the first part of an attack); or the first answer that was
+    /// not a prompt 200.
+    pub fn stop_split(
+        mut self,
+        before: Option<Instant>,
+    ) -> Result<(CanaryReport, Option<CanaryReport>), String> {
         self.stop.store(true, Ordering::Relaxed);
         let seen = self.thread.take().unwrap().join().unwrap();
-        let mut times = Vec::new();
-        for s in seen {
-            times.push(s.map_err(|e| format!("the canary failed during the attack: {e}"))?);
+        let (mut times, mut early) = (Vec::new(), Vec::new());
+        for (at, s) in seen {
+            let took = s.map_err(|e| format!("the canary failed during the attack: {e}"))?;
+            times.push(took);
+            if before.is_some_and(|b| at < b) {
+                early.push(took);
+            }
         }
-        if times.is_empty() {
-            return Err("the canary made no call".into());
-        }
-        times.sort();
-        let p99 = times[(times.len() * 99 / 100).min(times.len() - 1)];
-        let max = *times.last().unwrap();
-        if max > CANARY_SLOW {
+        let all = CanaryReport::of(times).ok_or("the canary made no call")?;
+        if all.max > CANARY_SLOW {
             return Err(format!(
-                "the canary's slowest answer took {max:?} (more than {CANARY_SLOW:?})"
+                "the canary's slowest answer took {:?} (more than {CANARY_SLOW:?})",
+                all.max
             ));
         }
-        Ok(CanaryReport {
+        Ok((all, CanaryReport::of(early)))
+    }
+}
+
+impl CanaryReport {
+    /// The figures of these answer times, if there are any.
+    fn of(mut times: Vec<Duration>) -> Option<CanaryReport> {
+        times.sort();
+        let max = *times.last()?;
+        Some(CanaryReport {
             calls: times.len(),
             max,
-            p99,
+            p99: times[(times.len() * 99 / 100).min(times.len() - 1)],
         })
     }
 }
