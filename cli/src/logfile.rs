@@ -34,12 +34,28 @@ pub fn rotated(path: &Path) -> PathBuf {
     PathBuf::from(p)
 }
 
+/// How often a writer looks whether another process rotated the file (one `stat` of the path)
+/// and how long the file has grown through the others' appends (one `fstat`). Between looks a
+/// record costs one `write`: `native serve` logs every request, and three `stat`s a record were
+/// most of the cost of logging one. A record appended in the meantime to a file another process
+/// has just rotated lands in the rotated file, which `native logs` reads too.
+const LOOK_EVERY: std::time::Duration = std::time::Duration::from_millis(250);
+
 /// A sink appending each record to the project's log file, rotating it at `max_bytes`.
 #[derive(Debug)]
 pub struct LogFile {
     path: PathBuf,
     max_bytes: u64,
-    file: Mutex<Option<File>>,
+    file: Mutex<Option<Open>>,
+}
+
+/// The file being appended to: its length as last known (read when looked at, then counted as
+/// this process appends), and when it was last looked at.
+#[derive(Debug)]
+struct Open {
+    file: File,
+    len: u64,
+    looked: std::time::Instant,
 }
 
 impl LogFile {
@@ -57,32 +73,44 @@ impl LogFile {
         }
     }
 
-    fn open(&self) -> std::io::Result<File> {
+    fn open(&self) -> std::io::Result<Open> {
         if let Some(dir) = self.path.parent() {
             std::fs::create_dir_all(dir)?;
         }
-        OpenOptions::new()
+        let file = OpenOptions::new()
             .create(true)
             .append(true)
-            .open(&self.path)
+            .open(&self.path)?;
+        let len = file.metadata()?.len();
+        Ok(Open {
+            file,
+            len,
+            looked: std::time::Instant::now(),
+        })
     }
 
-    fn append(&self, line: &[u8]) -> std::io::Result<()> {
+    /// Appends `lines` (whole lines) to the file, rotating it once past its size.
+    pub(crate) fn append(&self, lines: &[u8]) -> std::io::Result<()> {
         let mut slot = self.file.lock().unwrap_or_else(|p| p.into_inner());
-        // Another process may have rotated the file: write to the one at the path.
-        let stale = match (slot.as_ref(), std::fs::metadata(&self.path)) {
-            (Some(f), Ok(at_path)) => !same_file(f, &at_path),
-            (Some(_), Err(_)) => true,
-            (None, _) => true,
+        // Another process may have rotated the file (write to the one at the path) or appended
+        // to it (count its records towards the size).
+        let open = match slot.take() {
+            Some(o) if o.looked.elapsed() < LOOK_EVERY => o,
+            Some(mut o) => match std::fs::metadata(&self.path) {
+                Ok(at_path) if same_file(&o.file, &at_path) => {
+                    o.len = at_path.len();
+                    o.looked = std::time::Instant::now();
+                    o
+                }
+                _ => self.open()?,
+            },
+            None => self.open()?,
         };
-        if stale {
-            *slot = Some(self.open()?);
-        }
-        let Some(f) = slot.as_mut() else {
-            return Ok(());
-        };
-        f.write_all(line)?;
-        if f.metadata()?.len() > self.max_bytes {
+        let o = slot.insert(open);
+        o.file.write_all(lines)?;
+        o.len += lines.len() as u64;
+        if o.len > self.max_bytes {
+            *slot = None;
             std::fs::rename(&self.path, rotated(&self.path))?;
             *slot = Some(self.open()?);
         }
@@ -103,8 +131,9 @@ fn same_file(_: &File, _: &std::fs::Metadata) -> bool {
     true
 }
 
-impl LogSink for LogFile {
-    fn write(&self, record: &serde_json::Value) {
+impl LogFile {
+    /// The record as this file keeps it, newline included: cut when over [`MAX_RECORD_BYTES`].
+    pub fn line(record: &serde_json::Value) -> String {
         let mut line = record.to_string();
         if line.len() > MAX_RECORD_BYTES {
             let mut cut = serde_json::json!({
@@ -123,8 +152,14 @@ impl LogSink for LogFile {
             line = cut.to_string();
         }
         line.push('\n');
+        line
+    }
+}
+
+impl LogSink for LogFile {
+    fn write(&self, record: &serde_json::Value) {
         // The history is a convenience: a full disk must not fail the work it records.
-        let _ = self.append(line.as_bytes());
+        let _ = self.append(Self::line(record).as_bytes());
     }
 }
 

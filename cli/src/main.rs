@@ -8,6 +8,7 @@ mod commands;
 mod examples;
 mod logfile;
 mod out;
+mod served_log;
 mod show;
 
 use std::path::PathBuf;

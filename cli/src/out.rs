@@ -46,6 +46,11 @@ pub fn line(args: std::fmt::Arguments<'_>) {
     bytes(s.as_bytes());
 }
 
+/// Writes bytes to stderr as they are.
+pub fn err_bytes(bytes: &[u8]) {
+    write_to(io::stderr().lock(), &ERR_CLOSED, "standard error", bytes);
+}
+
 /// Writes a line to stderr.
 pub fn err_line(args: std::fmt::Arguments<'_>) {
     let mut s = args.to_string();

@@ -14,8 +14,6 @@ use std::sync::Arc;
 
 use native_core::observe::LogSink;
 
-use crate::out::errln;
-
 /// Whether `c` must not reach a terminal raw.
 fn unsafe_char(c: char) -> bool {
     c.is_control() // C0, DEL and C1
@@ -116,14 +114,28 @@ impl Default for TerminalLog {
     }
 }
 
+impl TerminalLog {
+    /// One JSON object a line, whatever stderr is.
+    #[cfg(test)]
+    pub(crate) fn json() -> Self {
+        TerminalLog { readable: false }
+    }
+
+    /// The record as this sink writes it, newline included.
+    pub fn line(&self, record: &serde_json::Value) -> String {
+        let mut line = if self.readable {
+            readable(record)
+        } else {
+            json(&record.to_string()).into_owned()
+        };
+        line.push('\n');
+        line
+    }
+}
+
 impl LogSink for TerminalLog {
     fn write(&self, record: &serde_json::Value) {
-        if self.readable {
-            errln!("{}", readable(record));
-        } else {
-            let line = record.to_string();
-            errln!("{}", json(&line));
-        }
+        crate::out::err_bytes(self.line(record).as_bytes());
     }
 }
 
@@ -191,27 +203,32 @@ pub fn started_chain(
 /// A runtime over the project whose script logs go through [`TerminalLog`] and into the
 /// project's log file ([`crate::logfile`], what `native logs` reads).
 pub fn runtime(p: &native_core::local::Project) -> native_core::runtime::Runtime {
-    dressed(p, p.runtime())
+    let file = crate::logfile::LogFile::new(&p.root.join(".native"));
+    dressed(
+        p.runtime(),
+        Arc::new(crate::logfile::Both(TerminalLog::default(), file)),
+    )
 }
 
-/// [`runtime`] for `native serve` on `addr`: callback URLs name the address served.
+/// [`runtime`] for `native serve` on `addr`: callback URLs name the address served, and the log
+/// is written in batches ([`crate::served_log`]; flush it before exiting).
 pub fn served_runtime(
     p: &native_core::local::Project,
     addr: std::net::SocketAddr,
-) -> native_core::runtime::Runtime {
-    dressed(p, p.runtime_served_at(addr))
+) -> (native_core::runtime::Runtime, crate::served_log::ServedLog) {
+    let file = crate::logfile::LogFile::new(&p.root.join(".native"));
+    let log = crate::served_log::ServedLog::new(TerminalLog::default(), file);
+    let rt = dressed(p.runtime_served_at(addr), Arc::new(log.clone()));
+    (rt, log)
 }
 
 /// The CLI's log and `-v`; the CLI outlives its invocations, so it performs job:http itself
 /// (and waits for it).
 fn dressed(
-    p: &native_core::local::Project,
     rt: native_core::runtime::Runtime,
+    log: Arc<dyn native_core::observe::LogSink>,
 ) -> native_core::runtime::Runtime {
-    let file = crate::logfile::LogFile::new(&p.root.join(".native"));
-    let rt = rt
-        .with_log(Arc::new(crate::logfile::Both(TerminalLog::default(), file)))
-        .with_http_jobs();
+    let rt = rt.with_log(log).with_http_jobs();
     if VERBOSE.load(Ordering::Relaxed) {
         rt.with_run_log()
     } else {

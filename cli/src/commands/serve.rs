@@ -64,9 +64,9 @@ pub async fn run(project: &Path, listen: &str, max_concurrent: u32) -> Outcome {
     // Script logs on stderr, escaped for the terminal as the other verbs print them; callback
     // URLs name the address bound (the port picked for `--listen 127.0.0.1:0` included).
     // Finished runs are kept in memory for the console's invocations pages.
+    let (rt, log) = crate::show::served_runtime(&p, addr);
     let rt = Arc::new(
-        crate::show::served_runtime(&p, addr)
-            .with_admission(max_concurrent)
+        rt.with_admission(max_concurrent)
             .with_recent(Arc::new(Recent::new())),
     );
     // Scripts and tests read this line to learn the port: exactly this, first, on stdout.
@@ -105,6 +105,8 @@ pub async fn run(project: &Path, listen: &str, max_concurrent: u32) -> Outcome {
     let app = app(rt, &hygiene).merge(console);
     let served = serve_app(listener, app, hygiene, stop, GRACE).await;
     let _ = worker.await;
+    // Every record of the run is written before the last lines say how it ended.
+    log.flush();
     if !served.finished {
         errln!(
             "requests still running {} s after the stop were cut off",
