@@ -238,6 +238,10 @@ pub async fn revoke(kv: &dyn KvStore, tenant: &str, id: &str) -> Result<()> {
         return Err(not_found());
     }
     kv.delete(&record_pk(id), RECORD_SK, None).await?;
+    // Every process that cached the key ([`Verified`]) sees it gone at its next request.
+    if let Some(g) = kv.generation() {
+        g.bump();
+    }
     kv.delete(&index_pk(tenant), id, None).await?;
     Ok(())
 }
@@ -283,6 +287,87 @@ pub async fn authenticate(
         }
     }
     Ok(Ok(rec.tenant))
+}
+
+/// The most keys one process keeps verified; past it the cache starts again empty.
+pub const MAX_VERIFIED: usize = 10_000;
+
+/// API keys this process has verified, so that a request with a key seen before costs no read
+/// of the store: one load of the store's generation counter ([`crate::ports::Generation`]), a
+/// SHA-256 of the presented secret and a map lookup. A revocation bumps the counter, so every
+/// process's next request with any key reads the store again: revocation stays immediate, from
+/// any process. Where the store has no such counter (DynamoDB), every request reads it, as
+/// [`authenticate`] does.
+///
+/// Only successes are kept, under the hash of their secret, never the secret; a key's
+/// `last_used_ms` is still written once a minute, as each entry is read from the store again
+/// after [`LAST_USED_EVERY_MS`].
+#[derive(Debug, Default)]
+pub struct Verified {
+    keys: std::sync::Mutex<std::collections::HashMap<String, Known>>,
+}
+
+/// A key verified against the store.
+#[derive(Debug)]
+struct Known {
+    /// SHA-256 of its secret.
+    hash: [u8; 32],
+    tenant: String,
+    /// The store's generation when it was read.
+    generation: u64,
+    /// When it was read, in ms since the epoch.
+    read_ms: i64,
+}
+
+impl Verified {
+    /// [`authenticate`], from this cache where the store allows.
+    pub async fn authenticate(
+        &self,
+        kv: &dyn KvStore,
+        key: &str,
+    ) -> Result<std::result::Result<String, AuthError>> {
+        let Some(generation) = kv.generation() else {
+            return authenticate(kv, key).await;
+        };
+        let (id, secret) = match parse(key) {
+            Ok(p) => p,
+            Err(e) => return Ok(Err(e)),
+        };
+        // Read before the store is: a revocation committed after this load bumps past it, so
+        // what is cached below under it is stale at once.
+        let seen = generation.current();
+        let presented: [u8; 32] = Sha256::digest(secret.as_bytes()).into();
+        let now = now_ms();
+        if let Some(k) = self.lock().get(id) {
+            if k.generation == seen
+                && now - k.read_ms < LAST_USED_EVERY_MS
+                && bool::from(k.hash.ct_eq(&presented))
+            {
+                return Ok(Ok(k.tenant.clone()));
+            }
+        }
+        let out = authenticate(kv, key).await?;
+        if let Ok(tenant) = &out {
+            let mut keys = self.lock();
+            if keys.len() >= MAX_VERIFIED && !keys.contains_key(id) {
+                keys.clear();
+            }
+            keys.insert(
+                id.to_string(),
+                Known {
+                    hash: presented,
+                    tenant: tenant.clone(),
+                    generation: seen,
+                    read_ms: now,
+                },
+            );
+        }
+        Ok(out)
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, std::collections::HashMap<String, Known>> {
+        self.keys.lock().unwrap_or_else(|p| p.into_inner())
+    }
 }
 
 #[cfg(test)]
@@ -354,6 +439,51 @@ mod tests {
         let unknown = format!("nk_{}_{}", "a".repeat(16), "b".repeat(64));
         assert_eq!(
             authenticate(&*kv, &unknown).await.unwrap(),
+            Err(AuthError::Unknown)
+        );
+    }
+
+    #[tokio::test]
+    async fn a_verified_key_is_answered_from_memory_until_any_process_revokes_one() {
+        // GIVEN two keys of acme, verified once by a process (its cache)
+        let (d, kv) = kv();
+        let (k1, k2) = (
+            create(&*kv, "acme", "").await.unwrap(),
+            create(&*kv, "acme", "").await.unwrap(),
+        );
+        let cache = Verified::default();
+        for k in [&k1, &k2] {
+            assert_eq!(
+                cache.authenticate(&*kv, &k.key).await.unwrap(),
+                Ok("acme".into())
+            );
+        }
+        // WHEN k1's record is deleted behind the cache's back (no revocation: no bump)
+        kv.delete(&record_pk(&k1.id), RECORD_SK, None)
+            .await
+            .unwrap();
+        // THEN the cache still answers it: the store was not read
+        assert_eq!(
+            cache.authenticate(&*kv, &k1.key).await.unwrap(),
+            Ok("acme".into())
+        );
+        // AND a wrong secret for a cached id is still refused
+        let forged = format!("nk_{}_{}", k2.id, "0".repeat(64));
+        assert_eq!(
+            cache.authenticate(&*kv, &forged).await.unwrap(),
+            Err(AuthError::Unknown)
+        );
+        // WHEN another process (another opening of the same project) revokes k2
+        let other = Embedded::open(d.path(), Default::default()).unwrap();
+        revoke(&*other.backends().kv, "acme", &k2.id).await.unwrap();
+        // THEN this process refuses k2 at its very next request, and k1 (whose record is
+        // gone) too: every entry is read from the store again
+        assert_eq!(
+            cache.authenticate(&*kv, &k2.key).await.unwrap(),
+            Err(AuthError::Unknown)
+        );
+        assert_eq!(
+            cache.authenticate(&*kv, &k1.key).await.unwrap(),
             Err(AuthError::Unknown)
         );
     }

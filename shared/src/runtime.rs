@@ -85,6 +85,8 @@ pub struct Runtime {
     recent: Option<Arc<Recent>>,
     /// Log each script run and each routing choice (`native -v`).
     run_log: bool,
+    /// API keys this process has verified, where the key-value store lets it cache them.
+    keys: Arc<crate::api_keys::Verified>,
 }
 
 /// What started a run, for the console's record of it.
@@ -116,7 +118,14 @@ impl Runtime {
             admission: None,
             recent: None,
             run_log: false,
+            keys: Default::default(),
         }
+    }
+
+    /// The API keys this runtime has verified ([`crate::api_keys::Verified`]): what inbound HTTP
+    /// checks a request's key with.
+    pub fn verified_keys(&self) -> &crate::api_keys::Verified {
+        &self.keys
     }
 
     /// The same runtime logging, at debug level, each script it runs (`"msg": "ran"`: tenant,

@@ -76,6 +76,13 @@ impl KvStore for Embedded {
         self.read(|c| get_row(c, pk, sk))
     }
 
+    fn generation(&self) -> Option<&dyn crate::ports::Generation> {
+        self.inner
+            .generation
+            .as_ref()
+            .map(|g| g as &dyn crate::ports::Generation)
+    }
+
     async fn put(&self, item: NewItem, mode: PutMode) -> Result<String> {
         self.write(move |tx| {
             let old = get_row(tx, &item.pk, &item.sk)?;

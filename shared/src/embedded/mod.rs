@@ -9,6 +9,7 @@
 mod disk;
 mod doctor;
 mod faults;
+mod generation;
 pub mod inspect;
 mod kv;
 mod objects;
@@ -62,6 +63,8 @@ struct Inner {
     /// The fair-queue group each queue served last (events, work): the next receive starts
     /// after it.
     served: Arc<Mutex<[String; 2]>>,
+    /// The project's generation counter (`generation.rs`), unless the folder cannot hold one.
+    generation: Option<generation::SharedCounter>,
 }
 
 impl std::fmt::Debug for Embedded {
@@ -145,6 +148,7 @@ impl Embedded {
                 owner,
                 alive: Mutex::new(Default::default()),
                 served: Default::default(),
+                generation: generation::SharedCounter::open(root).ok(),
             }),
         })
     }

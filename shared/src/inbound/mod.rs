@@ -84,7 +84,11 @@ pub(crate) async fn tenant_of(rt: &Runtime, headers: &HeaderMap) -> Result<Strin
         ),
     };
     let key = api_keys::bearer(header).map_err(|e| ApiError::unauthenticated(e.to_string()))?;
-    match api_keys::authenticate(&*rt.services.backends.kv, key).await? {
+    match rt
+        .verified_keys()
+        .authenticate(&*rt.services.backends.kv, key)
+        .await?
+    {
         Ok(tenant) => {
             access_log::note_tenant(&tenant);
             Ok(tenant)

@@ -159,4 +159,21 @@ pub trait KvStore: std::fmt::Debug + Send + Sync {
     async fn flush(&self) -> Result<()> {
         Ok(())
     }
+
+    /// The store's generation counter, where it has one that costs no I/O to read: what lets
+    /// a process cache what it read from the store (verified API keys) and still see at once
+    /// that another process changed it. `None` (the default): read the store every time.
+    fn generation(&self) -> Option<&dyn Generation> {
+        None
+    }
+}
+
+/// A counter that every process using one store shares, read without I/O: whoever changes
+/// something that others may have cached bumps it once the change is committed; a cache entry
+/// taken under an older value is stale.
+pub trait Generation: std::fmt::Debug + Send + Sync {
+    /// Its value now.
+    fn current(&self) -> u64;
+    /// Adds one, seen by every process at once.
+    fn bump(&self);
 }
