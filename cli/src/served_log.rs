@@ -115,8 +115,10 @@ impl Shared {
 
 impl LogSink for ServedLog {
     fn write(&self, record: &serde_json::Value) {
-        let terminal = self.shared.terminal.line(record);
-        let file = LogFile::line(record);
+        // One serialisation for both lines.
+        let text = record.to_string();
+        let terminal = self.shared.terminal.line_of(record, || text.clone());
+        let file = LogFile::line_of(record, text);
         let mut w = self
             .shared
             .waiting

@@ -123,10 +123,15 @@ impl TerminalLog {
 
     /// The record as this sink writes it, newline included.
     pub fn line(&self, record: &serde_json::Value) -> String {
+        self.line_of(record, || record.to_string())
+    }
+
+    /// [`Self::line`], the record's JSON text taken from `text` when needed.
+    pub fn line_of(&self, record: &serde_json::Value, text: impl FnOnce() -> String) -> String {
         let mut line = if self.readable {
             readable(record)
         } else {
-            json(&record.to_string()).into_owned()
+            json(&text()).into_owned()
         };
         line.push('\n');
         line
