@@ -272,18 +272,19 @@ pub async fn authenticate(
         rec.last_used_ms = Some(now);
         if let Ok(value) = serde_json::to_string(&rec) {
             // Only over the version read: a concurrent revoke must not be undone by this
-            // write. Losing the race (or failing) costs only a stale `last used`.
-            let _ = kv
-                .put(
-                    NewItem {
-                        pk: record_pk(id),
-                        sk: RECORD_SK.into(),
-                        value,
-                        expires_at_s: NEVER_S,
-                    },
-                    PutMode::Update(item.version),
-                )
-                .await;
+            // write. Losing the race (or failing) costs only a stale `last used`, and so does
+            // losing it to a power cut: the request does not wait for it to reach the disk
+            // (the store's next sync takes it there).
+            let _ = crate::ports::durability::deferring_async(kv.put(
+                NewItem {
+                    pk: record_pk(id),
+                    sk: RECORD_SK.into(),
+                    value,
+                    expires_at_s: NEVER_S,
+                },
+                PutMode::Update(item.version),
+            ))
+            .await;
         }
     }
     Ok(Ok(rec.tenant))
