@@ -18,11 +18,21 @@ pub type Span = (usize, usize, u64, usize);
 pub trait PartSource {
     /// Opens a part (the key relative to the job folder) as a blocking reader with its size;
     /// counts one data op. `None` when it is missing.
-    fn open(&mut self, key: &str) -> Result<Option<(u64, Box<dyn Read + Send>)>>;
+    fn open(&mut self, key: &str) -> Result<Option<Opened>>;
     /// Counts decompressed bytes read against `max_stream_mb` and checks the deadline.
     fn consumed(&mut self, bytes: u64) -> Result<()>;
     /// The longest row allowed, in bytes.
     fn max_row(&self) -> usize;
+}
+
+/// A part opened by a [`PartSource`].
+pub struct Opened {
+    /// Its size in bytes, as stored.
+    pub size: u64,
+    /// Its stored bytes.
+    pub reader: Box<dyn Read + Send>,
+    /// The SHA-256 that the reader itself checks ([`ObjectReader::verified_sha256`]).
+    pub verified_sha256: Option<String>,
 }
 
 /// Adapts an async [`ObjectReader`] to [`Read`] by blocking on each chunk.
@@ -78,17 +88,20 @@ impl Read for Blocking {
     }
 }
 
-/// Counts and hashes the stored bytes as they pass.
+/// Counts and hashes the stored bytes as they pass (`sha` is `None` where the store checks
+/// the digest the manifest gives: the bytes are hashed once, not twice).
 struct Hashing<R> {
     inner: R,
-    sha: Sha256,
+    sha: Option<Sha256>,
     bytes: u64,
 }
 
 impl<R: Read> Read for Hashing<R> {
     fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
         let n = self.inner.read(buf)?;
-        self.sha.update(&buf[..n]);
+        if let Some(sha) = &mut self.sha {
+            sha.update(&buf[..n]);
+        }
         self.bytes += n as u64;
         Ok(n)
     }
@@ -158,7 +171,12 @@ impl Rows {
         let Some(part) = self.parts.pop_front() else {
             return Ok(false);
         };
-        let Some((size, reader)) = src.open(&part.key)? else {
+        let Some(Opened {
+            size,
+            reader,
+            verified_sha256,
+        }) = src.open(&part.key)?
+        else {
             return Err(bad(
                 &self.what,
                 &part,
@@ -174,11 +192,17 @@ impl Rows {
                 ));
             }
         }
+        // Where the store checks the very digest the manifest gives, reading to the end
+        // without an error is the check.
+        let checked = matches!(
+            (&part.sha256, &verified_sha256),
+            (Some(want), Some(got)) if want.eq_ignore_ascii_case(got)
+        );
         let mut raw = BufReader::with_capacity(
             256 * 1024,
             Hashing {
                 inner: reader,
-                sha: Sha256::new(),
+                sha: (!checked).then(Sha256::new),
                 bytes: 0,
             },
         );
@@ -213,8 +237,8 @@ impl Rows {
                 ));
             }
         }
-        if let Some(want) = &cur.part.sha256 {
-            let got = hex::encode(h.sha.clone().finalize());
+        if let (Some(want), Some(sha)) = (&cur.part.sha256, &h.sha) {
+            let got = hex::encode(sha.clone().finalize());
             if !got.eq_ignore_ascii_case(want) {
                 return Err(bad(
                     &self.what,
@@ -433,9 +457,12 @@ mod tests {
     }
 
     impl PartSource for OnePart {
-        fn open(&mut self, _key: &str) -> Result<Option<(u64, Box<dyn Read + Send>)>> {
-            let r: Box<dyn Read + Send> = Box::new(std::io::Cursor::new(self.stored.clone()));
-            Ok(Some((self.stored.len() as u64, r)))
+        fn open(&mut self, _key: &str) -> Result<Option<Opened>> {
+            Ok(Some(Opened {
+                size: self.stored.len() as u64,
+                reader: Box::new(std::io::Cursor::new(self.stored.clone())),
+                verified_sha256: None,
+            }))
         }
         fn consumed(&mut self, bytes: u64) -> Result<()> {
             self.consumed += bytes;
@@ -450,6 +477,107 @@ mod tests {
         fn max_row(&self) -> usize {
             self.max_row
         }
+    }
+
+    /// A part whose store vouches for a digest, and whose reader fails at its end when told
+    /// to (as the embedded store's does for a blob that does not have its digest).
+    struct Vouched {
+        stored: Vec<u8>,
+        digest: String,
+        damaged: bool,
+    }
+
+    /// Reads `stored`, then fails instead of ending, as a store that found it damaged.
+    struct FailsAtEnd(std::io::Cursor<Vec<u8>>);
+
+    impl Read for FailsAtEnd {
+        fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+            match self.0.read(buf)? {
+                0 => Err(std::io::Error::other(
+                    "object b/r.0000 is damaged: does not have the sha256 it is named by",
+                )),
+                n => Ok(n),
+            }
+        }
+    }
+
+    impl PartSource for Vouched {
+        fn open(&mut self, _key: &str) -> Result<Option<Opened>> {
+            let cursor = std::io::Cursor::new(self.stored.clone());
+            Ok(Some(Opened {
+                size: self.stored.len() as u64,
+                reader: if self.damaged {
+                    Box::new(FailsAtEnd(cursor))
+                } else {
+                    Box::new(cursor)
+                },
+                verified_sha256: Some(self.digest.clone()),
+            }))
+        }
+        fn consumed(&mut self, _bytes: u64) -> Result<()> {
+            Ok(())
+        }
+        fn max_row(&self) -> usize {
+            1 << 20
+        }
+    }
+
+    fn all_rows(src: &mut dyn PartSource, sha256: &str, len: usize) -> Result<u64> {
+        let part = Part {
+            key: "r.0000".into(),
+            bytes: Some(len as u64),
+            sha256: Some(sha256.into()),
+        };
+        let mut rows = Rows::new("result \"r\"", vec![part], None);
+        let mut out = Vec::new();
+        let mut n = 0;
+        while rows.next_line_into(src, &mut out)?.is_some() {
+            out.clear();
+            n += 1;
+        }
+        Ok(n)
+    }
+
+    #[test]
+    fn a_digest_the_store_checks_is_not_hashed_again_and_its_failure_fails_the_rows() {
+        let stored = b"{\"a\":1}\n{\"a\":2}\n".to_vec();
+        let real = hex::encode(Sha256::digest(&stored));
+        let other = "ab".repeat(32);
+        // GIVEN a store that vouches for the manifest's digest (here a digest the bytes do not
+        // have, to tell whether the reader hashed them itself) THEN the rows are read unhashed
+        let mut src = Vouched {
+            stored: stored.clone(),
+            digest: other.clone(),
+            damaged: false,
+        };
+        assert_eq!(
+            all_rows(&mut src, &other.to_uppercase(), stored.len()).unwrap(),
+            2
+        );
+        // WHEN the store finds the content damaged at its end THEN the rows fail with its words
+        let mut src = Vouched {
+            stored: stored.clone(),
+            digest: real.clone(),
+            damaged: true,
+        };
+        let e = all_rows(&mut src, &real, stored.len())
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("does not have the sha256 it is named by"), "{e}");
+        // AND where the store vouches for another digest than the manifest's, the reader
+        // hashes as before and names the mismatch
+        let mut src = Vouched {
+            stored: stored.clone(),
+            digest: real.clone(),
+            damaged: false,
+        };
+        let e = all_rows(&mut src, &other, stored.len())
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains(&format!("sha256 is {real}, the manifest says {other}")),
+            "{e}"
+        );
     }
 
     type Got = (Vec<(Vec<u8>, u64)>, Option<String>, u64);

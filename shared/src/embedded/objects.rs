@@ -442,4 +442,9 @@ impl ObjectReader for FileReader {
         self.digest.update(&buf);
         Ok(Some(Bytes::from(buf)))
     }
+
+    fn verified_sha256(&self) -> Option<&str> {
+        // Content-addressed: the blob is named by its digest, checked as the stream ends.
+        Some(&self.blob)
+    }
 }

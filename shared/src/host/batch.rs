@@ -16,7 +16,7 @@ use crate::batch::manifest::{
     check_job_id, check_part_key, done_job, id_record_key, job_dir, request_fingerprint, state_key,
     Dataset, Done, IdRecord, Part, Query, Request, State, REQUEST_VERSION,
 };
-use crate::batch::reader::{Blocking, PartSource, Rows};
+use crate::batch::reader::{Blocking, Opened, PartSource, Rows};
 use crate::outbound::jobs::{HttpJob, JobRequest, REQUEST_TIMEOUT};
 use crate::ports::PutMode;
 
@@ -695,18 +695,16 @@ pub(crate) struct JobParts<'a> {
 }
 
 impl PartSource for JobParts<'_> {
-    fn open(&mut self, key: &str) -> crate::Result<Option<(u64, Box<dyn Read + Send>)>> {
+    fn open(&mut self, key: &str) -> crate::Result<Option<Opened>> {
         use crate::budget::Budget;
         self.inv.spend(1)?;
         let full = format!("{}{key}", self.dir);
         let objects = self.inv.services.backends.objects.clone();
         let got = crate::blocking::wait(&self.inv.handle, objects.open(self.bucket, &full))?;
-        Ok(got.map(|(meta, r)| {
-            (
-                meta.size,
-                Box::new(Blocking::new(r, self.inv.handle.clone(), self.inv.deadline))
-                    as Box<dyn Read + Send>,
-            )
+        Ok(got.map(|(meta, r)| Opened {
+            size: meta.size,
+            verified_sha256: r.verified_sha256().map(str::to_string),
+            reader: Box::new(Blocking::new(r, self.inv.handle.clone(), self.inv.deadline)),
         }))
     }
 
@@ -819,7 +817,11 @@ impl UserData for Finished {
             let mut out = Vec::new();
             for part in &d.parts {
                 let what = format!("result {name:?} of job {:?}, part {:?}", j.id, part.key);
-                let (size, mut r) = src
+                let Opened {
+                    size,
+                    reader: mut r,
+                    ..
+                } = src
                     .open(&part.key)
                     .map_err(|e| raise(lua, e))?
                     .ok_or_else(|| raise(lua, format!("{what}: the part is missing")))?;

@@ -40,6 +40,14 @@ pub struct ListPage {
 pub trait ObjectReader: Send {
     /// The next chunk; `None` at the end.
     async fn next_chunk(&mut self) -> Result<Option<Bytes>>;
+
+    /// The SHA-256 (lowercase hex) of the whole object where the reader checks it itself: a
+    /// stream that reaches its end without an error had exactly the bytes of this digest. A
+    /// reader of data with a digest of its own (a batch manifest's) need not hash it again.
+    /// `None` (the default): the reader checks no digest.
+    fn verified_sha256(&self) -> Option<&str> {
+        None
+    }
 }
 
 /// A reader over bytes already in memory.
