@@ -17,6 +17,8 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
 
+use std::sync::Arc;
+
 use crate::ports::{now_ms, KvStore, NewItem, PutMode, TxOp};
 use crate::{Error, Result};
 
@@ -248,7 +250,7 @@ pub async fn revoke(kv: &dyn KvStore, tenant: &str, id: &str) -> Result<()> {
 
 /// Checks a presented key and returns its tenant.
 pub async fn authenticate(
-    kv: &dyn KvStore,
+    kv: &Arc<dyn KvStore>,
     key: &str,
 ) -> Result<std::result::Result<String, AuthError>> {
     let (id, secret) = match parse(key) {
@@ -259,6 +261,7 @@ pub async fn authenticate(
         return Ok(Err(AuthError::Unknown));
     };
     let mut rec = decode(&item.value, id)?;
+    let item_version = item.version;
     let presented = Sha256::digest(secret.as_bytes());
     let stored = hex::decode(&rec.hash).unwrap_or_default();
     if !bool::from(presented.as_slice().ct_eq(&stored)) {
@@ -272,19 +275,19 @@ pub async fn authenticate(
         rec.last_used_ms = Some(now);
         if let Ok(value) = serde_json::to_string(&rec) {
             // Only over the version read: a concurrent revoke must not be undone by this
-            // write. Losing the race (or failing) costs only a stale `last used`, and so does
-            // losing it to a power cut: the request does not wait for it to reach the disk
-            // (the store's next sync takes it there).
-            let _ = crate::ports::durability::deferring_async(kv.put(
-                NewItem {
-                    pk: record_pk(id),
+            // write. Losing the race (or failing) costs only a stale `last used`. The request
+            // does not wait for it: a durable write is a sync of the disk (milliseconds), and a
+            // deferred one would make every run that flushes meanwhile wait for that sync.
+            let (kv, pk) = (kv.clone(), record_pk(id));
+            tokio::spawn(async move {
+                let item = NewItem {
+                    pk,
                     sk: RECORD_SK.into(),
                     value,
                     expires_at_s: NEVER_S,
-                },
-                PutMode::Update(item.version),
-            ))
-            .await;
+                };
+                let _ = kv.put(item, PutMode::Update(item_version)).await;
+            });
         }
     }
     Ok(Ok(rec.tenant))
@@ -324,7 +327,7 @@ impl Verified {
     /// [`authenticate`], from this cache where the store allows.
     pub async fn authenticate(
         &self,
-        kv: &dyn KvStore,
+        kv: &Arc<dyn KvStore>,
         key: &str,
     ) -> Result<std::result::Result<String, AuthError>> {
         let Some(generation) = kv.generation() else {
@@ -390,8 +393,16 @@ mod tests {
         let k = create(&*kv, "acme", "ci").await.unwrap();
         assert!(k.key.starts_with("nk_") && k.key.len() == 3 + 16 + 1 + 64);
         // WHEN it is presented THEN it names acme, and use is recorded
-        assert_eq!(authenticate(&*kv, &k.key).await.unwrap(), Ok("acme".into()));
-        let l = list(&*kv, "acme").await.unwrap();
+        assert_eq!(authenticate(&kv, &k.key).await.unwrap(), Ok("acme".into()));
+        // (written by a task of its own, which the request does not wait for)
+        let mut l = list(&*kv, "acme").await.unwrap();
+        for _ in 0..500 {
+            if l[0].last_used_ms.is_some() {
+                break;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+            l = list(&*kv, "acme").await.unwrap();
+        }
         assert_eq!(l.len(), 1);
         assert_eq!(
             (l[0].id.as_str(), l[0].name.as_str()),
@@ -401,7 +412,7 @@ mod tests {
         // WHEN it is revoked THEN it no longer authenticates, and is no longer listed
         revoke(&*kv, "acme", &k.id).await.unwrap();
         assert_eq!(
-            authenticate(&*kv, &k.key).await.unwrap(),
+            authenticate(&kv, &k.key).await.unwrap(),
             Err(AuthError::Unknown)
         );
         assert!(list(&*kv, "acme").await.unwrap().is_empty());
@@ -419,7 +430,7 @@ mod tests {
         // WHEN the same id comes with another secret THEN it is unknown
         let forged = format!("nk_{}_{}", k.id, "0".repeat(64));
         assert_eq!(
-            authenticate(&*kv, &forged).await.unwrap(),
+            authenticate(&kv, &forged).await.unwrap(),
             Err(AuthError::Unknown)
         );
     }
@@ -432,14 +443,14 @@ mod tests {
         assert_eq!(bearer(Some("bearer nk_x")), Ok("nk_x"));
         for bad in ["nk_x", "xx_0123456789abcdef_00", "nk_0123456789abcdef"] {
             assert_eq!(
-                authenticate(&*kv, bad).await.unwrap(),
+                authenticate(&kv, bad).await.unwrap(),
                 Err(AuthError::Malformed),
                 "{bad}"
             );
         }
         let unknown = format!("nk_{}_{}", "a".repeat(16), "b".repeat(64));
         assert_eq!(
-            authenticate(&*kv, &unknown).await.unwrap(),
+            authenticate(&kv, &unknown).await.unwrap(),
             Err(AuthError::Unknown)
         );
     }
@@ -455,7 +466,7 @@ mod tests {
         let cache = Verified::default();
         for k in [&k1, &k2] {
             assert_eq!(
-                cache.authenticate(&*kv, &k.key).await.unwrap(),
+                cache.authenticate(&kv, &k.key).await.unwrap(),
                 Ok("acme".into())
             );
         }
@@ -465,13 +476,13 @@ mod tests {
             .unwrap();
         // THEN the cache still answers it: the store was not read
         assert_eq!(
-            cache.authenticate(&*kv, &k1.key).await.unwrap(),
+            cache.authenticate(&kv, &k1.key).await.unwrap(),
             Ok("acme".into())
         );
         // AND a wrong secret for a cached id is still refused
         let forged = format!("nk_{}_{}", k2.id, "0".repeat(64));
         assert_eq!(
-            cache.authenticate(&*kv, &forged).await.unwrap(),
+            cache.authenticate(&kv, &forged).await.unwrap(),
             Err(AuthError::Unknown)
         );
         // WHEN another process (another opening of the same project) revokes k2
@@ -480,11 +491,11 @@ mod tests {
         // THEN this process refuses k2 at its very next request, and k1 (whose record is
         // gone) too: every entry is read from the store again
         assert_eq!(
-            cache.authenticate(&*kv, &k2.key).await.unwrap(),
+            cache.authenticate(&kv, &k2.key).await.unwrap(),
             Err(AuthError::Unknown)
         );
         assert_eq!(
-            cache.authenticate(&*kv, &k1.key).await.unwrap(),
+            cache.authenticate(&kv, &k1.key).await.unwrap(),
             Err(AuthError::Unknown)
         );
     }
@@ -499,7 +510,7 @@ mod tests {
             revoke(&*kv, "globex", &k.id).await,
             Err(Error::NotFound { .. })
         ));
-        assert_eq!(authenticate(&*kv, &k.key).await.unwrap(), Ok("acme".into()));
+        assert_eq!(authenticate(&kv, &k.key).await.unwrap(), Ok("acme".into()));
         assert!(list(&*kv, "globex").await.unwrap().is_empty());
     }
 }

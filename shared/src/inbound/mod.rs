@@ -86,7 +86,7 @@ pub(crate) async fn tenant_of(rt: &Runtime, headers: &HeaderMap) -> Result<Strin
     let key = api_keys::bearer(header).map_err(|e| ApiError::unauthenticated(e.to_string()))?;
     match rt
         .verified_keys()
-        .authenticate(&*rt.services.backends.kv, key)
+        .authenticate(&rt.services.backends.kv, key)
         .await?
     {
         Ok(tenant) => {
