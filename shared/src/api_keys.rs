@@ -13,11 +13,11 @@
 //! - `K#<id>` / `-`: `{ tenant, name, hash, created_ms, last_used_ms }`, read per request;
 //! - `KT#<tenant>` / `<id>`: the tenant's index, for `native keys list`.
 
+use std::sync::Arc;
+
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
-
-use std::sync::Arc;
 
 use crate::ports::{now_ms, KvStore, NewItem, PutMode, TxOp};
 use crate::{Error, Result};
