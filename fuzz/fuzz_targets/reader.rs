@@ -11,7 +11,7 @@ use std::io::{Read, Write};
 
 use libfuzzer_sys::fuzz_target;
 use native_core::batch::manifest::Part;
-use native_core::batch::reader::{PartSource, Rows};
+use native_core::batch::reader::{Opened, PartSource, Rows};
 use sha2::{Digest, Sha256};
 
 /// The stream budget of the harness: small, so that gzip bombs meet it.
@@ -26,13 +26,17 @@ struct OnePart {
 }
 
 impl PartSource for OnePart {
-    fn open(&mut self, key: &str) -> native_core::Result<Option<(u64, Box<dyn Read + Send>)>> {
+    fn open(&mut self, key: &str) -> native_core::Result<Option<Opened>> {
         self.opened += 1;
         if key != self.key {
             return Ok(None);
         }
-        let r: Box<dyn Read + Send> = Box::new(std::io::Cursor::new(self.stored.clone()));
-        Ok(Some((self.stored.len() as u64, r)))
+        // A store that vouches for no digest: the reader hashes every part itself.
+        Ok(Some(Opened {
+            size: self.stored.len() as u64,
+            reader: Box::new(std::io::Cursor::new(self.stored.clone())),
+            verified_sha256: None,
+        }))
     }
 
     fn consumed(&mut self, bytes: u64) -> native_core::Result<()> {
