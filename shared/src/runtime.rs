@@ -86,7 +86,7 @@ pub struct Runtime {
     /// Log each script run and each routing choice (`native -v`).
     run_log: bool,
     /// API keys this process has verified, where the key-value store lets it cache them.
-    keys: Arc<crate::api_keys::Verified>,
+    keys: crate::api_keys::Verified,
 }
 
 /// What started a run, for the console's record of it.

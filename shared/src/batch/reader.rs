@@ -35,6 +35,13 @@ pub struct Opened {
     pub verified_sha256: Option<String>,
 }
 
+/// Whether a part opened with `verified_sha256` needs no hash of its own against the manifest's
+/// `sha256`: the store checks that very digest (any case) as the read ends, so reading to the
+/// end without an error is the check.
+pub fn store_checks(sha256: Option<&str>, verified_sha256: Option<&str>) -> bool {
+    matches!((sha256, verified_sha256), (Some(want), Some(got)) if want.eq_ignore_ascii_case(got))
+}
+
 /// Adapts an async [`ObjectReader`] to [`Read`] by blocking on each chunk.
 pub struct Blocking {
     inner: Box<dyn ObjectReader>,
@@ -192,12 +199,7 @@ impl Rows {
                 ));
             }
         }
-        // Where the store checks the very digest the manifest gives, reading to the end
-        // without an error is the check.
-        let checked = matches!(
-            (&part.sha256, &verified_sha256),
-            (Some(want), Some(got)) if want.eq_ignore_ascii_case(got)
-        );
+        let checked = store_checks(part.sha256.as_deref(), verified_sha256.as_deref());
         let mut raw = BufReader::with_capacity(
             256 * 1024,
             Hashing {

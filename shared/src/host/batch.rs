@@ -16,7 +16,7 @@ use crate::batch::manifest::{
     check_job_id, check_part_key, done_job, id_record_key, job_dir, request_fingerprint, state_key,
     Dataset, Done, IdRecord, Part, Query, Request, State, REQUEST_VERSION,
 };
-use crate::batch::reader::{Blocking, Opened, PartSource, Rows};
+use crate::batch::reader::{store_checks, Blocking, Opened, PartSource, Rows};
 use crate::outbound::jobs::{HttpJob, JobRequest, REQUEST_TIMEOUT};
 use crate::ports::PutMode;
 
@@ -844,10 +844,8 @@ impl UserData for Finished {
                         ),
                     ));
                 }
-                // Where the store checked this very digest as the read ended, it holds.
-                let vouched = matches!((&part.sha256, &verified_sha256),
-                    (Some(want), Some(v)) if want.eq_ignore_ascii_case(v));
-                if let Some(want) = part.sha256.as_ref().filter(|_| !vouched) {
+                let checked = store_checks(part.sha256.as_deref(), verified_sha256.as_deref());
+                if let Some(want) = part.sha256.as_ref().filter(|_| !checked) {
                     let have = hex::encode(Sha256::digest(got));
                     if !have.eq_ignore_ascii_case(want) {
                         return Err(raise(
