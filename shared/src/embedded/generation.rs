@@ -133,6 +133,19 @@ mod tests {
     }
 
     #[test]
+    fn a_file_of_another_length_is_no_counter_and_says_so() {
+        // GIVEN .native/generation holding something else than eight bytes
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join(FILE), b"garbage!!").unwrap();
+        // THEN it is not mapped (the store goes without the cache) and the error names it
+        let e = SharedCounter::open(dir.path()).unwrap_err();
+        assert_eq!(e.kind(), std::io::ErrorKind::InvalidData);
+        assert!(e.to_string().contains("is 9 bytes, not 8"), "{e}");
+        // AND it was not written over
+        assert_eq!(std::fs::read(dir.path().join(FILE)).unwrap(), b"garbage!!");
+    }
+
+    #[test]
     fn a_missing_folder_gives_no_counter_and_says_why() {
         let dir = tempfile::tempdir().unwrap();
         let missing = dir.path().join("not-there");
