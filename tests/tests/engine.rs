@@ -492,3 +492,75 @@ async fn scripts_with_the_same_source_keep_their_own_names() {
         }
     }
 }
+
+#[test]
+fn ctx_holds_each_calls_own_values_on_one_pooled_vm() {
+    // GIVEN a tenant whose max_chain_width is 7, and a script that hands back its ctx and event
+    let p = TestProject::new(
+        "acme",
+        r#"{ "limits": { "max_chain_width": 7 } }"#,
+        &[(
+            "s",
+            "function on_invoke(ctx, ev) return { ctx = ctx, ev = ev, frozen = table.isfrozen(ctx) } end",
+        )],
+    );
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .unwrap();
+    let tenant = rt.block_on(p.rt.tenants.load("acme")).unwrap();
+    let (engine, services) = (p.rt.engine.clone(), p.rt.services.clone());
+    let run = |attempt, depth, width, event: serde_json::Value| {
+        let call = native_core::engine::Call {
+            tenant: tenant.clone(),
+            script: "s".into(),
+            entry: native_core::engine::Entry::Invoke,
+            event: event.into(),
+            json_answer: false,
+            attempt,
+            depth,
+            width,
+        };
+        engine
+            .run(&services, rt.handle(), &call)
+            .unwrap()
+            .into_value()
+            .unwrap()
+    };
+    // WHEN a root runs, then a redelivered message three links down, then a root again (the
+    // tenant's one pooled VM and its template of ctx serve all three)
+    let first = run(1, 0, None, json!({ "n": 1 }));
+    let deep = run(3, 2, Some(5), json!({ "n": [2] }));
+    let again = run(1, 0, None, json!({}));
+    // THEN each sees its own attempt, depth and width, a root's width is the tenant's, a root
+    // with no chain is a chain of its own (its trace is its request id), every ctx is frozen
+    // and each event is its own
+    for (out, attempt, depth, width, ev) in [
+        (&first, 1, 0, 7, json!({ "n": 1 })),
+        (&deep, 3, 2, 5, json!({ "n": [2] })),
+        (&again, 1, 0, 7, json!({})),
+    ] {
+        let ctx = &out["ctx"];
+        assert_eq!(
+            (&ctx["attempt"], &ctx["depth"], &ctx["width"]),
+            (&json!(attempt), &json!(depth), &json!(width)),
+            "{out}"
+        );
+        assert_eq!(
+            (&ctx["tenant"], &ctx["script"]),
+            (&json!("acme"), &json!("s"))
+        );
+        let id = ctx["request_id"].as_str().unwrap();
+        assert_eq!(id.len(), 32, "{out}");
+        assert_eq!(ctx["trace"], json!(id), "{out}");
+        assert!(ctx["deadline_ms"].as_f64().unwrap() > 0.0, "{out}");
+        assert_eq!(out["frozen"], json!(true));
+        assert_eq!(out["ev"], ev);
+    }
+    let ids: std::collections::HashSet<_> = [&first, &deep, &again]
+        .iter()
+        .map(|o| o["ctx"]["request_id"].clone())
+        .collect();
+    assert_eq!(ids.len(), 3);
+}

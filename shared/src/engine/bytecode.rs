@@ -1,12 +1,12 @@
 //! Compiling scripts, and the process-wide bytecode cache keyed by content hash, so that a warm
 //! container never compiles a script twice.
 
-use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
 
 use mlua::chunk::Compiler;
 
 use crate::config::Script;
+use crate::fast_map::FastMap;
 
 /// Appended to a script so that entry points declared `local function on_route` (as the seed
 /// router does) are found without a `return`. A script that ends in its own `return` does not
@@ -32,8 +32,8 @@ impl std::hash::Hash for SourceKey {
 /// how often each source was compiled (which tests read to prove the cache works).
 #[derive(Default)]
 struct Cache {
-    code: HashMap<SourceKey, Arc<Vec<u8>>>,
-    compiles: HashMap<SourceKey, u32>,
+    code: FastMap<SourceKey, Arc<Vec<u8>>>,
+    compiles: FastMap<SourceKey, u32>,
     /// The bytecode's bytes, and [`ENTRY_BYTES`] for each entry.
     bytes: usize,
 }

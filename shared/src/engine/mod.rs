@@ -13,7 +13,6 @@ pub use bytecode::{bytecode, cached_count, compile, compile_count_of};
 pub use sandbox::Vm;
 
 use std::cell::{Cell, RefCell};
-use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -120,7 +119,7 @@ type Pool = ([u8; 32], Vec<Vm>);
 /// Runs scripts. One per process; cheap to share.
 #[derive(Default)]
 pub struct Engine {
-    pools: Mutex<HashMap<String, Pool>>,
+    pools: Mutex<crate::fast_map::FastMap<String, Pool>>,
 }
 
 impl std::fmt::Debug for Engine {
@@ -364,26 +363,15 @@ fn run_in(
 ) -> mlua::Result<Answer> {
     let lua = &vm.lua;
     let no_value = serde_json::Value::Null;
-    let (env, chunk, ctx, ev) = vm.prepare(
-        hash,
-        code,
-        ctx,
-        match &call.event {
-            Event::Value(v) => v,
-            Event::Json(_) => &no_value,
-        },
-    )?;
-    let ev = match &call.event {
-        Event::Value(_) => ev,
+    let (event, ev) = match &call.event {
+        Event::Value(v) => (v, Value::Nil),
         Event::Json(text) => match host::parse_json(lua, text)? {
-            Ok(v) => v,
+            Ok(v) => (&no_value, v),
             Err(why) => return Err(mlua::Error::external(BadEvent(why))),
         },
     };
     let name = call.entry.name();
-    // The name as a Luau string made once per VM: a `&str` key is a protected call each time.
-    let key = vm.key(name)?;
-    let (found, out): (bool, Value) = vm.enter.call((chunk, env, key, ctx, ev))?;
+    let (found, out) = vm.call(hash, code, ctx, call.entry, event, ev)?;
     if !found {
         return Err(mlua::Error::RuntimeError(match out {
             Value::Nil => format!(

@@ -4,6 +4,8 @@
 //! misses fall through to the shared read-only globals: nothing one invocation writes is seen by
 //! the next.
 
+use std::sync::Arc;
+
 use mlua::{Lua, LuaOptions, LuaSerdeExt, StdLib, Table, Value};
 
 use super::bytecode::SourceKey;
@@ -58,21 +60,24 @@ return function(v, level)
 end
 "#;
 
-/// An invocation from its frame: runs the main function, finds the entry point (in the table
-/// it returned, else in its globals) and calls it, so that the host makes one call into the VM
-/// rather than three (each a protected call with its own error handler) and two lookups.
-/// Compiled without line information, so that `error(msg, 2)` in an entry point names no
-/// position, as when the host called it directly. `type` and `rawget` are the read-only
-/// globals' builtins, which Luau calls without a frame (a `type` passed in as a local would be
-/// a full call that interns its answer: 270 instructions).
+/// An invocation: makes its frame (`frame`, the host's C function: see frame.rs), runs the
+/// main function, finds the entry point (in the table it returned, else in its globals) and
+/// calls it, so that the host makes one call into the VM rather than three (each a protected
+/// call with its own error handler) and two lookups. Compiled without line information, so
+/// that `error(msg, 2)` in an entry point names no position, as when the host called it
+/// directly. `type` and `rawget` are the read-only globals' builtins, which Luau calls without
+/// a frame (a `type` passed in as a local would be a full call that interns its answer: 270
+/// instructions).
 const ENTER: &str = r#"
-return function(main, env, key, ctx, ev)
-  local r = main()
+local frame = ...
+return function(main, name, ev)
+  local env, chunk, ctx, event, key = frame(main, name, ev)
+  local r = chunk()
   local f = nil
   if type(r) == "table" then f = rawget(r, key) end
   if f == nil then f = rawget(env, key) end
   if type(f) ~= "function" then return false, f end
-  return true, f(ctx, ev)
+  return true, f(ctx, event)
 end
 "#;
 
@@ -85,20 +90,17 @@ pub struct Vm {
     pub lua: Lua,
     /// The read-only globals every invocation's environment falls through to.
     pub globals: Table,
-    /// What every invocation's frame is made from (see `frame::kit`).
-    kit: Table,
-    /// Names looked up in every invocation (the entry points), as Luau strings.
-    keys: std::cell::RefCell<Vec<(&'static str, mlua::LuaString)>>,
+    /// The tenant's `max_chain_width` when the VM was made: a root's `ctx.width`.
+    root_width: u32,
     /// Each script's main function as loaded once into this VM, by source hash, with the
     /// script name it was loaded under (which errors name). An invocation runs a clone of it
     /// with its own environment, rather than loading the bytecode again.
-    chunks: std::cell::RefCell<std::collections::HashMap<SourceKey, Loaded>>,
-    /// Runs an invocation from its frame (see `ENTER`).
-    pub enter: mlua::Function,
+    chunks: std::cell::RefCell<crate::fast_map::FastMap<SourceKey, Arc<Loaded>>>,
+    /// Runs an invocation (see `ENTER`).
+    enter: mlua::Function,
 }
 
 /// A script's main function as loaded into a VM, with its name as given and as a Luau string.
-#[derive(Clone)]
 struct Loaded {
     name: String,
     name_lua: mlua::LuaString,
@@ -179,87 +181,87 @@ impl Vm {
             mlua::state::GcIncParams::default().goal(400),
         ));
         lua.sandbox(true)?;
+        let env_meta = lua.create_table()?;
+        env_meta.raw_set("__index", g.clone())?;
+        env_meta.raw_set("__metatable", "locked")?;
+        env_meta.set_readonly(true);
+        let root_width = tenant.config.limits.max_chain_width;
+        let frame = super::frame::function(
+            &lua,
+            env_meta,
+            lua.array_metatable(),
+            &tenant.name,
+            root_width,
+        )?;
         let enter: mlua::Function = lua
             .load(ENTER)
             .set_name("=[native]")
             .set_environment(g.clone())
             .set_compiler(mlua::chunk::Compiler::new().set_debug_level(0))
-            .call(())?;
-        let env_meta = lua.create_table()?;
-        env_meta.raw_set("__index", g.clone())?;
-        env_meta.raw_set("__metatable", "locked")?;
-        env_meta.set_readonly(true);
-        let kit = super::frame::kit(&lua, env_meta, lua.array_metatable(), &tenant.name)?;
+            .call(frame)?;
         Ok(Vm {
             lua,
             globals: g,
-            kit,
-            keys: Default::default(),
+            root_width,
             chunks: Default::default(),
             enter,
         })
     }
 
-    /// A fresh globals table for one invocation (its `_G` is itself; misses fall through to
-    /// the shared read-only globals), the script's main function in it, the invocation's
-    /// read-only `ctx` and the event as a Luau value. The function is a clone of the one loaded
-    /// once per VM (keyed by the script's source hash and name), or of the bytecode loaded now.
-    pub fn prepare(
+    /// Runs `entry` of the script whose source hash and bytecode are given, for one invocation
+    /// with `ctx`, in a fresh globals table (its `_G` is itself; misses fall through to the
+    /// shared read-only globals). The event is `ev` when not nil (made on the VM's heap
+    /// already), else `event`. The script's main function is a clone of the one loaded once
+    /// per VM (keyed by the script's source hash and name), or of the bytecode loaded now.
+    /// Returns whether the entry point was found, and what it returned (or what was found in
+    /// its place).
+    pub fn call(
         &self,
         hash: &[u8; 32],
         code: &[u8],
         ctx: Ctx<'_>,
+        entry: super::Entry,
         event: &serde_json::Value,
-    ) -> mlua::Result<(Table, mlua::Function, Table, Value)> {
-        let key = SourceKey(*hash);
-        let cached = match self.chunks.borrow().get(&key) {
-            // Two scripts of one tenant may have the same source: each keeps its own name.
-            Some(l) if l.name == ctx.script => Some(l.clone()),
-            _ => None,
+        ev: Value,
+    ) -> mlua::Result<(bool, Value)> {
+        let loaded = self.loaded(hash, code, ctx.script)?;
+        let parts = super::frame::Parts {
+            ctx,
+            root_width: self.root_width,
+            entry,
+            event,
         };
-        let loaded = match cached {
-            Some(l) => l,
-            None => {
-                let main = self
-                    .lua
-                    .load(code)
-                    .set_name(format!("@{}.luau", ctx.script))
-                    .set_mode(mlua::chunk::ChunkMode::Binary)
-                    .into_function()?;
-                let l = Loaded {
-                    name: ctx.script.to_string(),
-                    name_lua: self.lua.create_string(ctx.script)?,
-                    main,
-                };
-                let mut chunks = self.chunks.borrow_mut();
-                if chunks.len() >= CACHED_CHUNKS {
-                    chunks.clear();
-                }
-                chunks.insert(key, l.clone());
-                l
-            }
-        };
-        super::frame::make(
-            &self.lua,
-            super::frame::Parts {
-                kit: &self.kit,
-                script: &loaded.name_lua,
-                main: &loaded.main,
-                ctx,
-                event,
-            },
-        )
+        super::frame::with(&parts, || {
+            self.enter.call((&loaded.main, &loaded.name_lua, ev))
+        })
     }
 
-    /// `name` as a Luau string, made once per VM.
-    pub fn key(&self, name: &'static str) -> mlua::Result<mlua::LuaString> {
-        let mut keys = self.keys.borrow_mut();
-        if let Some((_, k)) = keys.iter().find(|(n, _)| *n == name) {
-            return Ok(k.clone());
+    /// The script's main function as loaded into this VM.
+    fn loaded(&self, hash: &[u8; 32], code: &[u8], script: &str) -> mlua::Result<Arc<Loaded>> {
+        let key = SourceKey(*hash);
+        if let Some(l) = self.chunks.borrow().get(&key) {
+            // Two scripts of one tenant may have the same source: each keeps its own name.
+            if l.name == script {
+                return Ok(l.clone());
+            }
         }
-        let k = self.lua.create_string(name)?;
-        keys.push((name, k.clone()));
-        Ok(k)
+        let main = self
+            .lua
+            .load(code)
+            .set_name(format!("@{script}.luau"))
+            .set_mode(mlua::chunk::ChunkMode::Binary)
+            .into_function()?;
+        let l = Arc::new(Loaded {
+            name: script.to_string(),
+            name_lua: self.lua.create_string(script)?,
+            main,
+        });
+        let mut chunks = self.chunks.borrow_mut();
+        if chunks.len() >= CACHED_CHUNKS {
+            chunks.clear();
+        }
+        chunks.insert(key, l.clone());
+        Ok(l)
     }
 }
 

@@ -85,7 +85,11 @@ pub use crate::ports::is_trace;
 
 /// The chain of the work on the current task or thread, if one is set.
 pub fn chain() -> Option<String> {
-    context().chain
+    // Every invocation asks: the chain alone, not a copy of the whole context.
+    match REQUEST.try_with(|t| t.chain.clone()) {
+        Ok(Some(chain)) => Some(chain),
+        _ => THREAD_REQUEST.with(|r| r.borrow().chain.clone()),
+    }
 }
 
 /// The Lambda request id of the current task or thread, if one is set.
