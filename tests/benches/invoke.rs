@@ -48,7 +48,8 @@ fn time(n: usize, mut f: impl FnMut()) -> Vec<Duration> {
 
 fn main() {
     // NATIVE_BENCH_N sets the samples per row; NATIVE_BENCH_ONLY=noop|doc runs that engine row
-    // alone (for `valgrind --tool=callgrind --toggle-collect=*Engine*run*`).
+    // alone (for `valgrind --tool=callgrind --toggle-collect=*Engine*run*`), =first the first
+    // invokes of fresh tenants alone.
     let n: usize = std::env::var("NATIVE_BENCH_N")
         .ok()
         .and_then(|v| v.parse().ok())
@@ -66,6 +67,10 @@ fn main() {
         .enable_all()
         .build()
         .unwrap();
+    if only.as_deref() == Some("first") {
+        firsts(&rt);
+        return;
+    }
     let tenant = rt.block_on(p.rt.tenants.load("bench")).unwrap();
     let call = Call {
         tenant,
@@ -136,6 +141,44 @@ fn main() {
         "native Runtime::invoke in a task on a worker thread",
         samples,
     );
+    firsts(&rt);
+}
+
+/// A tenant's first invoke (issue 31 asks under 1 ms at the median over HTTP): of 200 fresh
+/// tenants, each read from disk, given its VM and run once, and each part alone.
+fn firsts(rt: &tokio::runtime::Runtime) {
+    const TENANTS: usize = 200;
+    let names: Vec<String> = (0..TENANTS).map(|i| format!("t{i:03}")).collect();
+    let scripts: &[(&str, &str)] = &[("noop", SRC), ("doc", SRC_DOC)];
+    let specs: Vec<native_tests::TenantSpec<'_>> =
+        names.iter().map(|n| (n.as_str(), "{}", scripts)).collect();
+    let p = TestProject::with_tenants(native_tests::DEPLOYMENT, &specs);
+    // The process's own first invoke (bytecode compiled, clock started) is not a tenant's.
+    rt.block_on(p.rt.invoke("t000", "noop", json!({}))).unwrap();
+    let mut first = Vec::new();
+    for name in &names[1..] {
+        let t = Instant::now();
+        rt.block_on(p.rt.invoke(name, "noop", json!({}))).unwrap();
+        first.push(t.elapsed());
+    }
+    stats("first invoke of a fresh tenant (Runtime::invoke)", first);
+    let fresh = native_core::tenants::DirTenants::new(p.dir.path());
+    let mut read = Vec::new();
+    let mut vms = Vec::new();
+    for name in &names[1..] {
+        let t = Instant::now();
+        let tenant = fresh.read(name).unwrap();
+        read.push(t.elapsed());
+        let t = Instant::now();
+        let vm = native_core::engine::Vm::new(&tenant, &p.rt.services.deployment).unwrap();
+        vms.push(t.elapsed());
+        drop(vm);
+    }
+    stats(
+        "  of which: the tenant read from disk (DirTenants::read)",
+        read,
+    );
+    stats("  of which: its VM made (Vm::new)", vms);
 }
 
 /// Bare mlua, for comparison: what a call costs without the engine.

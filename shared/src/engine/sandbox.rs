@@ -11,6 +11,7 @@ use mlua::{Lua, LuaOptions, LuaSerdeExt, StdLib, Table, Value};
 use super::bytecode::SourceKey;
 use crate::config::{Deployment, Tenant};
 use crate::host;
+use crate::host::helpers::{self, Debug};
 
 /// `pcall`, `xpcall` and `coroutine.resume` that hand scripts error messages as strings, and
 /// that tell the host about a memory error they catch: a breach of `max_memory_mb` fails the
@@ -137,7 +138,7 @@ impl Vm {
         // `os.time()` and `os.date(fmt)` read the process clock (`ports::now_ms`), so that
         // scripts see the embedded backend's project clock (`native clock advance`) too.
         let (time, date): (mlua::Function, mlua::Function) =
-            lua.load(OS_CLOCK).set_name("=[native]").call((
+            helpers::chunk(&lua, OS_CLOCK, Debug::Lines)?.call((
                 os.raw_get::<mlua::Function>("time")?,
                 os.raw_get::<mlua::Function>("date")?,
                 lua.create_function(|_, ()| Ok(crate::ports::now_ms().div_euclid(1000)))?,
@@ -153,14 +154,12 @@ impl Vm {
         let clean = lua.create_function(clean_error)?;
         let coroutine: Table = g.get("coroutine")?;
         let resume: mlua::Function = coroutine.get("resume")?;
-        let (pcall, xpcall, resume): (mlua::Function, mlua::Function, mlua::Function) = lua
-            .load(PCALL)
-            .set_name("=[native]")
-            .call((clean, resume))?;
+        let (pcall, xpcall, resume): (mlua::Function, mlua::Function, mlua::Function) =
+            helpers::chunk(&lua, PCALL, Debug::Lines)?.call((clean, resume))?;
         g.raw_set("pcall", pcall)?;
         g.raw_set("xpcall", xpcall)?;
         coroutine.raw_set("resume", resume)?;
-        let error: mlua::Function = lua.load(ERROR).set_name("=[native]").call((
+        let error: mlua::Function = helpers::chunk(&lua, ERROR, Debug::Lines)?.call((
             g.raw_get::<mlua::Function>("error")?,
             lua.create_function(tag_error)?,
             g.raw_get::<mlua::Function>("type")?,
@@ -193,11 +192,8 @@ impl Vm {
             &tenant.name,
             root_width,
         )?;
-        let enter: mlua::Function = lua
-            .load(ENTER)
-            .set_name("=[native]")
+        let enter: mlua::Function = helpers::chunk(&lua, ENTER, Debug::None)?
             .set_environment(g.clone())
-            .set_compiler(mlua::chunk::Compiler::new().set_debug_level(0))
             .call(frame)?;
         Ok(Vm {
             lua,

@@ -9,6 +9,7 @@ pub mod chain;
 mod db;
 pub mod encode;
 mod function;
+pub mod helpers;
 mod http;
 mod invocation;
 mod json;

@@ -94,5 +94,5 @@ pub fn iterator<S: LineSource>(lua: &Lua, mut src: S) -> mlua::Result<Function> 
         }
         Ok(n)
     })?;
-    lua.load(WRAP).set_name("=[native]").call(fill)
+    super::helpers::chunk(lua, WRAP, super::helpers::Debug::Lines)?.call(fill)
 }
