@@ -276,10 +276,12 @@ pub async fn authenticate(
         if let Ok(value) = serde_json::to_string(&rec) {
             // Only over the version read: a concurrent revoke must not be undone by this
             // write. Losing the race (or failing) costs only a stale `last used`. The request
-            // does not wait for it: a durable write is a sync of the disk (milliseconds), and a
-            // deferred one would make every run that flushes meanwhile wait for that sync.
+            // does not wait for it, and it is best-effort: a sync of the disk for it would cost
+            // every tenant's first request a millisecond of the disk and a fifth of its CPU,
+            // and a deferred write would make the next run's flush wait for that sync. A power
+            // cut can lose it, which costs a `last used` a minute old.
             let (kv, pk) = (kv.clone(), record_pk(id));
-            tokio::spawn(async move {
+            tokio::spawn(crate::ports::durability::best_effort(async move {
                 let item = NewItem {
                     pk,
                     sk: RECORD_SK.into(),
@@ -287,7 +289,7 @@ pub async fn authenticate(
                     expires_at_s: NEVER_S,
                 };
                 let _ = kv.put(item, PutMode::Update(item_version)).await;
-            });
+            }));
         }
     }
     Ok(Ok(rec.tenant))

@@ -486,6 +486,46 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn best_effort_writes_are_read_at_once_and_never_synced_for() {
+        use crate::ports::{durability, KvStore, NewItem, PutMode};
+        let (_d, e) = open();
+        let item = |sk: &str| NewItem {
+            pk: "p".into(),
+            sk: sk.into(),
+            value: "1".into(),
+            expires_at_s: i64::MAX,
+        };
+        let synced = || e.inner.writer.synced_commits();
+        // GIVEN a durable write: one synced commit
+        e.put(item("a"), PutMode::Create).await.unwrap();
+        let base = synced();
+        // WHEN best-effort writes are made, each read back at once
+        for k in ["b", "c"] {
+            durability::best_effort(e.put(item(k), PutMode::Create))
+                .await
+                .unwrap();
+            assert!(e.get("p", k).await.unwrap().is_some());
+        }
+        // THEN none was synced, and a flush owes them nothing
+        KvStore::flush(&e).await.unwrap();
+        assert_eq!(synced(), base);
+        assert_eq!(flush_marks(&e), 0);
+        // AND a deferred write before a best-effort one is still owed its flush
+        durability::deferring_async(e.put(item("d"), PutMode::Create))
+            .await
+            .unwrap();
+        durability::best_effort(e.put(item("e"), PutMode::Create))
+            .await
+            .unwrap();
+        KvStore::flush(&e).await.unwrap();
+        assert_eq!(flush_marks(&e), 1);
+        assert_eq!(synced(), base + 1);
+        // AND the next durable write syncs them all with it
+        e.put(item("f"), PutMode::Create).await.unwrap();
+        assert_eq!(synced(), base + 2);
+    }
+
+    #[tokio::test]
     async fn two_handles_on_one_folder_see_each_other() {
         use crate::ports::{ObjectStore, PutMode};
         let (d, a) = open();

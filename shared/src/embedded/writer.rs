@@ -12,6 +12,9 @@
 //! commit when there were deferred ones since the last sync (writing one row of `flushes`, so
 //! that the commit has a frame to sync), and returns at once when there were none.
 //!
+//! Best-effort writes (made inside [`crate::ports::durability::best_effort`]: a key's last use)
+//! commit like deferred ones but owe no flush: no run waits for a sync for them.
+//!
 //! A write that fails rolls back its own savepoint only; the others of its group commit. A
 //! failed commit (a full disk, say) fails every write of the group with its cause. Folders
 //! that a write renamed a file into are synced once per group, before the commit (see
@@ -19,7 +22,7 @@
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc;
 use std::sync::Arc;
 
@@ -48,16 +51,27 @@ impl Group {
 
 /// A write waiting for its group.
 trait Job: Send {
-    /// Whether it is answered only once it is on stable storage.
-    fn durable(&self) -> bool;
+    /// When it is on stable storage.
+    fn sync(&self) -> Durability;
     /// Runs the write in a savepoint; keeps its result.
     fn run(&mut self, conn: &Connection, group: &mut Group, db: &Path);
     /// Answers the caller once the group committed (`Ok`) or failed to (`Err`).
     fn finish(self: Box<Self>, commit: std::result::Result<(), &Error>);
 }
 
+/// When a write is on stable storage.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Durability {
+    /// Before it is answered.
+    Durable,
+    /// By the next flush, which the writer owes it ([`Writer::flush`]).
+    Deferred,
+    /// With the next synced commit, whenever that comes; no flush is owed it.
+    BestEffort,
+}
+
 struct Typed<T, F> {
-    durable: bool,
+    sync: Durability,
     f: Option<F>,
     out: Option<Result<T>>,
     reply: tokio::sync::oneshot::Sender<Result<T>>,
@@ -68,8 +82,8 @@ where
     T: Send,
     F: FnOnce(&Connection, &mut Group) -> Result<T> + Send,
 {
-    fn durable(&self) -> bool {
-        self.durable
+    fn sync(&self) -> Durability {
+        self.sync
     }
 
     fn run(&mut self, conn: &Connection, group: &mut Group, db: &Path) {
@@ -125,6 +139,9 @@ pub(crate) struct Writer {
     /// A deferred write was committed since the last synced commit: set by the writing thread
     /// before it answers that write, cleared after a synced commit.
     unsynced: Arc<AtomicBool>,
+    /// Synced commits so far (tests read it).
+    #[cfg_attr(not(test), allow(dead_code))]
+    synced: Arc<AtomicU64>,
 }
 
 impl Writer {
@@ -132,47 +149,63 @@ impl Writer {
     pub(crate) fn start(conn: Connection, db: PathBuf, disk: Arc<dyn Disk>) -> Result<Self> {
         let (tx, rx) = mpsc::channel::<Box<dyn Job>>();
         let unsynced = Arc::new(AtomicBool::new(false));
-        let flag = unsynced.clone();
+        let synced = Arc::new(AtomicU64::new(0));
+        let (flag, count) = (unsynced.clone(), synced.clone());
         let thread = std::thread::Builder::new()
             .name("native-db-writer".into())
-            .spawn(move || run(conn, rx, &db, disk.as_ref(), &flag))
+            .spawn(move || run(conn, rx, &db, disk.as_ref(), &flag, &count))
             .map_err(|e| Error::backend("embedded", "cannot start the database writer", e))?;
         Ok(Writer {
             jobs: Some(tx),
             thread: Some(thread),
             unsynced,
+            synced,
         })
     }
 
+    /// How many commits were synced so far.
+    #[cfg(test)]
+    pub(crate) fn synced_commits(&self) -> u64 {
+        self.synced.load(Ordering::SeqCst)
+    }
+
     /// Runs `f` in the next group's transaction and answers once that group committed: synced,
-    /// unless the caller is inside [`crate::ports::durability::deferring`].
+    /// unless the caller is inside [`crate::ports::durability::deferring`] or
+    /// [`crate::ports::durability::best_effort`].
     pub(crate) async fn write<T, F>(&self, f: F) -> Result<T>
     where
         T: Send + 'static,
         F: FnOnce(&Connection, &mut Group) -> Result<T> + Send + 'static,
     {
         // Before the first await: the scope is the polling thread's.
-        let durable = !crate::ports::durability::deferred();
-        self.send(durable, f).await
+        let sync = if crate::ports::durability::deferred() {
+            Durability::Deferred
+        } else if crate::ports::durability::is_best_effort() {
+            Durability::BestEffort
+        } else {
+            Durability::Durable
+        };
+        self.send(sync, f).await
     }
 
-    /// Makes every write answered so far durable: returns at once when none was deferred since
-    /// the last synced commit, else after a synced commit.
+    /// Makes every deferred write answered so far durable: returns at once when none was
+    /// deferred since the last synced commit, else after a synced commit. (Best-effort writes
+    /// are made durable by any synced commit, this one included, but never wait for one.)
     pub(crate) async fn flush(&self) -> Result<()> {
         if !self.unsynced.load(Ordering::SeqCst) {
             return Ok(());
         }
-        self.send(true, |_, _| Ok(())).await
+        self.send(Durability::Durable, |_, _| Ok(())).await
     }
 
-    async fn send<T, F>(&self, durable: bool, f: F) -> Result<T>
+    async fn send<T, F>(&self, sync: Durability, f: F) -> Result<T>
     where
         T: Send + 'static,
         F: FnOnce(&Connection, &mut Group) -> Result<T> + Send + 'static,
     {
         let (reply, answer) = tokio::sync::oneshot::channel();
         let job = Box::new(Typed {
-            durable,
+            sync,
             f: Some(f),
             out: None,
             reply,
@@ -206,6 +239,7 @@ fn run(
     db: &Path,
     disk: &dyn Disk,
     unsynced: &AtomicBool,
+    synced: &AtomicU64,
 ) {
     let mut waiting: Vec<Box<dyn Job>> = Vec::new();
     // The connection was opened with FULL (mod.rs).
@@ -226,7 +260,8 @@ fn run(
         }
         let mut jobs = std::mem::take(&mut waiting);
         // One durable write makes the whole group's commit a synced one.
-        let durable = jobs.iter().any(|j| j.durable());
+        let durable = jobs.iter().any(|j| j.sync() == Durability::Durable);
+        let owes_flush = jobs.iter().any(|j| j.sync() == Durability::Deferred);
         if durable != synced_mode {
             let mode = if durable { "FULL" } else { "NORMAL" };
             if let Err(e) = conn.pragma_update(None, "synchronous", mode) {
@@ -279,8 +314,15 @@ fn run(
         };
         match &commit {
             Ok(()) => {
-                // Before the answers: a flush that follows one of them must see this.
-                unsynced.store(!durable, Ordering::SeqCst);
+                // Before the answers: a flush that follows one of them must see this. A group
+                // of best-effort writes alone changes nothing: no flush is owed them, and one
+                // owed before is owed still.
+                if durable {
+                    unsynced.store(false, Ordering::SeqCst);
+                    synced.fetch_add(1, Ordering::SeqCst);
+                } else if owes_flush {
+                    unsynced.store(true, Ordering::SeqCst);
+                }
                 for j in done {
                     j.finish(Ok(()));
                 }

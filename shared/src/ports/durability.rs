@@ -17,6 +17,7 @@ use std::future::Future;
 
 tokio::task_local! {
     static DEFERRED: ();
+    static BEST_EFFORT: ();
 }
 
 /// Runs `f`, with the writes made on this thread meanwhile deferred.
@@ -33,6 +34,20 @@ pub async fn deferring_async<F: Future>(fut: F) -> F::Output {
 /// the write starts (before its first `.await`).
 pub fn deferred() -> bool {
     DEFERRED.try_with(|_| ()).is_ok()
+}
+
+/// Runs `fut`, with its writes best-effort: writes whose loss in a power cut costs nothing (a
+/// key's last use). A backend that can (the embedded one) commits them without a sync and
+/// never makes a flush sync for them; the next synced commit makes them durable with it. The
+/// write still returns once it is visible to every later read.
+pub async fn best_effort<F: Future>(fut: F) -> F::Output {
+    BEST_EFFORT.scope((), fut).await
+}
+
+/// Whether a write made here is best-effort ([`best_effort`]). Call it synchronously where the
+/// write starts (before its first `.await`).
+pub fn is_best_effort() -> bool {
+    BEST_EFFORT.try_with(|_| ()).is_ok()
 }
 
 #[cfg(test)]
