@@ -766,10 +766,13 @@ impl<'a, B: Budget + ?Sized> Rendezvous<'a, B> {
                     });
                 }
                 Err(_) => {
-                    // Another arrival (or an update) got in first: read again, after a
-                    // short random pause that spreads out the peers that lost together.
-                    if attempt > 2 {
-                        let us = rand::random::<u64>() % (200 * u64::from(attempt.min(50)));
+                    // Another arrival (or an update) got in first: read again at once the
+                    // first time (two peers that met), then after a random pause whose window
+                    // doubles from 2 ms to 64 ms. Peers that read one version together all
+                    // lose but one, since a write is answered only once its group commits:
+                    // spread out, most of them read the next version before they write.
+                    if attempt > 0 {
+                        let us = rand::random::<u64>() % (1000 << attempt.min(6));
                         tokio::time::sleep(Duration::from_micros(us)).await;
                     }
                 }
