@@ -526,6 +526,24 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn a_send_is_synced_and_its_lease_and_delete_are_not() {
+        use crate::ports::{Queue, QueueKind};
+        let (_d, e) = open();
+        let synced = || e.inner.writer.synced_commits();
+        // GIVEN a message sent: synced before the send returns
+        let before = synced();
+        e.send(QueueKind::Work, "{}".into(), 0).await.unwrap();
+        assert_eq!(synced(), before + 1);
+        // WHEN it is received and deleted
+        let got = e.receive(QueueKind::Work, 10, 30).await.unwrap();
+        e.delete(QueueKind::Work, &got[0].receipt).await.unwrap();
+        // THEN neither waited for a sync (a power cut can only deliver it once more), and the
+        // delete holds for every later receive
+        assert_eq!(synced(), before + 1);
+        assert!(e.receive(QueueKind::Work, 10, 0).await.unwrap().is_empty());
+    }
+
+    #[tokio::test]
     async fn two_handles_on_one_folder_see_each_other() {
         use crate::ports::{ObjectStore, PutMode};
         let (d, a) = open();

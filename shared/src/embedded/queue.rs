@@ -1,12 +1,21 @@
 //! The two queues of the embedded backend, with SQS's semantics: delay, visibility timeout,
 //! receive count, and a dead-letter place after [`MAX_RECEIVES`] receives.
+//!
+//! A send is durable before it returns: it may acknowledge work to a caller. A receive's lease
+//! and a delete are best-effort ([`durability::best_effort`]): committed at once, synced with
+//! the next synced commit. Losing one in a power cut delivers a message once more, which
+//! at-least-once delivery allows (a lost lease also does not count that receive), and nothing
+//! acknowledged is lost: a handled message is deleted after its run's writes were synced, so
+//! the WAL never holds the delete without them. Synced, each cost a disk sync per message, and
+//! a drain handled 3 700 messages a second instead of 24 000.
 
 use async_trait::async_trait;
 use rusqlite::{params, OptionalExtension};
 
 use super::{db_err, token, Embedded};
 use crate::ports::{
-    now_ms, DeadLetter, Keep, Message, Queue, QueueKind, QueueStats, MAX_DELAY_S, MAX_RECEIVES,
+    durability, now_ms, DeadLetter, Keep, Message, Queue, QueueKind, QueueStats, MAX_DELAY_S,
+    MAX_RECEIVES,
 };
 use crate::{Error, Result};
 
@@ -192,7 +201,8 @@ impl Queue for Embedded {
         let dead = self.read(|c| self.dead_holders(c))?;
         let root = self.inner.root.clone();
         let me = self.inner.owner.id.clone();
-        self.write(move |tx| {
+        // Best-effort (the module's docs).
+        durability::best_effort(self.write(move |tx| {
             for d in &dead {
                 super::doctor::reclaim(tx, d)?;
                 super::owners::forget(&root, d);
@@ -222,35 +232,35 @@ impl Queue for Embedded {
                     continue;
                 }
                 let receipt = format!("{id}:{}", token());
-                tx.execute(
+                tx.prepare_cached(
                     "UPDATE messages SET receive_count = receive_count + 1, receipt = ?2, visible_at = ?3, owner = ?4 WHERE id = ?1",
-                    params![id, receipt, now + i64::from(visibility_s) * 1000, me],
                 )
+                .and_then(|mut s| s.execute(params![id, receipt, now + i64::from(visibility_s) * 1000, me]))
                 .map_err(db_err)?;
                 out.push(Message { id: id.to_string(), receipt, body, receive_count: count + 1 });
             }
             Ok(out)
-        })
+        }))
         .await
     }
 
     async fn delete(&self, _queue: QueueKind, receipt: &str) -> Result<()> {
         let id = id_of(receipt)?;
         let receipt = receipt.to_string();
-        self.write(move |tx| {
+        // Best-effort (the module's docs).
+        durability::best_effort(self.write(move |tx| {
             let n = tx
-                .execute(
-                    "DELETE FROM messages WHERE id = ?1 AND receipt = ?2 AND dead = 0",
-                    params![id, receipt],
-                )
+                .prepare_cached("DELETE FROM messages WHERE id = ?1 AND receipt = ?2 AND dead = 0")
+                .and_then(|mut s| s.execute(params![id, receipt]))
                 .map_err(db_err)?;
             if n == 0 {
                 return Err(bad_receipt(&receipt));
             }
-            tx.execute("DELETE FROM attempts WHERE message_id = ?1", [id])
+            tx.prepare_cached("DELETE FROM attempts WHERE message_id = ?1")
+                .and_then(|mut s| s.execute([id]))
                 .map_err(db_err)?;
             Ok(())
-        })
+        }))
         .await
     }
 
