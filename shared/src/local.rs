@@ -183,6 +183,7 @@ pub async fn drain(rt: &Runtime, opts: DrainOptions) -> Result<DrainReport> {
                 opts: &opts,
                 report: &mut report,
                 retrying: &mut retrying,
+                handled: Vec::new(),
             };
             let mut done = 0;
             let mut failed = None;
@@ -195,12 +196,17 @@ pub async fn drain(rt: &Runtime, opts: DrainOptions) -> Result<DrainReport> {
                     }
                 }
             }
+            let (delete_error, undeleted) = pass.delete_handled(kind, &held).await;
             drop(held);
-            if let Some(e) = failed {
-                // Give back what this pass received and did not finish, so that it is not
-                // held until its lease lapses.
-                for m in &received[done..] {
-                    let _ = q.hold(kind, &m.receipt, 0).await;
+            if let Some(e) = failed.or(delete_error) {
+                // Give back what this pass received and did not finish, or could not record
+                // as handled, so that it is not held until its lease lapses.
+                for receipt in received[done..]
+                    .iter()
+                    .map(|m| &m.receipt)
+                    .chain(undeleted.iter())
+                {
+                    let _ = q.hold(kind, receipt, 0).await;
                 }
                 return Err(e);
             }
@@ -295,20 +301,67 @@ struct Pass<'a> {
     opts: &'a DrainOptions,
     report: &'a mut DrainReport,
     retrying: &'a mut std::collections::HashSet<(QueueKind, String)>,
+    /// The receipts of the messages handled so far, deleted together at the pass's end.
+    handled: Vec<String>,
 }
 
 impl Pass<'_> {
-    /// Processes one received message: deleted when handled, retried later when it failed.
+    /// Deletes the messages this pass handled, all at once: each delete is a write on the
+    /// writer thread, and sent together they share one commit rather than wait in turn. Until
+    /// then the pass's lease keeps them hidden; a crash before this delivers them once more,
+    /// which at-least-once allows (their runs' writes were synced already).
+    /// Returns the first error and the receipts whose delete failed.
+    async fn delete_handled(
+        &mut self,
+        kind: QueueKind,
+        lease: &Lease,
+    ) -> (Option<Error>, Vec<String>) {
+        let q = &self.rt.services.backends.queue;
+        let mut deletes = tokio::task::JoinSet::new();
+        for receipt in std::mem::take(&mut self.handled) {
+            let q = q.clone();
+            deletes.spawn(async move {
+                let r = q.delete(kind, &receipt).await;
+                (receipt, r)
+            });
+        }
+        let (mut first_error, mut undeleted) = (None, Vec::new());
+        while let Some(joined) = deletes.join_next().await {
+            match joined {
+                Ok((receipt, r)) => {
+                    lease.done(&receipt);
+                    match r {
+                        Ok(()) => self.report.handled += 1,
+                        Err(e) => {
+                            first_error.get_or_insert(e);
+                            undeleted.push(receipt);
+                        }
+                    }
+                }
+                // The task panicked or was cancelled: its message stays leased until the
+                // lease lapses, then runs once more.
+                Err(e) => {
+                    first_error.get_or_insert(Error::Backend {
+                        backend: "queue",
+                        message: format!("a delete of a handled message failed: {e}"),
+                        source: None,
+                    });
+                }
+            }
+        }
+        (first_error, undeleted)
+    }
+
+    /// Processes one received message: deleted when handled (at the pass's end), retried later
+    /// when it failed.
     /// An error is the queue's (the message's fate could not be recorded).
     async fn one(&mut self, kind: QueueKind, m: &Message, lease: &Lease) -> Result<()> {
         let (rt, q) = (self.rt, &self.rt.services.backends.queue);
         self.retrying.remove(&(kind, m.id.clone()));
         let r = match process(rt, kind, m).await {
             Ok(()) => {
-                let r = q.delete(kind, &m.receipt).await;
-                lease.done(&m.receipt);
-                r?;
-                self.report.handled += 1;
+                // Deleted with the pass's other handled messages (`delete_handled`).
+                self.handled.push(m.receipt.clone());
                 return Ok(());
             }
             Err(e) => e,

@@ -88,11 +88,12 @@ async fn a_failed_pass_gives_back_what_it_received() {
         backends,
         p.project.tenants.clone(),
     );
-    // WHEN a drain pass handles the first and cannot record it
+    // WHEN a drain pass handles them and cannot record it (it deletes a pass's handled
+    // messages together, at the pass's end)
     let err = drain(&rt, DrainOptions::default()).await.unwrap_err();
     assert!(err.to_string().contains("the disk is gone"), "{err}");
-    // THEN all five are visible again now (the first runs again: at least once), and the four
-    // it never started did not spend an attempt
+    // THEN all five are visible again now (they run again: at least once), and none spent an
+    // attempt on a receive given back
     let s = b.queue.stats(QueueKind::Work).await.unwrap();
     assert_eq!((s.visible, s.waiting), (5, 0), "{s:?}");
     let got = b.queue.receive(QueueKind::Work, 10, 30).await.unwrap();
