@@ -12,8 +12,9 @@
 //! commit when there were deferred ones since the last sync (writing one row of `flushes`, so
 //! that the commit has a frame to sync), and returns at once when there were none.
 //!
-//! Best-effort writes (made inside [`crate::ports::durability::best_effort`]: a key's last use)
-//! commit like deferred ones but owe no flush: no run waits for a sync for them.
+//! Best-effort writes (made inside [`crate::ports::durability::best_effort`]: a key's last use,
+//! a queue message's lease and delete) commit like deferred ones but owe no flush: no run waits
+//! for a sync for them.
 //!
 //! A write that fails rolls back its own savepoint only; the others of its group commit. A
 //! failed commit (a full disk, say) fails every write of the group with its cause. Folders
@@ -52,7 +53,7 @@ impl Group {
 /// A write waiting for its group.
 trait Job: Send {
     /// When it is on stable storage.
-    fn sync(&self) -> Durability;
+    fn durability(&self) -> Durability;
     /// Runs the write in a savepoint; keeps its result.
     fn run(&mut self, conn: &Connection, group: &mut Group, db: &Path);
     /// Answers the caller once the group committed (`Ok`) or failed to (`Err`).
@@ -71,7 +72,7 @@ enum Durability {
 }
 
 struct Typed<T, F> {
-    sync: Durability,
+    durability: Durability,
     f: Option<F>,
     out: Option<Result<T>>,
     reply: tokio::sync::oneshot::Sender<Result<T>>,
@@ -82,8 +83,8 @@ where
     T: Send,
     F: FnOnce(&Connection, &mut Group) -> Result<T> + Send,
 {
-    fn sync(&self) -> Durability {
-        self.sync
+    fn durability(&self) -> Durability {
+        self.durability
     }
 
     fn run(&mut self, conn: &Connection, group: &mut Group, db: &Path) {
@@ -178,14 +179,14 @@ impl Writer {
         F: FnOnce(&Connection, &mut Group) -> Result<T> + Send + 'static,
     {
         // Before the first await: the scope is the polling thread's.
-        let sync = if crate::ports::durability::deferred() {
+        let durability = if crate::ports::durability::deferred() {
             Durability::Deferred
         } else if crate::ports::durability::is_best_effort() {
             Durability::BestEffort
         } else {
             Durability::Durable
         };
-        self.send(sync, f).await
+        self.send(durability, f).await
     }
 
     /// Makes every deferred write answered so far durable: returns at once when none was
@@ -198,14 +199,14 @@ impl Writer {
         self.send(Durability::Durable, |_, _| Ok(())).await
     }
 
-    async fn send<T, F>(&self, sync: Durability, f: F) -> Result<T>
+    async fn send<T, F>(&self, durability: Durability, f: F) -> Result<T>
     where
         T: Send + 'static,
         F: FnOnce(&Connection, &mut Group) -> Result<T> + Send + 'static,
     {
         let (reply, answer) = tokio::sync::oneshot::channel();
         let job = Box::new(Typed {
-            sync,
+            durability,
             f: Some(f),
             out: None,
             reply,
@@ -260,8 +261,8 @@ fn run(
         }
         let mut jobs = std::mem::take(&mut waiting);
         // One durable write makes the whole group's commit a synced one.
-        let durable = jobs.iter().any(|j| j.sync() == Durability::Durable);
-        let owes_flush = jobs.iter().any(|j| j.sync() == Durability::Deferred);
+        let durable = jobs.iter().any(|j| j.durability() == Durability::Durable);
+        let owes_flush = jobs.iter().any(|j| j.durability() == Durability::Deferred);
         if durable != synced_mode {
             let mode = if durable { "FULL" } else { "NORMAL" };
             if let Err(e) = conn.pragma_update(None, "synchronous", mode) {

@@ -12,6 +12,10 @@
 //! The scope is tokio's task-local, entered synchronously on the thread that runs the script:
 //! the backend calls a script waits for are polled on that thread, inside the scope. Tasks
 //! spawned from there are outside it, so their writes are durable when they return.
+//!
+//! Writes inside [`best_effort`] are never owed a sync: those whose loss in a power cut costs
+//! nothing (a key's last use, a queue message's lease and delete, which at worst deliver it
+//! once more).
 
 use std::future::Future;
 
@@ -37,7 +41,7 @@ pub fn deferred() -> bool {
 }
 
 /// Runs `fut`, with its writes best-effort: writes whose loss in a power cut costs nothing (a
-/// key's last use). A backend that can (the embedded one) commits them without a sync and
+/// key's last use, a queue message's lease and delete). A backend that can (the embedded one) commits them without a sync and
 /// never makes a flush sync for them; the next synced commit makes them durable with it. The
 /// write still returns once it is visible to every later read.
 pub async fn best_effort<F: Future>(fut: F) -> F::Output {
