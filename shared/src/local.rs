@@ -187,16 +187,20 @@ pub async fn drain(rt: &Runtime, opts: DrainOptions) -> Result<DrainReport> {
             };
             let mut done = 0;
             let mut failed = None;
-            for m in &received {
-                match pass.one(kind, m, &held).await {
-                    Ok(()) => done += 1,
-                    Err(e) => {
-                        failed = Some(e);
-                        break;
+            // Each run's writes are synced once for the whole pass, below.
+            crate::ports::durability::caller_flushing(async {
+                for m in &received {
+                    match pass.one(kind, m, &held).await {
+                        Ok(()) => done += 1,
+                        Err(e) => {
+                            failed = Some(e);
+                            break;
+                        }
                     }
                 }
-            }
-            let (delete_error, undeleted) = pass.delete_handled(kind, &held).await;
+            })
+            .await;
+            let (delete_error, undeleted) = pass.flush_and_delete_handled(kind, &held).await;
             drop(held);
             if let Some(e) = failed.or(delete_error) {
                 // Give back what this pass received and did not finish, or could not record
@@ -306,16 +310,28 @@ struct Pass<'a> {
 }
 
 impl Pass<'_> {
-    /// Deletes the messages this pass handled, all at once: each delete is a write on the
-    /// writer thread, and sent together they share one commit rather than wait in turn. Until
-    /// then the pass's lease keeps them hidden; a crash before this delivers them once more,
-    /// which at-least-once allows (their runs' writes were synced already).
-    /// Returns the first error and the receipts whose delete failed.
-    async fn delete_handled(
+    /// Makes the writes of the runs this pass handled durable, with one sync for all of them
+    /// (they left it to the pass: see [`crate::ports::durability::caller_flushing`]), then
+    /// deletes their messages, all at once: each delete is a write on the writer thread, and
+    /// sent together they share one commit rather than wait in turn. Until then the pass's
+    /// lease keeps them hidden; a crash before this delivers them once more, which
+    /// at-least-once allows. A failed sync deletes none of them: they run again.
+    /// Returns the first error and the receipts not deleted.
+    async fn flush_and_delete_handled(
         &mut self,
         kind: QueueKind,
         lease: &Lease,
     ) -> (Option<Error>, Vec<String>) {
+        if self.handled.is_empty() {
+            return (None, Vec::new());
+        }
+        if let Err(e) = self.rt.services.backends.flush().await {
+            let undeleted = std::mem::take(&mut self.handled);
+            for receipt in &undeleted {
+                lease.done(receipt);
+            }
+            return (Some(e), undeleted);
+        }
         let q = &self.rt.services.backends.queue;
         let mut deletes = tokio::task::JoinSet::new();
         for receipt in std::mem::take(&mut self.handled) {
@@ -360,7 +376,7 @@ impl Pass<'_> {
         self.retrying.remove(&(kind, m.id.clone()));
         let r = match process(rt, kind, m).await {
             Ok(()) => {
-                // Deleted with the pass's other handled messages (`delete_handled`).
+                // Deleted with the pass's other handled messages (`flush_and_delete_handled`).
                 self.handled.push(m.receipt.clone());
                 return Ok(());
             }

@@ -1,5 +1,6 @@
 //! A drain pass that fails part way gives back what it received (issue 29): the messages it
 //! had not finished are visible again at once, not held until their lease lapses (once 900 s).
+//! Its runs' writes are synced once for the whole pass, before any of its messages is deleted.
 
 use std::sync::Arc;
 
@@ -11,14 +12,27 @@ use native_core::{Error, Result};
 use native_tests::TestProject;
 use serde_json::json;
 
-/// The project's queue, whose deletes fail: the drain cannot record a handled message.
+/// The project's queue, whose deletes fail (the drain cannot record a handled message), or
+/// whose flush fails (the runs' writes cannot be made durable).
 #[derive(Debug)]
-struct DeletesFail(Arc<dyn Queue>);
+struct Failing {
+    q: Arc<dyn Queue>,
+    deletes: bool,
+    flush: bool,
+}
+
+fn gone() -> Error {
+    Error::Backend {
+        backend: "test",
+        message: "the disk is gone".into(),
+        source: None,
+    }
+}
 
 #[async_trait]
-impl Queue for DeletesFail {
+impl Queue for Failing {
     async fn send(&self, queue: QueueKind, body: String, delay_s: u32) -> Result<()> {
-        self.0.send(queue, body, delay_s).await
+        self.q.send(queue, body, delay_s).await
     }
     async fn receive(
         &self,
@@ -26,14 +40,13 @@ impl Queue for DeletesFail {
         max: usize,
         visibility_s: u32,
     ) -> Result<Vec<Message>> {
-        self.0.receive(queue, max, visibility_s).await
+        self.q.receive(queue, max, visibility_s).await
     }
-    async fn delete(&self, _queue: QueueKind, _receipt: &str) -> Result<()> {
-        Err(Error::Backend {
-            backend: "test",
-            message: "the disk is gone".into(),
-            source: None,
-        })
+    async fn delete(&self, queue: QueueKind, receipt: &str) -> Result<()> {
+        if self.deletes {
+            return Err(gone());
+        }
+        self.q.delete(queue, receipt).await
     }
     async fn retry_later(
         &self,
@@ -42,28 +55,30 @@ impl Queue for DeletesFail {
         delay_s: u32,
         error: &str,
     ) -> Result<()> {
-        self.0.retry_later(queue, receipt, delay_s, error).await
+        self.q.retry_later(queue, receipt, delay_s, error).await
     }
     async fn hold(&self, queue: QueueKind, receipt: &str, visibility_s: u32) -> Result<()> {
-        self.0.hold(queue, receipt, visibility_s).await
+        self.q.hold(queue, receipt, visibility_s).await
     }
     async fn stats(&self, queue: QueueKind) -> Result<QueueStats> {
-        self.0.stats(queue).await
+        self.q.stats(queue).await
     }
     async fn dead_letters(&self, queue: QueueKind, max: usize) -> Result<Vec<DeadLetter>> {
-        self.0.dead_letters(queue, max).await
+        self.q.dead_letters(queue, max).await
     }
     async fn redrive(&self, queue: QueueKind, keep: &Keep<'_>, max: usize) -> Result<u64> {
-        self.0.redrive(queue, keep, max).await
+        self.q.redrive(queue, keep, max).await
     }
     async fn flush(&self) -> Result<()> {
-        self.0.flush().await
+        if self.flush {
+            return Err(gone());
+        }
+        self.q.flush().await
     }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_failed_pass_gives_back_what_it_received() {
-    // GIVEN five work messages, and a queue that cannot delete
+/// Five work messages sent, and a runtime over the project whose queue fails as `failing` says.
+async fn five_messages(deletes: bool, flush: bool) -> (TestProject, Runtime) {
     let p = TestProject::new(
         "acme",
         r#"{ "queue": true }"#,
@@ -72,7 +87,14 @@ async fn a_failed_pass_gives_back_what_it_received() {
                 "send",
                 "function on_invoke(ctx, ev) for i = 1, 5 do native.queue.send('work', { n = i }) end end",
             ),
-            ("work", "function on_queue(ctx, ev) end"),
+            (
+                "work",
+                "function on_queue(ctx, ev) native.db.put('done', tostring(ev.n), { ok = true }) end",
+            ),
+            (
+                "done",
+                "function on_invoke(ctx, ev) return native.db.get('done', tostring(ev.n)) ~= nil end",
+            ),
         ],
     );
     p.invoke("acme", "send", json!({})).await.unwrap();
@@ -80,7 +102,11 @@ async fn a_failed_pass_gives_back_what_it_received() {
     let backends = Backends {
         objects: b.objects.clone(),
         kv: b.kv.clone(),
-        queue: Arc::new(DeletesFail(b.queue.clone())),
+        queue: Arc::new(Failing {
+            q: b.queue.clone(),
+            deletes,
+            flush,
+        }),
         vault: b.vault.clone(),
     };
     let rt = Runtime::new(
@@ -88,16 +114,59 @@ async fn a_failed_pass_gives_back_what_it_received() {
         backends,
         p.project.tenants.clone(),
     );
+    (p, rt)
+}
+
+/// All five are visible again now (they run again: at least once), and none spent an attempt
+/// on a receive given back.
+async fn all_five_visible_again(p: &TestProject) {
+    let q = &p.rt.services.backends.queue;
+    let s = q.stats(QueueKind::Work).await.unwrap();
+    assert_eq!((s.visible, s.waiting), (5, 0), "{s:?}");
+    let got = q.receive(QueueKind::Work, 10, 30).await.unwrap();
+    let mut counts: Vec<u32> = got.iter().map(|m| m.receive_count).collect();
+    counts.sort();
+    assert_eq!(counts, [1, 1, 1, 1, 1]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failed_pass_gives_back_what_it_received() {
+    // GIVEN five work messages, and a queue that cannot delete
+    let (p, rt) = five_messages(true, false).await;
     // WHEN a drain pass handles them and cannot record it (it deletes a pass's handled
     // messages together, at the pass's end)
     let err = drain(&rt, DrainOptions::default()).await.unwrap_err();
     assert!(err.to_string().contains("the disk is gone"), "{err}");
-    // THEN all five are visible again now (they run again: at least once), and none spent an
-    // attempt on a receive given back
-    let s = b.queue.stats(QueueKind::Work).await.unwrap();
-    assert_eq!((s.visible, s.waiting), (5, 0), "{s:?}");
-    let got = b.queue.receive(QueueKind::Work, 10, 30).await.unwrap();
-    let mut counts: Vec<u32> = got.iter().map(|m| m.receive_count).collect();
-    counts.sort();
-    assert_eq!(counts, [1, 1, 1, 1, 1]);
+    // THEN all five are visible again
+    all_five_visible_again(&p).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_pass_whose_sync_fails_deletes_none_of_its_messages() {
+    // GIVEN five work messages whose runs write, and a backend that cannot sync
+    let (p, rt) = five_messages(false, true).await;
+    // WHEN a drain pass runs them (each run leaves its sync to the pass) and the pass's one
+    // sync fails
+    let err = drain(&rt, DrainOptions::default()).await.unwrap_err();
+    assert!(err.to_string().contains("the disk is gone"), "{err}");
+    // THEN none of them was deleted: their writes may be lost, so all five run again
+    all_five_visible_again(&p).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_runs_of_a_pass_wait_for_one_sync_between_them() {
+    // GIVEN five work messages whose runs each write an item
+    let (p, _) = five_messages(false, false).await;
+    let synced = || p.project.backend.synced_commits();
+    let before = synced();
+    // WHEN one drain handles them, in one pass
+    let r = drain(&p.rt, DrainOptions::default()).await.unwrap();
+    assert_eq!(r.handled, 5);
+    // THEN their writes were synced together, once, before the deletes (which need no sync of
+    // their own); a sync per run would be five
+    assert_eq!(synced() - before, 1, "synced commits in the drain");
+    for n in 1..=5 {
+        let done = p.invoke("acme", "done", json!({ "n": n })).await.unwrap();
+        assert_eq!(done, json!(true), "the item of message {n}");
+    }
 }

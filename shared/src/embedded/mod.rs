@@ -161,6 +161,12 @@ impl Embedded {
         }
     }
 
+    /// How many commits this backend has synced to stable storage since it opened: a sync is
+    /// its dearest step, so tests and benchmarks count them.
+    pub fn synced_commits(&self) -> u64 {
+        self.inner.writer.synced_commits()
+    }
+
     /// A free reading connection, or the next one in turn when all are busy.
     fn reader(&self) -> MutexGuard<'_, Connection> {
         let readers = &self.inner.readers;

@@ -140,8 +140,7 @@ pub(crate) struct Writer {
     /// A deferred write was committed since the last synced commit: set by the writing thread
     /// before it answers that write, cleared after a synced commit.
     unsynced: Arc<AtomicBool>,
-    /// Synced commits so far (tests read it).
-    #[cfg_attr(not(test), allow(dead_code))]
+    /// Synced commits so far.
     synced: Arc<AtomicU64>,
 }
 
@@ -165,7 +164,6 @@ impl Writer {
     }
 
     /// How many commits were synced so far.
-    #[cfg(test)]
     pub(crate) fn synced_commits(&self) -> u64 {
         self.synced.load(Ordering::SeqCst)
     }

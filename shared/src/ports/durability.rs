@@ -5,8 +5,9 @@
 //! [`deferring`]: then a backend that can (the embedded one) may answer it once it is visible to
 //! every later read but before it is on stable storage. Whoever opened the scope makes those
 //! writes durable with [`Backends::flush`](super::Backends::flush) before it acknowledges
-//! anything that covers them (the runtime does, at the end of every run of a script: before an
-//! invocation's 2xx, before a drain deletes the message it handled). A script that makes 100
+//! anything that covers them: the runtime does at the end of every run of a script, before an
+//! invocation's 2xx; a drain pass once for all its runs (see [`caller_flushing`]), before it
+//! deletes their messages. A script that makes 100
 //! writes then waits for one sync, not 100, and still reads its own writes.
 //!
 //! The scope is tokio's task-local, entered synchronously on the thread that runs the script:
@@ -22,6 +23,7 @@ use std::future::Future;
 tokio::task_local! {
     static DEFERRED: ();
     static BEST_EFFORT: ();
+    static CALLER_FLUSHES: ();
 }
 
 /// Runs `f`, with the writes made on this thread meanwhile deferred.
@@ -52,6 +54,18 @@ pub async fn best_effort<F: Future>(fut: F) -> F::Output {
 /// write starts (before its first `.await`).
 pub fn is_best_effort() -> bool {
     BEST_EFFORT.try_with(|_| ()).is_ok()
+}
+
+/// Runs `fut`, whose runs of scripts leave their flush to the caller: it flushes once, before
+/// it acknowledges any of them. A drain pass does, before it deletes the messages it handled, so
+/// that ten runs that wrote wait for one sync, not ten.
+pub async fn caller_flushing<F: Future>(fut: F) -> F::Output {
+    CALLER_FLUSHES.scope((), fut).await
+}
+
+/// Whether a run of a script made here leaves its flush to the caller ([`caller_flushing`]).
+pub fn caller_flushes() -> bool {
+    CALLER_FLUSHES.try_with(|_| ()).is_ok()
 }
 
 #[cfg(test)]
