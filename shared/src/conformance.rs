@@ -7,7 +7,9 @@
 
 use bytes::Bytes;
 
-use crate::ports::{KvStore, NewItem, ObjectStore, PutMode, Queue, QueueKind, TxOp, MAX_RECEIVES};
+use crate::ports::{
+    Item, KvStore, NewItem, ObjectStore, PutMode, Queue, QueueKind, TxOp, MAX_RECEIVES,
+};
 use crate::Error;
 
 /// A fresh scope for one run of the suite.
@@ -539,6 +541,59 @@ pub async fn kv_transactions(kv: &dyn KvStore) {
         "two operations on one item are refused, as DynamoDB refuses them"
     );
     assert!(kv.get(&pk, "twice").await.unwrap().is_none());
+
+    // transact_on: a plan made of the item, applied as one transaction.
+    // One more on the counter the plan is given, on the condition that it is that version.
+    let add_one = |pk: String| -> crate::ports::TxPlan {
+        Box::new(move |it: Option<Item>| {
+            let n: u64 = it.as_ref().map_or(0, |i| i.value.parse().unwrap_or(0));
+            Ok(vec![TxOp::Put {
+                item: NewItem {
+                    pk,
+                    sk: "counter".into(),
+                    value: (n + 1).to_string(),
+                    expires_at_s: far,
+                },
+                mode: it.map_or(PutMode::Create, |i| PutMode::Update(i.version)),
+            }])
+        })
+    };
+    kv.put(item("counter", "0", far), PutMode::Create)
+        .await
+        .unwrap();
+    let seen = kv.get(&pk, "counter").await.unwrap().unwrap();
+    assert_eq!(
+        kv.transact_on(seen.clone(), add_one(pk.clone()))
+            .await
+            .unwrap(),
+        Ok(())
+    );
+    assert_eq!(kv.get(&pk, "counter").await.unwrap().unwrap().value, "1");
+    // A plan on a version read before that commit: planned again on the item as it is now
+    // (one writer), or its condition fails (elsewhere); never a lost update.
+    match kv
+        .transact_on(seen.clone(), add_one(pk.clone()))
+        .await
+        .unwrap()
+    {
+        Ok(()) => assert_eq!(kv.get(&pk, "counter").await.unwrap().unwrap().value, "2"),
+        Err(i) => {
+            assert_eq!(i, 0);
+            assert_eq!(kv.get(&pk, "counter").await.unwrap().unwrap().value, "1");
+        }
+    }
+    // An empty plan writes nothing; a plan's error is the call's.
+    let before = kv.get(&pk, "counter").await.unwrap().unwrap();
+    assert_eq!(
+        kv.transact_on(seen.clone(), Box::new(|_| Ok(Vec::new())))
+            .await
+            .unwrap(),
+        Ok(())
+    );
+    let failing: crate::ports::TxPlan =
+        Box::new(|_| Err(crate::Error::InvalidInput("no plan".into())));
+    assert!(kv.transact_on(seen, failing).await.is_err());
+    assert_eq!(kv.get(&pk, "counter").await.unwrap().unwrap(), before);
 }
 
 /// Vault: set, get, replace, list (names only, per tenant), delete, and bad names refused.

@@ -9,7 +9,7 @@ use async_trait::async_trait;
 use native_core::aws::sdk::{dynamodb, s3, sqs};
 use native_core::aws::{AwsConfig, Clients};
 use native_core::config::Deployment;
-use native_core::ports::{Backends, Item, ItemPage, KvStore, NewItem, PutMode, TxOp};
+use native_core::ports::{Backends, Item, ItemPage, KvStore, NewItem, PutMode, TxOp, TxPlan};
 use native_core::Result;
 use serde_json::json;
 
@@ -368,5 +368,13 @@ impl KvStore for AtomicKv {
     async fn transact(&self, ops: Vec<TxOp>) -> Result<std::result::Result<(), usize>> {
         let _one = self.lock.lock().await;
         self.kv.transact(ops).await
+    }
+    async fn transact_on(
+        &self,
+        seen: Item,
+        plan: TxPlan,
+    ) -> Result<std::result::Result<(), usize>> {
+        let _one = self.lock.lock().await;
+        self.kv.transact_on(seen, plan).await
     }
 }

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use native_core::ports::{
     DeadLetter, Item, ItemPage, KvStore, Message, NewItem, PutMode, Queue, QueueKind, QueueStats,
-    TxOp,
+    TxOp, TxPlan,
 };
 use native_core::{Error, Result};
 
@@ -215,6 +215,9 @@ impl KvStore for Faulty {
     }
     async fn transact(&self, ops: Vec<TxOp>) -> Result<Result<(), usize>> {
         faulty!(self, "kv.transact", self.kv.transact(ops.clone()))
+    }
+    async fn transact_on(&self, seen: Item, plan: TxPlan) -> Result<Result<(), usize>> {
+        faulty!(self, "kv.transact_on", self.kv.transact_on(seen, plan))
     }
     async fn flush(&self) -> Result<()> {
         self.kv.flush().await

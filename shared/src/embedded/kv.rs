@@ -5,7 +5,7 @@ use rusqlite::{params, OptionalExtension};
 
 use super::{db_err, token, Embedded};
 use crate::ports::{
-    check_batch_len, now_ms, Item, ItemPage, KvStore, NewItem, PutMode, TxOp, MAX_TX_OPS,
+    check_batch_len, now_ms, Item, ItemPage, KvStore, NewItem, PutMode, TxOp, TxPlan, MAX_TX_OPS,
 };
 use crate::{Error, Result};
 
@@ -68,6 +68,80 @@ fn page(
         .map_err(db_err)?;
     let items = rows.collect::<Result<Vec<_>, _>>().map_err(db_err)?;
     Ok(ItemPage::from_overfetch(items, limit))
+}
+
+/// A transaction's operations are 1 to [`MAX_TX_OPS`], at most one per item (as on DynamoDB:
+/// code that works here works there).
+fn check_tx(ops: &[TxOp]) -> Result<()> {
+    if ops.is_empty() || ops.len() > MAX_TX_OPS {
+        return Err(Error::InvalidInput(format!(
+            "a transaction takes 1 to {MAX_TX_OPS} operations, not {}",
+            ops.len()
+        )));
+    }
+    let mut items = std::collections::HashSet::new();
+    for op in ops {
+        let key = match op {
+            TxOp::Check { pk, sk, .. } | TxOp::Absent { pk, sk } | TxOp::Delete { pk, sk } => {
+                (pk, sk)
+            }
+            TxOp::Put { item, .. } => (&item.pk, &item.sk),
+        };
+        if !items.insert(key) {
+            return Err(Error::InvalidInput(format!(
+                "a transaction may not have two operations on one item ({}/{})",
+                key.0, key.1
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Applies `ops` in the writer's transaction `tx`: every condition is checked first, in order,
+/// so that the first failing one is reported (`Ok(Err(i))`) and nothing is written.
+fn apply_tx(tx: &rusqlite::Connection, ops: &[TxOp]) -> Result<Result<(), usize>> {
+    for (i, op) in ops.iter().enumerate() {
+        let ok = match op {
+            TxOp::Check {
+                pk,
+                sk,
+                live_until_s,
+            } => get_row(tx, pk, sk)?.is_some_and(|it| it.expires_at_s > *live_until_s),
+            TxOp::Absent { pk, sk } => get_row(tx, pk, sk)?.is_none(),
+            TxOp::Put { item, mode } => {
+                let old = get_row(tx, &item.pk, &item.sk)?;
+                match mode {
+                    PutMode::Overwrite => true,
+                    PutMode::Create => old.is_none(),
+                    PutMode::Update(v) => old.is_some_and(|o| o.version == *v),
+                }
+            }
+            TxOp::Delete { pk, sk } => get_row(tx, pk, sk)?.is_some(),
+        };
+        if !ok {
+            return Ok(Err(i));
+        }
+    }
+    for op in ops {
+        match op {
+            TxOp::Check { .. } | TxOp::Absent { .. } => {}
+            TxOp::Put { item, .. } => {
+                tx.prepare_cached(
+                    "INSERT OR REPLACE INTO kv (pk, sk, value, expires_at, version) VALUES (?1, ?2, ?3, ?4, ?5)",
+                )
+                .map_err(db_err)?
+                .execute(params![item.pk, item.sk, item.value, item.expires_at_s, token()])
+                .map_err(db_err)?;
+            }
+            TxOp::Delete { pk, sk } => {
+                tx.prepare_cached("DELETE FROM kv WHERE pk = ?1 AND sk = ?2")
+                    .map_err(db_err)?
+                    .execute(params![pk, sk])
+                    .map_err(db_err)?;
+            }
+        }
+    }
+    Ok(Ok(()))
 }
 
 #[async_trait]
@@ -185,71 +259,20 @@ impl KvStore for Embedded {
     }
 
     async fn transact(&self, ops: Vec<TxOp>) -> Result<Result<(), usize>> {
-        if ops.is_empty() || ops.len() > MAX_TX_OPS {
-            return Err(Error::InvalidInput(format!(
-                "a transaction takes 1 to {MAX_TX_OPS} operations, not {}",
-                ops.len()
-            )));
-        }
-        // As DynamoDB: one operation per item, so code that works here works there.
-        let mut items = std::collections::HashSet::new();
-        for op in &ops {
-            let key = match op {
-                TxOp::Check { pk, sk, .. } | TxOp::Absent { pk, sk } | TxOp::Delete { pk, sk } => {
-                    (pk, sk)
-                }
-                TxOp::Put { item, .. } => (&item.pk, &item.sk),
-            };
-            if !items.insert(key) {
-                return Err(Error::InvalidInput(format!(
-                    "a transaction may not have two operations on one item ({}/{})",
-                    key.0, key.1
-                )));
-            }
-        }
-        drop(items);
+        check_tx(&ops)?;
+        self.write(move |tx| apply_tx(tx, &ops)).await
+    }
+
+    /// Reads the item again in the writer's transaction and plans on it there: nothing can
+    /// change it between the read and the commit.
+    async fn transact_on(&self, seen: Item, plan: TxPlan) -> Result<Result<(), usize>> {
         self.write(move |tx| {
-        // Check every condition first, in order, so that the first failing one is reported
-        // and nothing is written.
-        for (i, op) in ops.iter().enumerate() {
-            let ok = match op {
-                TxOp::Check {
-                    pk,
-                    sk,
-                    live_until_s,
-                } => get_row(tx, pk, sk)?.is_some_and(|it| it.expires_at_s > *live_until_s),
-                TxOp::Absent { pk, sk } => get_row(tx, pk, sk)?.is_none(),
-                TxOp::Put { item, mode } => {
-                    let old = get_row(tx, &item.pk, &item.sk)?;
-                    match mode {
-                        PutMode::Overwrite => true,
-                        PutMode::Create => old.is_none(),
-                        PutMode::Update(v) => old.is_some_and(|o| o.version == *v),
-                    }
-                }
-                TxOp::Delete { pk, sk } => get_row(tx, pk, sk)?.is_some(),
-            };
-            if !ok {
-                return Ok(Err(i));
+            let ops = plan(get_row(tx, &seen.pk, &seen.sk)?)?;
+            if ops.is_empty() {
+                return Ok(Ok(()));
             }
-        }
-        for op in &ops {
-            match op {
-                TxOp::Check { .. } | TxOp::Absent { .. } => {}
-                TxOp::Put { item, .. } => {
-                    tx.execute(
-                        "INSERT OR REPLACE INTO kv (pk, sk, value, expires_at, version) VALUES (?1, ?2, ?3, ?4, ?5)",
-                        params![item.pk, item.sk, item.value, item.expires_at_s, token()],
-                    )
-                    .map_err(db_err)?;
-                }
-                TxOp::Delete { pk, sk } => {
-                    tx.execute("DELETE FROM kv WHERE pk = ?1 AND sk = ?2", params![pk, sk])
-                        .map_err(db_err)?;
-                }
-            }
-        }
-        Ok(Ok(()))
+            check_tx(&ops)?;
+            apply_tx(tx, &ops)
         })
         .await
     }

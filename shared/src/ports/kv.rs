@@ -109,6 +109,11 @@ pub enum TxOp {
     },
 }
 
+/// What [`KvStore::transact_on`] makes of the item it is given: the operations of one
+/// transaction (none: write nothing). It may run on another thread, inside the backend's
+/// transaction, so it owns what it needs and returns quickly.
+pub type TxPlan = Box<dyn FnOnce(Option<Item>) -> Result<Vec<TxOp>> + Send>;
+
 /// A key-value table. Every read is strongly consistent and ignores expired items, whether or
 /// not the backend has deleted them yet.
 #[async_trait]
@@ -152,6 +157,25 @@ pub trait KvStore: std::fmt::Debug + Send + Sync {
     /// `Ok(Err(i))` means the condition of `ops[i]` (the first failing one, in order) failed and
     /// nothing was applied.
     async fn transact(&self, ops: Vec<TxOp>) -> Result<Result<(), usize>>;
+
+    /// Applies the transaction that `plan` makes of the item at `seen`'s key, as
+    /// [`KvStore::transact`] does, in one backend call; an empty plan writes nothing and
+    /// answers `Ok(Ok(()))`. `seen` is the item as the caller read it, and the plan's
+    /// operations hold their condition on it (a [`PutMode::Update`] of its version, say).
+    ///
+    /// The default plans on `seen`: should the item change before the commit, that condition
+    /// fails as in `transact` and the caller reads again. A backend whose writes all go
+    /// through one writer (the embedded one) reads the item again in the transaction and plans
+    /// on what it holds then: the condition holds, and peers racing for one item (arrivals at
+    /// a rendezvous barrier) never lose a round to each other. `None` is given to the plan
+    /// when the item is gone.
+    async fn transact_on(&self, seen: Item, plan: TxPlan) -> Result<Result<(), usize>> {
+        let ops = plan(Some(seen))?;
+        if ops.is_empty() {
+            return Ok(Ok(()));
+        }
+        self.transact(ops).await
+    }
 
     /// Makes the writes that this backend answered before syncing them (inside
     /// [`super::durability::deferring`]) durable. The default: every write is durable when it

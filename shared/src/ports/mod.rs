@@ -12,7 +12,7 @@ mod vault;
 mod work;
 
 pub use kv::{
-    check_batch_len, Generation, Item, ItemPage, KvStore, NewItem, TxOp, MAX_BATCH_ITEMS,
+    check_batch_len, Generation, Item, ItemPage, KvStore, NewItem, TxOp, TxPlan, MAX_BATCH_ITEMS,
     MAX_TX_OPS,
 };
 pub use objects::{InMemory, ListPage, ObjectMeta, ObjectReader, ObjectStore};

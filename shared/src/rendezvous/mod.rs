@@ -16,12 +16,16 @@
 //!
 //! An arrival is one read of the barrier row and one transaction: the participant row
 //! created if absent, and the barrier row written on the condition that it is still the
-//! version that was read (so generation and count are what were read). When another arrival
-//! got in between, the arrival reads again and retries. The barrier row expires at
+//! version the transaction was planned on (so generation and count are what were read). On
+//! the embedded backend the transaction is planned on the row as it stands when it commits
+//! (`arrival.rs`, [`KvStore::transact_on`]), so racing arrivals never lose to each other; on
+//! DynamoDB it is planned on the row read, and an arrival that another got in before reads
+//! again and retries. The barrier row expires at
 //! `last_activity_at + delete_inactive_after_seconds` (DynamoDB TTL moves with each arrival),
 //! and reads compare that time with the clock themselves, so a barrier is gone the moment its
 //! window ends, swept or not.
 
+mod arrival;
 mod caps;
 mod model;
 pub mod notify;
@@ -150,6 +154,17 @@ fn token() -> String {
     format!("{:016x}", rand::random::<u64>())
 }
 
+/// The stored row of a barrier, in partition `pk`.
+fn barrier_item(pk: &str, row: &BarrierRow) -> NewItem {
+    NewItem {
+        pk: pk.into(),
+        sk: format!("b#{}", row.barrier.name),
+        value: serde_json::to_string(row).unwrap_or_default(),
+        // Rounded up: the backend's expiry never hides a barrier that reads call live.
+        expires_at_s: (row.barrier.inactive_at_ms() + 999).div_euclid(1000),
+    }
+}
+
 fn damaged(what: &str, e: serde_json::Error) -> Error {
     Error::Backend {
         backend: "rendezvous",
@@ -185,6 +200,8 @@ fn barrier_not_found() -> Error {
 struct Found {
     row: BarrierRow,
     version: String,
+    /// The barrier's item as read.
+    seen: Item,
     pk: String,
     parts_pk: String,
 }
@@ -433,7 +450,8 @@ impl<'a, B: Budget + ?Sized> Rendezvous<'a, B> {
         let parts_pk = format!("{pk}#{name}#{}", row.incarnation);
         Ok(Some(Found {
             row,
-            version: item.version,
+            version: item.version.clone(),
+            seen: item,
             pk,
             parts_pk,
         }))
@@ -457,7 +475,8 @@ impl<'a, B: Budget + ?Sized> Rendezvous<'a, B> {
         }
         Ok(Found {
             row,
-            version: item.version,
+            version: item.version.clone(),
+            seen: item,
             pk: found.pk.clone(),
             parts_pk: found.parts_pk.clone(),
         })
@@ -468,13 +487,7 @@ impl<'a, B: Budget + ?Sized> Rendezvous<'a, B> {
     }
 
     fn barrier_item(pk: &str, row: &BarrierRow) -> NewItem {
-        NewItem {
-            pk: pk.into(),
-            sk: format!("b#{}", row.barrier.name),
-            value: serde_json::to_string(row).unwrap_or_default(),
-            // Rounded up: the backend's expiry never hides a barrier that reads call live.
-            expires_at_s: (row.barrier.inactive_at_ms() + 999).div_euclid(1000),
-        }
+        barrier_item(pk, row)
     }
 
     fn side_item(&self, b: &Barrier, parts_pk: &str, sk: String, value: String) -> NewItem {
@@ -712,37 +725,55 @@ impl<'a, B: Budget + ?Sized> Rendezvous<'a, B> {
                 });
             }
             let now = self.now_ns();
-            let participant = Participant {
-                process_id: process_id.into(),
-                generation: b.generation,
-                arrived_at: now,
-                metadata: metadata.clone(),
-            };
-            let mut next = found.row.clone();
-            next.barrier.arrived_processes += 1;
-            next.barrier.last_activity_at = now;
-            let tripped = next.barrier.arrived_processes >= next.barrier.expected_processes;
-            if tripped {
-                next.barrier.trip();
+            let (plan, planned) = arrival::Plan {
+                parts_pk: found.parts_pk.clone(),
+                incarnation: found.row.incarnation.clone(),
+                generation: expected_generation,
+                participant: Participant {
+                    process_id: process_id.into(),
+                    generation: b.generation,
+                    arrived_at: now,
+                    metadata: metadata.clone(),
+                },
+                now_ms: self.now_ms(),
+                lease_until_ms: self.now_ms() + LEASE_MS,
+                queue_enabled: self.queue_enabled,
             }
-            let mut ops = vec![
-                TxOp::Put {
-                    item: self.side_item(
-                        b,
-                        &found.parts_pk,
-                        part_sk,
-                        serde_json::to_string(&participant).unwrap_or_default(),
-                    ),
-                    mode: PutMode::Create,
-                },
-                TxOp::Put {
-                    item: Self::barrier_item(&found.pk, &next),
-                    mode: PutMode::Update(found.version.clone()),
-                },
-            ];
-            let continues = tripped && self.claim_continuation(&found, &mut ops);
+            .into_plan();
             self.budget.spend(1)?;
-            match self.kv.transact(ops).await? {
+            let committed = self.kv.transact_on(found.seen.clone(), plan).await?;
+            let planned = planned.lock().unwrap_or_else(|p| p.into_inner()).take();
+            let (found, next, tripped, continues) = match planned {
+                Some(arrival::Planned::Write(w)) => {
+                    let arrival::Write {
+                        row,
+                        item,
+                        next,
+                        tripped,
+                        continues,
+                    } = *w;
+                    let found = Found {
+                        row,
+                        version: item.version.clone(),
+                        seen: item,
+                        pk: found.pk,
+                        parts_pk: found.parts_pk,
+                    };
+                    (found, next, tripped, continues)
+                }
+                // Tripped without this arrival (or updated to another generation): read
+                // again, which tells a repeat from an arrival too late.
+                Some(arrival::Planned::Moved) => continue,
+                Some(arrival::Planned::Gone) => return Err(barrier_not_found()),
+                None => {
+                    return Err(Error::Backend {
+                        backend: "rendezvous",
+                        message: "the store answered an arrival without planning it".into(),
+                        source: None,
+                    })
+                }
+            };
+            match committed {
                 Ok(()) => {
                     if tripped {
                         self.after_trip(ns, name, &found, &next, continues).await?;
@@ -766,11 +797,12 @@ impl<'a, B: Budget + ?Sized> Rendezvous<'a, B> {
                     });
                 }
                 Err(_) => {
-                    // Another arrival (or an update) got in first: read again at once the
-                    // first time (two peers that met), then after a random pause whose window
+                    // Another arrival (or an update) got in first (on DynamoDB: the embedded
+                    // backend plans on the row it commits on): read again at once the first
+                    // time (two peers that met), then after a random pause whose window
                     // doubles from 2 ms to 64 ms. Peers that read one version together all
-                    // lose but one, since a write is answered only once its group commits:
-                    // spread out, most of them read the next version before they write.
+                    // lose but one: spread out, most of them read the next version before they
+                    // write.
                     if attempt > 0 {
                         let us = rand::random::<u64>() % (1000 << attempt.min(6));
                         tokio::time::sleep(Duration::from_micros(us)).await;
