@@ -207,12 +207,12 @@ pub fn started_chain(
 
 /// A runtime over the project whose script logs go through [`TerminalLog`] and into the
 /// project's log file ([`crate::logfile`], what `native logs` reads).
-pub fn runtime(p: &native_core::local::Project) -> native_core::runtime::Runtime {
+pub fn runtime(p: &native_core::local::Project) -> Arc<native_core::runtime::Runtime> {
     let file = crate::logfile::LogFile::new(&p.root.join(".native"));
-    dressed(
+    Arc::new(dressed(
         p.runtime(),
         Arc::new(crate::logfile::Both(TerminalLog::default(), file)),
-    )
+    ))
 }
 
 /// [`runtime`] for `native serve` on `addr`: callback URLs name the address served, and the log

@@ -693,7 +693,7 @@ fn runs_are_recorded_with_their_chain_their_log_lines_and_their_errors() {
     rt.block_on(async {
         let project = native_core::local::Project::open(p).unwrap();
         let recent = std::sync::Arc::new(native_core::observe::recent::Recent::new());
-        let runtime = project.runtime().with_recent(recent.clone());
+        let runtime = std::sync::Arc::new(project.runtime().with_recent(recent.clone()));
         // WHEN it is invoked and the queues are drained
         runtime.invoke("acme", "start", json!({})).await.unwrap();
         native_core::local::drain(&runtime, Default::default())

@@ -151,8 +151,9 @@ pub const LEASE_S: u32 = 30;
 /// process is running (and, with `wait`, until nothing is left but messages received before:
 /// retries of failed ones, or messages in flight in another process). Handled messages are
 /// deleted; failed ones come back after `retry_delay_s`, as after SQS's visibility timeout, and
-/// go to the dead-letter place after their fifth receive.
-pub async fn drain(rt: &Runtime, opts: DrainOptions) -> Result<DrainReport> {
+/// go to the dead-letter place after their fifth receive. The messages of one receive (up to
+/// ten, of several tenants) run at once, each in a task of its own.
+pub async fn drain(rt: &Arc<Runtime>, opts: DrainOptions) -> Result<DrainReport> {
     let q = rt.services.backends.queue.clone();
     let started = std::time::Instant::now();
     let mut report = DrainReport::default();
@@ -177,39 +178,59 @@ pub async fn drain(rt: &Runtime, opts: DrainOptions) -> Result<DrainReport> {
         for kind in [QueueKind::Events, QueueKind::Work] {
             let received = q.receive(kind, 10, LEASE_S).await?;
             any |= !received.is_empty();
-            let held = Lease::start(q.clone(), kind, &received);
+            let held = Arc::new(Lease::start(q.clone(), kind, &received));
+            for m in &received {
+                retrying.remove(&(kind, m.id.clone()));
+            }
+            // The pass's messages run at once, each in a task of its own (the tenant's
+            // max_concurrent still holds: runs from the queue wait for their turn), so that
+            // scripts use every core and their writes share commits; each run leaves its
+            // sync to the pass, which syncs once for all of them below.
+            let runs: Vec<_> = received
+                .iter()
+                .map(|m| {
+                    let (rt, held, m) = (rt.clone(), held.clone(), m.clone());
+                    tokio::spawn(crate::ports::durability::caller_flushing(async move {
+                        one(&rt, &opts, kind, &m, &held).await
+                    }))
+                })
+                .collect();
             let mut pass = Pass {
                 rt,
-                opts: &opts,
                 report: &mut report,
-                retrying: &mut retrying,
                 handled: Vec::new(),
             };
-            let mut done = 0;
-            let mut failed = None;
-            // Each run's writes are synced once for the whole pass, below.
-            crate::ports::durability::caller_flushing(async {
-                for m in &received {
-                    match pass.one(kind, m, &held).await {
-                        Ok(()) => done += 1,
-                        Err(e) => {
-                            failed = Some(e);
-                            break;
+            let (mut failed, mut give_back) = (None, Vec::new());
+            for (m, run) in received.iter().zip(runs) {
+                match run.await {
+                    Ok(Ok(Outcome::Handled)) => pass.handled.push(m.receipt.clone()),
+                    Ok(Ok(Outcome::Failed(f))) => {
+                        if f.retrying {
+                            retrying.insert((kind, m.id.clone()));
                         }
+                        pass.report.failures.push(f.failure);
+                    }
+                    // The queue could not record the message's fate: it is given back below.
+                    Ok(Err(e)) => {
+                        failed.get_or_insert(e);
+                        give_back.push(m.receipt.clone());
+                    }
+                    Err(e) => {
+                        failed.get_or_insert(Error::Backend {
+                            backend: "queue",
+                            message: format!("the run of a message failed: {e}"),
+                            source: None,
+                        });
+                        give_back.push(m.receipt.clone());
                     }
                 }
-            })
-            .await;
+            }
             let (delete_error, undeleted) = pass.flush_and_delete_handled(kind, &held).await;
             drop(held);
             if let Some(e) = failed.or(delete_error) {
-                // Give back what this pass received and did not finish, or could not record
-                // as handled, so that it is not held until its lease lapses.
-                for receipt in received[done..]
-                    .iter()
-                    .map(|m| &m.receipt)
-                    .chain(undeleted.iter())
-                {
+                // Give back what this pass could not finish, or could not record as handled,
+                // so that it is not held until its lease lapses.
+                for receipt in give_back.iter().chain(undeleted.iter()) {
                     let _ = q.hold(kind, receipt, 0).await;
                 }
                 return Err(e);
@@ -299,14 +320,26 @@ impl Drop for Lease {
     }
 }
 
-/// One drain pass over received messages.
+/// One drain pass over received messages: what it handled, deleted together at its end.
 struct Pass<'a> {
     rt: &'a Runtime,
-    opts: &'a DrainOptions,
     report: &'a mut DrainReport,
-    retrying: &'a mut std::collections::HashSet<(QueueKind, String)>,
-    /// The receipts of the messages handled so far, deleted together at the pass's end.
+    /// The receipts of the messages handled, deleted together at the pass's end.
     handled: Vec<String>,
+}
+
+/// What became of one message of a pass.
+enum Outcome {
+    /// Its run succeeded: deleted at the pass's end.
+    Handled,
+    /// Its run failed: it comes back later, or went to the dead letters.
+    Failed(Box<Failed>),
+}
+
+struct Failed {
+    failure: Failure,
+    /// It comes back after the retry delay.
+    retrying: bool,
 }
 
 impl Pass<'_> {
@@ -367,72 +400,69 @@ impl Pass<'_> {
         }
         (first_error, undeleted)
     }
+}
 
-    /// Processes one received message: deleted when handled (at the pass's end), retried later
-    /// when it failed.
-    /// An error is the queue's (the message's fate could not be recorded).
-    async fn one(&mut self, kind: QueueKind, m: &Message, lease: &Lease) -> Result<()> {
-        let (rt, q) = (self.rt, &self.rt.services.backends.queue);
-        self.retrying.remove(&(kind, m.id.clone()));
-        let r = match process(rt, kind, m).await {
-            Ok(()) => {
-                // Deleted with the pass's other handled messages (`flush_and_delete_handled`).
-                self.handled.push(m.receipt.clone());
-                return Ok(());
-            }
-            Err(e) => e,
-        };
-        let error = r.to_string();
-        // A breach of the chain's width fails the same way every time: it goes to the dead
-        // letters at once, as on AWS.
-        if crate::host::chain::breached_width(&r)
-            && q.dead_letter_now(kind, &m.body, &error).await.is_ok()
-        {
-            let d = q.delete(kind, &m.receipt).await;
-            lease.done(&m.receipt);
-            d?;
-            rt.services.log.write(&json!({
-                "ts_ms": crate::ports::now_ms(), "level": "error",
-                "msg": "message breached its chain's width; it is a dead letter now",
-                "queue": kind.name(), "attempt": m.receive_count, "error": error,
-                "trace": crate::ports::trace_of_body(&m.body),
-            }));
-            self.report.failures.push(Failure {
-                queue: kind,
-                attempt: m.receive_count,
-                message_id: m.id.clone(),
-                error,
-            });
-            return Ok(());
-        }
-        // After the last attempt there is nothing to wait for: the next receive moves it to
-        // the dead letters (on SQS, its redrive policy).
-        let last = m.receive_count >= crate::ports::MAX_RECEIVES;
-        let msg = if last {
-            "message failed on its last attempt; it is a dead letter now"
-        } else {
-            "message failed; it will be retried after the visibility timeout"
-        };
+/// Processes one received message of a pass: deleted when handled (at the pass's end), retried
+/// later when it failed. An error is the queue's (the message's fate could not be recorded).
+async fn one(
+    rt: &Runtime,
+    opts: &DrainOptions,
+    kind: QueueKind,
+    m: &Message,
+    lease: &Lease,
+) -> Result<Outcome> {
+    let q = &rt.services.backends.queue;
+    let r = match process(rt, kind, m).await {
+        Ok(()) => return Ok(Outcome::Handled),
+        Err(e) => e,
+    };
+    let error = r.to_string();
+    let failure = Failure {
+        queue: kind,
+        attempt: m.receive_count,
+        message_id: m.id.clone(),
+        error: error.clone(),
+    };
+    // A breach of the chain's width fails the same way every time: it goes to the dead
+    // letters at once, as on AWS.
+    if crate::host::chain::breached_width(&r)
+        && q.dead_letter_now(kind, &m.body, &error).await.is_ok()
+    {
+        let d = q.delete(kind, &m.receipt).await;
+        lease.done(&m.receipt);
+        d?;
         rt.services.log.write(&json!({
-            "ts_ms": crate::ports::now_ms(), "level": "error", "msg": msg,
+            "ts_ms": crate::ports::now_ms(), "level": "error",
+            "msg": "message breached its chain's width; it is a dead letter now",
             "queue": kind.name(), "attempt": m.receive_count, "error": error,
             "trace": crate::ports::trace_of_body(&m.body),
         }));
-        let delay = if last { 0 } else { self.opts.retry_delay_s };
-        let r = q.retry_later(kind, &m.receipt, delay, &error).await;
-        lease.done(&m.receipt);
-        r?;
-        if !last {
-            self.retrying.insert((kind, m.id.clone()));
-        }
-        self.report.failures.push(Failure {
-            queue: kind,
-            attempt: m.receive_count,
-            message_id: m.id.clone(),
-            error,
-        });
-        Ok(())
+        return Ok(Outcome::Failed(Box::new(Failed {
+            failure,
+            retrying: false,
+        })));
     }
+    // After the last attempt there is nothing to wait for: the next receive moves it to the
+    // dead letters (on SQS, its redrive policy).
+    let last = m.receive_count >= crate::ports::MAX_RECEIVES;
+    let msg = if last {
+        "message failed on its last attempt; it is a dead letter now"
+    } else {
+        "message failed; it will be retried after the visibility timeout"
+    };
+    rt.services.log.write(&json!({
+        "ts_ms": crate::ports::now_ms(), "level": "error", "msg": msg,
+        "queue": kind.name(), "attempt": m.receive_count, "error": error,
+        "trace": crate::ports::trace_of_body(&m.body),
+    }));
+    let delay = if last { 0 } else { opts.retry_delay_s };
+    let r = q.retry_later(kind, &m.receipt, delay, &error).await;
+    lease.done(&m.receipt);
+    r?;
+    Ok(Outcome::Failed(Box::new(Failed {
+        failure,
+        retrying: !last,
+    })))
 }
 
 async fn process(rt: &Runtime, kind: QueueKind, m: &Message) -> Result<()> {

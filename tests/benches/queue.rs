@@ -4,6 +4,8 @@
 //! from one backlog each: the queue alone (receive and delete, no script), a script that does
 //! nothing, and one that does one `native.db.put`.
 //!
+//! Sends are timed twice: one at a time, and from 16 senders at once.
+//!
 //! Run: `cargo bench -p native-tests --bench queue` (`NATIVE_BENCH_N` messages, default 5 000;
 //! `NATIVE_BENCH_RUNS` runs of each row, default 3, the fastest printed).
 
@@ -13,6 +15,9 @@ use native_core::local::{drain, DrainOptions};
 use native_core::ports::QueueKind;
 use native_tests::TestProject;
 use serde_json::json;
+
+/// Senders at once in the second send row.
+const SENDERS: usize = 16;
 
 const NOOP: &str = "function on_queue(ctx, ev) end";
 const PUT: &str = "function on_queue(ctx, ev) native.db.put(\"bench\", ev.k, ev) end";
@@ -32,6 +37,7 @@ fn main() {
         .unwrap();
     let mut best = [Duration::MAX; 3];
     let mut sends = Duration::MAX;
+    let mut concurrent_sends = Duration::MAX;
     // The rows alternate within each run, so that load from elsewhere falls on all of them.
     for _ in 0..runs {
         for (row, script) in ["-", "noop", "put"].into_iter().enumerate() {
@@ -49,6 +55,28 @@ fn main() {
                 }
             });
             sends = sends.min(t.elapsed());
+            // The same backlog again, from 16 senders at once (an HTTP server's callers):
+            // each send is synced before it returns, and sends in flight together share a sync.
+            // (Into a project of its own: the backlog drained below stays n messages.)
+            let other = TestProject::new("bench", r#"{ "queue": true }"#, &[("noop", NOOP)]);
+            let q2 = other.rt.services.backends.queue.clone();
+            let t = Instant::now();
+            rt.block_on(async {
+                let mut senders = tokio::task::JoinSet::new();
+                for s in 0..SENDERS {
+                    let q = q2.clone();
+                    senders.spawn(async move {
+                        for i in (s..n).step_by(SENDERS) {
+                            let body = json!({ "tenant": "bench", "script": script, "event": { "k": format!("c{i}") } });
+                            q.send(QueueKind::Work, body.to_string(), 0).await.unwrap();
+                        }
+                    });
+                }
+                while let Some(r) = senders.join_next().await {
+                    r.unwrap();
+                }
+            });
+            concurrent_sends = concurrent_sends.min(t.elapsed());
             let t = Instant::now();
             if script == "-" {
                 rt.block_on(async {
@@ -76,6 +104,11 @@ fn main() {
         "{:<58} {:>9.0} msg/s",
         "send (one transaction each)",
         rate(sends)
+    );
+    println!(
+        "{:<58} {:>9.0} msg/s",
+        format!("send, {SENDERS} senders at once"),
+        rate(concurrent_sends)
     );
     for (name, d) in [
         ("queue alone: receive 10 + delete each, no script", best[0]),

@@ -174,7 +174,7 @@ pub struct TestProject {
     /// The opened project. On AWS its embedded backend is unused: `rt` runs over the emulator.
     pub project: Project,
     /// The runtime over it, logging into `log`.
-    pub rt: Runtime,
+    pub rt: Arc<Runtime>,
     /// What was logged.
     pub log: Arc<MemLog>,
     /// Which backend `rt` runs on.
@@ -209,7 +209,7 @@ impl TestProject {
         }
         let project = Project::open(dir.path()).unwrap();
         let log = Arc::new(MemLog::default());
-        let rt = project.runtime().with_log(log.clone());
+        let rt = Arc::new(project.runtime().with_log(log.clone()));
         TestProject {
             dir,
             project,
@@ -250,12 +250,14 @@ impl TestProject {
         }
         let project = Project::open(dir.path()).unwrap();
         let log = Arc::new(MemLog::default());
-        let rt = Runtime::new(
-            real.clone(),
-            stack.backends.clone(),
-            project.tenants.clone(),
-        )
-        .with_log(log.clone());
+        let rt = Arc::new(
+            Runtime::new(
+                real.clone(),
+                stack.backends.clone(),
+                project.tenants.clone(),
+            )
+            .with_log(log.clone()),
+        );
         TestProject {
             dir,
             project,

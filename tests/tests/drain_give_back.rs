@@ -1,6 +1,7 @@
 //! A drain pass that fails part way gives back what it received (issue 29): the messages it
 //! had not finished are visible again at once, not held until their lease lapses (once 900 s).
-//! Its runs' writes are synced once for the whole pass, before any of its messages is deleted.
+//! Its runs' writes are synced once for the whole pass, before any of its messages is deleted,
+//! and its messages run at once.
 
 use std::sync::Arc;
 
@@ -78,7 +79,7 @@ impl Queue for Failing {
 }
 
 /// Five work messages sent, and a runtime over the project whose queue fails as `failing` says.
-async fn five_messages(deletes: bool, flush: bool) -> (TestProject, Runtime) {
+async fn five_messages(deletes: bool, flush: bool) -> (TestProject, Arc<Runtime>) {
     let p = TestProject::new(
         "acme",
         r#"{ "queue": true }"#,
@@ -109,11 +110,11 @@ async fn five_messages(deletes: bool, flush: bool) -> (TestProject, Runtime) {
         }),
         vault: b.vault.clone(),
     };
-    let rt = Runtime::new(
+    let rt = Arc::new(Runtime::new(
         p.rt.services.deployment.clone(),
         backends,
         p.project.tenants.clone(),
-    );
+    ));
     (p, rt)
 }
 
@@ -169,4 +170,62 @@ async fn the_runs_of_a_pass_wait_for_one_sync_between_them() {
         let done = p.invoke("acme", "done", json!({ "n": n })).await.unwrap();
         assert_eq!(done, json!(true), "the item of message {n}");
     }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_messages_of_a_pass_run_at_once() {
+    // GIVEN a local server that answers its requests only once two are waiting, and two
+    // messages whose scripts each make a request to it (within a 2 s timeout)
+    let server = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = server.local_addr().unwrap().port();
+    tokio::spawn(async move {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let mut waiting = Vec::new();
+        while let Ok((mut s, _)) = server.accept().await {
+            let mut head = Vec::new();
+            let mut buf = [0u8; 1024];
+            while !head.windows(4).any(|w| w == b"\r\n\r\n") {
+                match s.read(&mut buf).await {
+                    Ok(0) | Err(_) => break,
+                    Ok(n) => head.extend_from_slice(&buf[..n]),
+                }
+            }
+            waiting.push(s);
+            if waiting.len() == 2 {
+                for mut s in waiting.drain(..) {
+                    let _ = s
+                        .write_all(b"HTTP/1.1 200 OK\r\ncontent-length: 8\r\nconnection: close\r\n\r\ntogether")
+                        .await;
+                }
+            }
+        }
+    });
+    let p = TestProject::with_tenants(
+        r#"{ "buckets": { "map": {} }, "http": { "allow_private_networks": true } }"#,
+        &[(
+            "acme",
+            &format!(
+                r#"{{ "queue": true, "limits": {{ "timeout_s": 2 }}, "http": {{ "allow": ["127.0.0.1:{port}"] }} }}"#
+            ),
+            &[
+                (
+                    "send",
+                    "function on_invoke(ctx, ev) for i = 1, 2 do native.queue.send('call', { n = i }) end end",
+                ),
+                (
+                    "call",
+                    &format!(
+                        "function on_queue(ctx, ev) local r = native.http.request{{ url = 'http://127.0.0.1:{port}/' }} assert(r.body == 'together', r.body) end"
+                    ),
+                ),
+            ],
+        )],
+    );
+    p.invoke("acme", "send", json!({})).await.unwrap();
+    // WHEN one drain pass receives both
+    let r = drain(&p.rt, DrainOptions::default()).await.unwrap();
+    // THEN both ran at once: each request was answered (one at a time, the first would wait
+    // for the second until its script's timeout)
+    assert!(r.failures.is_empty(), "{:?}", r.failures);
+    assert_eq!(r.handled, 2);
 }

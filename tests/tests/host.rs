@@ -166,8 +166,11 @@ async fn callback_urls_start_at_the_function_url_the_request_came_to() {
     let script =
         r#"function on_invoke(ctx, ev) return native.barrier.callback_url("b1", "m1") end"#;
     let p = TestProject::new("acme", "{}", &[("url", script)]);
-    let rt =
-        p.rt.with_callback(std::sync::Arc::new(Signer::new(vec![9; 32], "").unwrap()));
+    let rt = p
+        .project
+        .runtime()
+        .with_log(p.log.clone())
+        .with_callback(std::sync::Arc::new(Signer::new(vec![9; 32], "").unwrap()));
     // WHEN a script makes a callback URL while serving a request to a function URL
     let base = Some("https://abc123.lambda-url.eu-west-1.on.aws".to_string());
     let url = at_base(base, rt.invoke("acme", "url", json!({})))

@@ -400,7 +400,7 @@ async fn run_case(i: usize, case: &Case) -> Value {
         }
     };
     let log = Arc::new(MemLog::default());
-    let rt = project.runtime().with_log(log.clone());
+    let rt = Arc::new(project.runtime().with_log(log.clone()));
 
     let mut errors = Vec::new();
     let mut handled = None;

@@ -125,11 +125,11 @@ async fn shop(srv: &Server, concurrency: u32) -> TestProject {
 }
 
 /// The project's runtime performing job:http, as the server runtimes do.
-fn server_runtime(p: &TestProject) -> Runtime {
-    p.project.runtime().with_log(p.log.clone()).with_http_jobs()
+fn server_runtime(p: &TestProject) -> std::sync::Arc<Runtime> {
+    std::sync::Arc::new(p.project.runtime().with_log(p.log.clone()).with_http_jobs())
 }
 
-async fn drain_all(rt: &Runtime) {
+async fn drain_all(rt: &std::sync::Arc<Runtime>) {
     let r = drain(
         rt,
         DrainOptions {
@@ -503,7 +503,7 @@ async fn the_servers_graceful_stop_fails_running_jobs_before_it_returns() {
     // API that answers after 20 s
     let srv = server().await;
     let p = shop(&srv, 4).await;
-    let rt = Arc::new(server_runtime(&p));
+    let rt = server_runtime(&p);
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
     let serving = tokio::spawn(native_core::inbound::serve(
@@ -543,13 +543,15 @@ async fn a_request_that_waits_too_long_for_a_slot_fails_and_the_others_are_answe
     // hour in production), and a server that answers after 1 s
     let srv = server().await;
     let p = shop(&srv, 1).await;
-    let rt = p
-        .project
-        .runtime()
-        .with_log(p.log.clone())
-        .with_http_performer(
-            native_core::outbound::jobs::HttpJobs::new().with_slot_wait(Duration::from_millis(300)),
-        );
+    let rt = Arc::new(
+        p.project
+            .runtime()
+            .with_log(p.log.clone())
+            .with_http_performer(
+                native_core::outbound::jobs::HttpJobs::new()
+                    .with_slot_wait(Duration::from_millis(300)),
+            ),
+    );
     // WHEN a job of two requests is performed
     rt.invoke(
         "shop",

@@ -223,7 +223,7 @@ end"#;
             &[("fetch", fetch.as_str()), ("fetched", fetched)],
         )],
     );
-    let rt = p.project.runtime().with_log(p.log.clone()).with_http_jobs();
+    let rt = std::sync::Arc::new(p.project.runtime().with_log(p.log.clone()).with_http_jobs());
     // WHEN it is invoked and the queues are drained (the request's done.json included)
     rt.invoke("acme", "fetch", json!({})).await.unwrap();
     let r = drain(
@@ -248,11 +248,12 @@ end"#;
 async fn the_drop_is_counted_in_a_metric_when_metrics_are_on() {
     // GIVEN a runtime writing metrics, over a tenant without a router
     let p = project(Backend::Embedded).await;
-    let rt = p
-        .project
-        .runtime()
-        .with_log(p.log.clone())
-        .with_metrics("native");
+    let rt = std::sync::Arc::new(
+        p.project
+            .runtime()
+            .with_log(p.log.clone())
+            .with_metrics("native"),
+    );
     // WHEN a script writes an object and its event is handled
     rt.invoke("acme", "write", json!({ "n": 2 })).await.unwrap();
     let r = drain(&rt, DrainOptions::default()).await.unwrap();

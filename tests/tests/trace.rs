@@ -166,7 +166,7 @@ end"#;
             &[("submit", submit), ("got", got)],
         )],
     );
-    let rt = p.project.runtime().with_log(p.log.clone()).with_http_jobs();
+    let rt = std::sync::Arc::new(p.project.runtime().with_log(p.log.clone()).with_http_jobs());
     let trace = rt.invoke("shop", "submit", json!({})).await.unwrap();
     let report = native_core::local::drain(
         &rt,

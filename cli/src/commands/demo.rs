@@ -237,7 +237,7 @@ async fn batch(keep_in: Option<&Path>) -> Outcome {
     Ok(())
 }
 
-async fn drain_quiet(rt: &native_core::runtime::Runtime) -> Outcome {
+async fn drain_quiet(rt: &std::sync::Arc<native_core::runtime::Runtime>) -> Outcome {
     let r = drain(
         rt,
         DrainOptions {

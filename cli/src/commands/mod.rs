@@ -311,7 +311,11 @@ pub(crate) fn mark(p: &Project) -> Result<i64, Failed> {
 /// Drains after a verb, unless told not to. The verb fails only if a message it caused (sent
 /// after `mark`) failed; older messages that fail again on the way are reported on stderr and
 /// leave the exit code alone: they are not this verb's work.
-async fn drain_after(rt: &native_core::runtime::Runtime, mark: i64, no_drain: bool) -> Outcome {
+async fn drain_after(
+    rt: &std::sync::Arc<native_core::runtime::Runtime>,
+    mark: i64,
+    no_drain: bool,
+) -> Outcome {
     if no_drain {
         // job:http requests live only in this process: perform them before it exits; their
         // done.json waits in the queue for the next drain.
