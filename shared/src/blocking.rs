@@ -30,6 +30,15 @@ thread_local! {
     /// Whether the script running on this thread runs inline on a tokio worker that may still
     /// hold the worker's queue (so that blocking here would stall other tasks).
     static INLINE: Cell<bool> = const { Cell::new(false) };
+    /// Whether this thread is inside [`wait`]: blocking here stalls only the script that waits.
+    static WAITING: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Whether the code running here may block its thread without stalling anything but the
+/// script that waits for it: true inside [`wait`] (a script's backend call), where a backend
+/// may do its blocking work on this thread rather than hand it to another and wait.
+pub fn may_block() -> bool {
+    WAITING.with(Cell::get)
 }
 
 /// Runs `f` inline on this worker thread, marked so that [`wait`] and [`move_off`] know to move
@@ -55,8 +64,17 @@ pub fn inline() -> bool {
 /// worker gone and just block). Outside a worker (a blocking thread, a `block_on` of the
 /// runtime) it only blocks.
 pub fn wait<F: Future>(handle: &Handle, fut: F) -> F::Output {
+    struct Restore(bool);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            WAITING.with(|w| w.set(self.0));
+        }
+    }
     INLINE.with(|i| i.set(false));
-    tokio::task::block_in_place(|| handle.block_on(fut))
+    tokio::task::block_in_place(|| {
+        let _restore = Restore(WAITING.with(|w| w.replace(true)));
+        handle.block_on(fut)
+    })
 }
 
 /// Moves the worker's other tasks off this thread, for a script that has run inline for

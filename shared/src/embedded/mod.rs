@@ -581,4 +581,41 @@ mod tests {
         assert!(matches!(err, Error::AlreadyExists { .. }));
         assert_eq!(&b.get("b1", "k").await.unwrap().unwrap().1[..], b"v");
     }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_scripts_write_commits_on_its_own_thread_when_no_group_is_committing() {
+        let (_d, e) = open();
+        let writer = &e.inner.writer;
+        // GIVEN a write from async code: the writing thread commits it
+        let name = writer
+            .write(|_, _| Ok(std::thread::current().name().map(String::from)))
+            .await
+            .unwrap();
+        assert_eq!(name.as_deref(), Some("native-db-writer"));
+        // WHEN a script waits for a write (its thread may block)
+        let handle = tokio::runtime::Handle::current();
+        let (here, committed_on, synced) = crate::blocking::run_inline(|| {
+            let here = std::thread::current().id();
+            let before = writer.synced_commits();
+            let on = crate::blocking::wait(
+                &handle,
+                crate::ports::durability::deferring_async(writer.write(|c, _| {
+                    c.execute_batch(
+                        "INSERT INTO flushes (id, n) VALUES (2, 1) ON CONFLICT (id) DO UPDATE SET n = n + 1",
+                    )
+                    .map_err(db_err)?;
+                    Ok(std::thread::current().id())
+                })),
+            )
+            .unwrap();
+            (here, on, writer.synced_commits() - before)
+        });
+        // THEN that thread committed it, a group of one, unsynced (it was deferred), and a
+        // flush owes it a sync as it would after the writing thread's commit
+        assert_eq!(here, committed_on);
+        assert_eq!(synced, 0);
+        let before = writer.synced_commits();
+        writer.flush().await.unwrap();
+        assert_eq!(writer.synced_commits(), before + 1);
+    }
 }

@@ -16,6 +16,12 @@
 //! a queue message's lease and delete) commit like deferred ones but owe no flush: no run waits
 //! for a sync for them.
 //!
+//! A script's write (made where [`crate::blocking::may_block`]: its thread waits for the
+//! answer anyway) that finds no group committing commits itself, on its own thread, as a group
+//! of one: the same transaction the writing thread would have made of it, without the two
+//! thread wake-ups of handing it over and back. The connection is behind a mutex for that;
+//! whoever holds it commits.
+//!
 //! A write that fails rolls back its own savepoint only; the others of its group commit. A
 //! failed commit (a full disk, say) fails every write of the group with its cause. Folders
 //! that a write renamed a file into are synced once per group, before the commit (see
@@ -25,7 +31,7 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use rusqlite::Connection;
 
@@ -137,6 +143,9 @@ fn savepoint<T>(
 pub(crate) struct Writer {
     jobs: Option<mpsc::Sender<Box<dyn Job>>>,
     thread: Option<std::thread::JoinHandle<()>>,
+    /// The writing connection, held by whoever commits a group: the thread, or a caller that
+    /// may block and found it free (see [`Writer::write`]).
+    committer: Arc<Mutex<Committer>>,
     /// A deferred write was committed since the last synced commit: set by the writing thread
     /// before it answers that write, cleared after a synced commit.
     unsynced: Arc<AtomicBool>,
@@ -150,14 +159,24 @@ impl Writer {
         let (tx, rx) = mpsc::channel::<Box<dyn Job>>();
         let unsynced = Arc::new(AtomicBool::new(false));
         let synced = Arc::new(AtomicU64::new(0));
-        let (flag, count) = (unsynced.clone(), synced.clone());
+        let committer = Arc::new(Mutex::new(Committer {
+            conn,
+            // The connection was opened with FULL (mod.rs).
+            synced_mode: true,
+            db,
+            disk,
+            unsynced: unsynced.clone(),
+            synced: synced.clone(),
+        }));
+        let c = committer.clone();
         let thread = std::thread::Builder::new()
             .name("native-db-writer".into())
-            .spawn(move || run(conn, rx, &db, disk.as_ref(), &flag, &count))
+            .spawn(move || run(&c, rx))
             .map_err(|e| Error::backend("embedded", "cannot start the database writer", e))?;
         Ok(Writer {
             jobs: Some(tx),
             thread: Some(thread),
+            committer,
             unsynced,
             synced,
         })
@@ -214,11 +233,25 @@ impl Writer {
             message: "the database writer has stopped".into(),
             source: None,
         };
-        self.jobs
-            .as_ref()
-            .ok_or_else(gone)?
-            .send(job)
-            .map_err(|_| gone())?;
+        // A script's call (a thread that may block) whose write would wait for the writing
+        // thread to wake, commit and wake it in turn commits the write itself when no group is
+        // committing: a group of one, as the thread would have made of it alone.
+        let job = match self.committer.try_lock() {
+            Ok(mut c) if crate::blocking::may_block() && self.jobs.is_some() => {
+                let left = c.commit_group(vec![job]);
+                drop(c);
+                // A group of one leaves nothing over; should it, the thread takes it.
+                left.into_iter().next()
+            }
+            _ => Some(job as Box<dyn Job>),
+        };
+        if let Some(job) = job {
+            self.jobs
+                .as_ref()
+                .ok_or_else(gone)?
+                .send(job)
+                .map_err(|_| gone())?;
+        }
         answer.await.map_err(|_| gone())?
     }
 }
@@ -232,17 +265,21 @@ impl Drop for Writer {
     }
 }
 
-fn run(
+/// The writing connection and what its commits keep track of.
+struct Committer {
     conn: Connection,
-    rx: mpsc::Receiver<Box<dyn Job>>,
-    db: &Path,
-    disk: &dyn Disk,
-    unsynced: &AtomicBool,
-    synced: &AtomicU64,
-) {
+    /// Whether the connection is set to `synchronous = FULL` now.
+    synced_mode: bool,
+    db: PathBuf,
+    disk: Arc<dyn Disk>,
+    /// See [`Writer`].
+    unsynced: Arc<AtomicBool>,
+    synced: Arc<AtomicU64>,
+}
+
+/// The writing thread: commits every group that arrives, until the writer is dropped.
+fn run(committer: &Mutex<Committer>, rx: mpsc::Receiver<Box<dyn Job>>) {
     let mut waiting: Vec<Box<dyn Job>> = Vec::new();
-    // The connection was opened with FULL (mod.rs).
-    let mut synced_mode = true;
     loop {
         if waiting.is_empty() {
             match rx.recv() {
@@ -257,34 +294,45 @@ fn run(
                 Err(_) => break,
             }
         }
-        let mut jobs = std::mem::take(&mut waiting);
+        let jobs = std::mem::take(&mut waiting);
+        let mut c = committer.lock().unwrap_or_else(|p| p.into_inner());
+        waiting = c.commit_group(jobs);
+    }
+}
+
+impl Committer {
+    /// Runs `jobs` in one transaction, each in a savepoint of its own, commits (synced if any
+    /// of them is durable) and answers them. Returns the jobs left unrun when SQLite rolled the
+    /// transaction back part way: they go in the next group.
+    fn commit_group(&mut self, mut jobs: Vec<Box<dyn Job>>) -> Vec<Box<dyn Job>> {
+        let (conn, db) = (&self.conn, self.db.as_path());
         // One durable write makes the whole group's commit a synced one.
         let durable = jobs.iter().any(|j| j.durability() == Durability::Durable);
         let owes_flush = jobs.iter().any(|j| j.durability() == Durability::Deferred);
-        if durable != synced_mode {
+        if durable != self.synced_mode {
             let mode = if durable { "FULL" } else { "NORMAL" };
             if let Err(e) = conn.pragma_update(None, "synchronous", mode) {
                 let e = faults::db(db, &e);
                 for j in jobs {
                     j.finish(Err(&e));
                 }
-                continue;
+                return Vec::new();
             }
-            synced_mode = durable;
+            self.synced_mode = durable;
         }
         if let Err(e) = conn.execute_batch("BEGIN IMMEDIATE") {
             let e = faults::db(db, &e);
             for j in jobs {
                 j.finish(Err(&e));
             }
-            continue;
+            return Vec::new();
         }
         let mut group = Group::default();
         let mut done: Vec<Box<dyn Job>> = Vec::with_capacity(jobs.len());
         let mut aborted = None;
         let mut rest = jobs.drain(..);
         for mut j in rest.by_ref() {
-            j.run(&conn, &mut group, db);
+            j.run(conn, &mut group, db);
             let gone = conn.is_autocommit();
             done.push(j);
             if gone {
@@ -301,15 +349,15 @@ fn run(
                 break;
             }
         }
-        waiting.extend(rest);
+        let left: Vec<Box<dyn Job>> = rest.collect();
         // Deferred commits before this one are synced with it only if it writes a frame.
-        let unsynced_before = unsynced.load(Ordering::SeqCst);
+        let unsynced_before = self.unsynced.load(Ordering::SeqCst);
         let commit = match aborted {
             Some(e) => Err(e),
             None if durable && unsynced_before => {
-                mark(&conn, db).and_then(|()| commit(&conn, &group, db, disk))
+                mark(conn, db).and_then(|()| commit(conn, &group, db, self.disk.as_ref()))
             }
-            None => commit(&conn, &group, db, disk),
+            None => commit(conn, &group, db, self.disk.as_ref()),
         };
         match &commit {
             Ok(()) => {
@@ -317,10 +365,10 @@ fn run(
                 // of best-effort writes alone changes nothing: no flush is owed them, and one
                 // owed before is owed still.
                 if durable {
-                    unsynced.store(false, Ordering::SeqCst);
-                    synced.fetch_add(1, Ordering::SeqCst);
+                    self.unsynced.store(false, Ordering::SeqCst);
+                    self.synced.fetch_add(1, Ordering::SeqCst);
                 } else if owes_flush {
-                    unsynced.store(true, Ordering::SeqCst);
+                    self.unsynced.store(true, Ordering::SeqCst);
                 }
                 for j in done {
                     j.finish(Ok(()));
@@ -335,6 +383,7 @@ fn run(
                 }
             }
         }
+        left
     }
 }
 
