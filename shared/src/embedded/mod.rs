@@ -618,4 +618,41 @@ mod tests {
         writer.flush().await.unwrap();
         assert_eq!(writer.synced_commits(), before + 1);
     }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_receive_with_nothing_due_does_not_wait_for_the_writer() {
+        use crate::ports::Queue;
+        let (_d, e) = open();
+        // GIVEN the writer busy with a write that holds it until told to go on
+        let (go, wait) = std::sync::mpsc::channel::<()>();
+        let held = {
+            let e = e.clone();
+            tokio::spawn(async move {
+                e.inner
+                    .writer
+                    .write(move |_, _| {
+                        let _ = wait.recv();
+                        Ok(())
+                    })
+                    .await
+            })
+        };
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        // WHEN both queues, empty, are asked for messages
+        let got = tokio::time::timeout(std::time::Duration::from_secs(5), async {
+            (
+                e.receive(QueueKind::Work, 10, 30).await,
+                e.receive(QueueKind::Events, 10, 30).await,
+            )
+        })
+        .await;
+        go.send(()).unwrap();
+        held.await.unwrap().unwrap();
+        // THEN they answered nothing at once, from a reading connection
+        let (work, events) = got.expect("an empty receive waited for the writer");
+        assert!(work.unwrap().is_empty() && events.unwrap().is_empty());
+        // AND a message sent now is received as before
+        e.send(QueueKind::Work, "{}".into(), 0).await.unwrap();
+        assert_eq!(e.receive(QueueKind::Work, 10, 30).await.unwrap().len(), 1);
+    }
 }
