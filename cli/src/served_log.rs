@@ -115,8 +115,9 @@ impl Shared {
 
 impl LogSink for ServedLog {
     fn write(&self, record: &serde_json::Value) {
-        // One serialisation for both lines.
-        let text = record.to_string();
+        // One serialisation for both lines; straight into a buffer (`Value`'s `Display` goes
+        // through a formatter byte by byte: five times the instructions).
+        let text = serde_json::to_string(record).unwrap_or_default();
         let terminal = self.shared.terminal.line_of(record, || text.clone());
         let file = LogFile::line_of(record, text);
         let mut w = self

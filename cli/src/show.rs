@@ -15,6 +15,12 @@ use std::sync::Arc;
 use native_core::observe::LogSink;
 
 /// Whether `c` must not reach a terminal raw.
+/// Whether `s` is printable ASCII only (no control, nothing to escape): most lines are, and
+/// this test runs a byte at a time, where [`unsafe_char`] decodes and classifies each char.
+fn printable_ascii(s: &str) -> bool {
+    s.bytes().all(|b| (0x20..0x7f).contains(&b))
+}
+
 fn unsafe_char(c: char) -> bool {
     c.is_control() // C0, DEL and C1
         || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}' | '\u{200e}' | '\u{200f}')
@@ -22,7 +28,7 @@ fn unsafe_char(c: char) -> bool {
 
 /// Escapes `s` for a terminal; `keep` lists controls that are our own formatting and stay.
 fn escape_with<'a>(s: &'a str, keep: &[char]) -> Cow<'a, str> {
-    if !s.chars().any(|c| unsafe_char(c) && !keep.contains(&c)) {
+    if printable_ascii(s) || !s.chars().any(|c| unsafe_char(c) && !keep.contains(&c)) {
         return Cow::Borrowed(s);
     }
     let mut out = String::with_capacity(s.len() + 16);
@@ -57,7 +63,7 @@ pub fn lines(s: &str) -> Cow<'_, str> {
 /// bidirectional overrides raw: those become `\uXXXX` escapes. They can only be inside strings,
 /// so the result is the same JSON.
 pub fn json(s: &str) -> Cow<'_, str> {
-    if !s.chars().any(unsafe_char) {
+    if printable_ascii(s) || !s.chars().any(unsafe_char) {
         return Cow::Borrowed(s);
     }
     let mut out = String::with_capacity(s.len() + 16);
