@@ -236,14 +236,18 @@ impl Writer {
         // A script's call (a thread that may block) whose write would wait for the writing
         // thread to wake, commit and wake it in turn commits the write itself when no group is
         // committing: a group of one, as the thread would have made of it alone.
-        let job = match self.committer.try_lock() {
-            Ok(mut c) if crate::blocking::may_block() && self.jobs.is_some() => {
+        // (Asked first: other callers never touch the lock the writing thread commits under.)
+        let job = match (crate::blocking::may_block() && self.jobs.is_some())
+            .then(|| self.committer.try_lock().ok())
+            .flatten()
+        {
+            Some(mut c) => {
                 let left = c.commit_group(vec![job]);
                 drop(c);
                 // A group of one leaves nothing over; should it, the thread takes it.
                 left.into_iter().next()
             }
-            _ => Some(job as Box<dyn Job>),
+            None => Some(job as Box<dyn Job>),
         };
         if let Some(job) = job {
             self.jobs
