@@ -14,13 +14,13 @@ use std::sync::Arc;
 
 use native_core::observe::LogSink;
 
-/// Whether `c` must not reach a terminal raw.
 /// Whether `s` is printable ASCII only (no control, nothing to escape): most lines are, and
 /// this test runs a byte at a time, where [`unsafe_char`] decodes and classifies each char.
 fn printable_ascii(s: &str) -> bool {
     s.bytes().all(|b| (0x20..0x7f).contains(&b))
 }
 
+/// Whether `c` must not reach a terminal raw.
 fn unsafe_char(c: char) -> bool {
     c.is_control() // C0, DEL and C1
         || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}' | '\u{200e}' | '\u{200f}')
