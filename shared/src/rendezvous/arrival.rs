@@ -6,8 +6,7 @@
 use std::sync::{Arc, Mutex};
 
 use super::model::{BarrierRow, Participant};
-use super::{gen_key, Claim, PARTICIPANT_RETAIN_S};
-use crate::ports::{Item, NewItem, PutMode, TxOp, TxPlan};
+use crate::ports::{Item, PutMode, TxOp, TxPlan};
 use crate::Result;
 
 /// The transaction an arrival planned: the barrier's row it was planned on (`row`, stored as
@@ -35,6 +34,8 @@ pub(super) enum Planned {
 pub(super) struct Plan {
     /// The partition of the barrier's arrivals and claims.
     pub parts_pk: String,
+    /// The arrival's sort key there.
+    pub part_sk: String,
     /// The incarnation of the barrier the caller found.
     pub incarnation: String,
     /// The generation the caller arrives at.
@@ -43,8 +44,6 @@ pub(super) struct Plan {
     pub participant: Participant,
     /// The clock, in ms, when the arrival started.
     pub now_ms: i64,
-    /// Until when a claim on the continuation holds.
-    pub lease_until_ms: i64,
     /// Whether the tenant has a queue for continuations.
     pub queue_enabled: bool,
 }
@@ -83,23 +82,13 @@ impl Plan {
         if tripped {
             next.barrier.trip();
         }
-        // Arrivals and claims outlive the barrier's inactivity window by a retention period.
-        let side = |sk: String, value: String| NewItem {
-            pk: self.parts_pk.clone(),
-            sk,
-            value,
-            expires_at_s: (self.now_ms / 1000)
-                .saturating_add(b.delete_inactive_after_seconds as i64)
-                .saturating_add(PARTICIPANT_RETAIN_S),
-        };
         let mut ops = vec![
             TxOp::Put {
-                item: side(
-                    format!(
-                        "p#{}#{}",
-                        gen_key(self.generation),
-                        self.participant.process_id
-                    ),
+                item: super::side_item_at(
+                    self.now_ms,
+                    b,
+                    &self.parts_pk,
+                    self.part_sk.clone(),
                     serde_json::to_string(&self.participant).unwrap_or_default(),
                 ),
                 mode: PutMode::Create,
@@ -111,15 +100,8 @@ impl Plan {
         ];
         let continues = tripped && b.continue_with.is_some() && self.queue_enabled;
         if continues {
-            let claim = Claim {
-                lease_until_ms: self.lease_until_ms,
-                sent: false,
-            };
             ops.push(TxOp::Put {
-                item: side(
-                    format!("c#{}", gen_key(self.generation)),
-                    serde_json::to_string(&claim).unwrap_or_default(),
-                ),
+                item: super::claim_item_at(self.now_ms, b, &self.parts_pk, self.generation, false),
                 mode: PutMode::Create,
             });
         }

@@ -165,6 +165,34 @@ fn barrier_item(pk: &str, row: &BarrierRow) -> NewItem {
     }
 }
 
+/// A row beside a barrier (an arrival, a claim) in partition `parts_pk`, written at `now_ms`:
+/// it outlives the barrier's inactivity window by [`PARTICIPANT_RETAIN_S`].
+fn side_item_at(now_ms: i64, b: &Barrier, parts_pk: &str, sk: String, value: String) -> NewItem {
+    NewItem {
+        pk: parts_pk.into(),
+        sk,
+        value,
+        expires_at_s: (now_ms / 1000)
+            .saturating_add(b.delete_inactive_after_seconds as i64)
+            .saturating_add(PARTICIPANT_RETAIN_S),
+    }
+}
+
+/// The claim on the continuation of `generation`, taken at `now_ms` for [`LEASE_MS`].
+fn claim_item_at(now_ms: i64, b: &Barrier, parts_pk: &str, generation: u64, sent: bool) -> NewItem {
+    let claim = Claim {
+        lease_until_ms: now_ms + LEASE_MS,
+        sent,
+    };
+    side_item_at(
+        now_ms,
+        b,
+        parts_pk,
+        format!("c#{}", gen_key(generation)),
+        serde_json::to_string(&claim).unwrap_or_default(),
+    )
+}
+
 fn damaged(what: &str, e: serde_json::Error) -> Error {
     Error::Backend {
         backend: "rendezvous",
@@ -199,8 +227,7 @@ fn barrier_not_found() -> Error {
 /// A barrier row read with its item version and where its participants live.
 struct Found {
     row: BarrierRow,
-    version: String,
-    /// The barrier's item as read.
+    /// The barrier's item as read (its version is the condition of a write of the row).
     seen: Item,
     pk: String,
     parts_pk: String,
@@ -450,7 +477,6 @@ impl<'a, B: Budget + ?Sized> Rendezvous<'a, B> {
         let parts_pk = format!("{pk}#{name}#{}", row.incarnation);
         Ok(Some(Found {
             row,
-            version: item.version.clone(),
             seen: item,
             pk,
             parts_pk,
@@ -475,7 +501,6 @@ impl<'a, B: Budget + ?Sized> Rendezvous<'a, B> {
         }
         Ok(Found {
             row,
-            version: item.version.clone(),
             seen: item,
             pk: found.pk.clone(),
             parts_pk: found.parts_pk.clone(),
@@ -486,32 +511,8 @@ impl<'a, B: Budget + ?Sized> Rendezvous<'a, B> {
         self.find(ns, name).await?.ok_or_else(barrier_not_found)
     }
 
-    fn barrier_item(pk: &str, row: &BarrierRow) -> NewItem {
-        barrier_item(pk, row)
-    }
-
-    fn side_item(&self, b: &Barrier, parts_pk: &str, sk: String, value: String) -> NewItem {
-        NewItem {
-            pk: parts_pk.into(),
-            sk,
-            value,
-            expires_at_s: (self.now_ms() / 1000)
-                .saturating_add(b.delete_inactive_after_seconds as i64)
-                .saturating_add(PARTICIPANT_RETAIN_S),
-        }
-    }
-
     fn claim_item(&self, b: &Barrier, parts_pk: &str, generation: u64, sent: bool) -> NewItem {
-        let claim = Claim {
-            lease_until_ms: self.now_ms() + LEASE_MS,
-            sent,
-        };
-        self.side_item(
-            b,
-            parts_pk,
-            format!("c#{}", gen_key(generation)),
-            serde_json::to_string(&claim).unwrap_or_default(),
-        )
+        claim_item_at(self.now_ms(), b, parts_pk, generation, sent)
     }
 
     /// Creates a barrier at generation 1.
@@ -582,7 +583,7 @@ impl<'a, B: Budget + ?Sized> Rendezvous<'a, B> {
             };
             let ops = vec![
                 TxOp::Put {
-                    item: Self::barrier_item(&pk, &row),
+                    item: barrier_item(&pk, &row),
                     mode: mode.clone(),
                 },
                 TxOp::Put {
@@ -724,19 +725,19 @@ impl<'a, B: Budget + ?Sized> Rendezvous<'a, B> {
                     ),
                 });
             }
-            let now = self.now_ns();
+            let now_ms = self.now_ms();
             let (plan, planned) = arrival::Plan {
                 parts_pk: found.parts_pk.clone(),
+                part_sk,
                 incarnation: found.row.incarnation.clone(),
                 generation: expected_generation,
                 participant: Participant {
                     process_id: process_id.into(),
                     generation: b.generation,
-                    arrived_at: now,
+                    arrived_at: now_ms.saturating_mul(1_000_000),
                     metadata: metadata.clone(),
                 },
-                now_ms: self.now_ms(),
-                lease_until_ms: self.now_ms() + LEASE_MS,
+                now_ms,
                 queue_enabled: self.queue_enabled,
             }
             .into_plan();
@@ -754,7 +755,6 @@ impl<'a, B: Budget + ?Sized> Rendezvous<'a, B> {
                     } = *w;
                     let found = Found {
                         row,
-                        version: item.version.clone(),
                         seen: item,
                         pk: found.pk,
                         parts_pk: found.parts_pk,
@@ -960,8 +960,8 @@ impl<'a, B: Budget + ?Sized> Rendezvous<'a, B> {
                 next.barrier.trip();
             }
             let mut ops = vec![TxOp::Put {
-                item: Self::barrier_item(&found.pk, &next),
-                mode: PutMode::Update(found.version.clone()),
+                item: barrier_item(&found.pk, &next),
+                mode: PutMode::Update(found.seen.version.clone()),
             }];
             let continues = tripped && self.claim_continuation(&found, &mut ops);
             self.budget.spend(1)?;
