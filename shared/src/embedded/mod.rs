@@ -620,6 +620,102 @@ mod tests {
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_best_effort_write_from_async_code_commits_on_its_caller() {
+        use crate::ports::durability;
+        let (_d, e) = open();
+        let writer = &e.inner.writer;
+        let name = || std::thread::current().name().map(String::from);
+        // GIVEN no group committing
+        // WHEN async code (no script's thread) makes a best-effort write (a queue's lease)
+        let here = name();
+        let (on, synced) = {
+            let before = writer.synced_commits();
+            let on = durability::best_effort(writer.write(move |_, _| Ok(name())))
+                .await
+                .unwrap();
+            (on, writer.synced_commits() - before)
+        };
+        // THEN its own thread committed it, unsynced, without waking the writing thread
+        assert_eq!(on, here);
+        assert_ne!(on.as_deref(), Some("native-db-writer"));
+        assert_eq!(synced, 0);
+        // AND a durable write from async code still goes to the writing thread
+        let on = writer.write(move |_, _| Ok(name())).await.unwrap();
+        assert_eq!(on.as_deref(), Some("native-db-writer"));
+    }
+
+    #[test]
+    fn a_best_effort_write_never_waits_on_a_worker_for_another_connections_lock() {
+        use crate::ports::durability;
+        let (d, e) = open();
+        // GIVEN another connection (another process, say) holding the write lock
+        let other = rusqlite::Connection::open(d.path().join(DB_FILE)).unwrap();
+        other.execute_batch("BEGIN IMMEDIATE").unwrap();
+        // AND one tokio thread, which a commit waiting for that lock would stop
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        rt.block_on(async {
+            let w = e.clone();
+            let write = tokio::spawn(durability::best_effort(async move {
+                w.inner.writer.write(|_, _| Ok(())).await
+            }));
+            // WHEN a best-effort write is made from async code
+            let started = std::time::Instant::now();
+            tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+            // THEN the thread went on meanwhile (the write went to the writing thread, which
+            // waits for the lock)
+            assert!(
+                started.elapsed() < std::time::Duration::from_secs(2),
+                "the worker waited for the lock"
+            );
+            assert!(!write.is_finished());
+            // AND it commits once the lock is let go
+            other.execute_batch("COMMIT").unwrap();
+            write.await.unwrap().unwrap();
+        });
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn the_wal_is_checkpointed_after_best_effort_writes_made_inline() {
+        use crate::ports::durability;
+        let (d, e) = open();
+        let db = d.path().join(DB_FILE);
+        let len = || std::fs::metadata(&db).unwrap().len();
+        let before = len();
+        e.inner
+            .writer
+            .write(|c, _| {
+                c.execute_batch("CREATE TABLE t (v BLOB)").map_err(db_err)?;
+                Ok(())
+            })
+            .await
+            .unwrap();
+        // WHEN async code commits best-effort writes that take the WAL past 1 000 pages (8 MB
+        // of 8 KB rows), each itself (SQLite's own checkpoint is off on the writing connection)
+        for _ in 0..1100 {
+            durability::best_effort(e.inner.writer.write(|c, _| {
+                c.execute("INSERT INTO t (v) VALUES (zeroblob(8192))", [])
+                    .map_err(db_err)?;
+                Ok(())
+            }))
+            .await
+            .unwrap();
+        }
+        // THEN the writing thread checkpoints them into the database file soon after
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        while len() < before + 4_000_000 && std::time::Instant::now() < deadline {
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        }
+        assert!(
+            len() >= before + 4_000_000,
+            "the database file is {} bytes: the WAL was never checkpointed",
+            len()
+        );
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn a_receive_with_nothing_due_does_not_wait_for_the_writer() {
         use crate::ports::Queue;
         let (_d, e) = open();

@@ -20,18 +20,26 @@
 //! answer anyway) that finds no group committing commits itself, on its own thread, as a group
 //! of one: the same transaction the writing thread would have made of it, without the two
 //! thread wake-ups of handing it over and back. The connection is behind a mutex for that;
-//! whoever holds it commits.
+//! whoever holds it commits. So does a best-effort write from async code (a queue's lease and
+//! delete): its commit never syncs, so it costs the tokio worker the WAL write alone. To keep
+//! it so, the WAL is never checkpointed by such a commit (SQLite's automatic checkpoint, which
+//! syncs the database, is off): a commit that leaves the WAL past [`CHECKPOINT_PAGES`] has the
+//! writing thread (or a script's thread, which may block) checkpoint it, as SQLite would have;
+//! and a write that finds another connection's transaction in the way goes to the thread rather
+//! than wait for it on a worker.
 //!
 //! A write that fails rolls back its own savepoint only; the others of its group commit. A
 //! failed commit (a full disk, say) fails every write of the group with its cause. Folders
 //! that a write renamed a file into are synced once per group, before the commit (see
 //! `disk.rs`).
 
+use std::cell::Cell;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use rusqlite::Connection;
 
@@ -41,6 +49,27 @@ use crate::{Error, Result};
 
 /// At most this many writes share a commit: a group's writes wait for the longest of them.
 const MAX_GROUP: usize = 256;
+
+/// A commit that leaves the WAL at least this many pages long has it checkpointed: SQLite's
+/// automatic checkpoint's default, which the writing connection turns off.
+const CHECKPOINT_PAGES: i32 = 1000;
+
+/// How long the writing connection waits for another connection's write lock (another process
+/// on the same folder, or a second handle).
+const BUSY_TIMEOUT: Duration = Duration::from_secs(30);
+
+thread_local! {
+    /// The pages in the WAL after the last commit on this thread, as SQLite's WAL hook tells it
+    /// (the hook runs inside `COMMIT`, on the committing thread).
+    static WAL_PAGES: Cell<i32> = const { Cell::new(0) };
+}
+
+/// The writing connection's WAL hook: notes the WAL's length for the committing thread.
+/// Registering it turns SQLite's automatic checkpoint off.
+fn note_wal(_: &rusqlite::hooks::Wal, pages: std::ffi::c_int) -> rusqlite::Result<()> {
+    WAL_PAGES.with(|p| p.set(pages));
+    Ok(())
+}
 
 /// What a write may ask of its group besides SQL.
 #[derive(Default)]
@@ -157,6 +186,9 @@ impl Writer {
     /// Starts the thread over `conn`.
     pub(crate) fn start(conn: Connection, db: PathBuf, disk: Arc<dyn Disk>) -> Result<Self> {
         let (tx, rx) = mpsc::channel::<Box<dyn Job>>();
+        conn.busy_timeout(BUSY_TIMEOUT)
+            .map_err(|e| faults::db(&db, &e))?;
+        conn.wal_hook(Some(note_wal));
         let unsynced = Arc::new(AtomicBool::new(false));
         let synced = Arc::new(AtomicU64::new(0));
         let committer = Arc::new(Mutex::new(Committer {
@@ -167,6 +199,7 @@ impl Writer {
             disk,
             unsynced: unsynced.clone(),
             synced: synced.clone(),
+            checkpoint_due: false,
         }));
         let c = committer.clone();
         let thread = std::thread::Builder::new()
@@ -233,18 +266,36 @@ impl Writer {
             message: "the database writer has stopped".into(),
             source: None,
         };
-        // A script's call (a thread that may block) whose write would wait for the writing
-        // thread to wake, commit and wake it in turn commits the write itself when no group is
-        // committing: a group of one, as the thread would have made of it alone.
+        // A write that would wait for the writing thread to wake, commit and wake it in turn
+        // commits itself when no group is committing: a group of one, as the thread would have
+        // made of it alone. A script's call (a thread that may block) does so with any write;
+        // async code only with a best-effort one, which syncs nothing, and only if no other
+        // connection holds the database's write lock.
         // (Asked first: other callers never touch the lock the writing thread commits under.)
-        let job = match (crate::blocking::may_block() && self.jobs.is_some())
+        let may_block = crate::blocking::may_block();
+        let inline = may_block || durability == Durability::BestEffort;
+        let job = match (inline && self.jobs.is_some())
             .then(|| self.committer.try_lock().ok())
             .flatten()
         {
             Some(mut c) => {
-                let left = c.commit_group(vec![job]);
+                let left = if may_block {
+                    let left = c.commit_group(vec![job], false);
+                    c.checkpoint_if_due();
+                    left
+                } else {
+                    c.commit_group(vec![job], true)
+                };
+                let wake = !may_block && c.checkpoint_due;
                 drop(c);
-                // A group of one leaves nothing over; should it, the thread takes it.
+                if wake {
+                    // The thread checkpoints after the (empty) group this wakes it for.
+                    if let Some(jobs) = &self.jobs {
+                        let _ = jobs.send(Box::new(Wake));
+                    }
+                }
+                // A group of one leaves its write over only when it was not run (the lock was
+                // taken, or SQLite rolled back); the thread takes it then.
                 left.into_iter().next()
             }
             None => Some(job as Box<dyn Job>),
@@ -279,6 +330,19 @@ struct Committer {
     /// See [`Writer`].
     unsynced: Arc<AtomicBool>,
     synced: Arc<AtomicU64>,
+    /// A commit left the WAL past [`CHECKPOINT_PAGES`]: the next one who may block checkpoints.
+    checkpoint_due: bool,
+}
+
+/// A job that only wakes the writing thread (to checkpoint).
+struct Wake;
+
+impl Job for Wake {
+    fn durability(&self) -> Durability {
+        Durability::BestEffort
+    }
+    fn run(&mut self, _: &Connection, _: &mut Group, _: &Path) {}
+    fn finish(self: Box<Self>, _: std::result::Result<(), &Error>) {}
 }
 
 /// The writing thread: commits every group that arrives, until the writer is dropped.
@@ -300,15 +364,17 @@ fn run(committer: &Mutex<Committer>, rx: mpsc::Receiver<Box<dyn Job>>) {
         }
         let jobs = std::mem::take(&mut waiting);
         let mut c = committer.lock().unwrap_or_else(|p| p.into_inner());
-        waiting = c.commit_group(jobs);
+        waiting = c.commit_group(jobs, false);
+        c.checkpoint_if_due();
     }
 }
 
 impl Committer {
     /// Runs `jobs` in one transaction, each in a savepoint of its own, commits (synced if any
     /// of them is durable) and answers them. Returns the jobs left unrun when SQLite rolled the
-    /// transaction back part way: they go in the next group.
-    fn commit_group(&mut self, mut jobs: Vec<Box<dyn Job>>) -> Vec<Box<dyn Job>> {
+    /// transaction back part way: they go in the next group. With `no_wait`, a transaction that
+    /// would wait for another connection's write lock is not begun, and every job is returned.
+    fn commit_group(&mut self, mut jobs: Vec<Box<dyn Job>>, no_wait: bool) -> Vec<Box<dyn Job>> {
         let (conn, db) = (&self.conn, self.db.as_path());
         // One durable write makes the whole group's commit a synced one.
         let durable = jobs.iter().any(|j| j.durability() == Durability::Durable);
@@ -324,7 +390,22 @@ impl Committer {
             }
             self.synced_mode = durable;
         }
-        if let Err(e) = conn.execute_batch("BEGIN IMMEDIATE") {
+        let begun = if no_wait {
+            let _ = conn.busy_timeout(Duration::ZERO);
+            let begun = conn.execute_batch("BEGIN IMMEDIATE");
+            let _ = conn.busy_timeout(BUSY_TIMEOUT);
+            match begun {
+                Err(rusqlite::Error::SqliteFailure(e, _))
+                    if e.code == rusqlite::ErrorCode::DatabaseBusy =>
+                {
+                    return jobs;
+                }
+                other => other,
+            }
+        } else {
+            conn.execute_batch("BEGIN IMMEDIATE")
+        };
+        if let Err(e) = begun {
             let e = faults::db(db, &e);
             for j in jobs {
                 j.finish(Err(&e));
@@ -363,8 +444,10 @@ impl Committer {
             }
             None => commit(conn, &group, db, self.disk.as_ref()),
         };
+        let pages = WAL_PAGES.with(|p| p.replace(0));
         match &commit {
             Ok(()) => {
+                self.checkpoint_due |= pages >= CHECKPOINT_PAGES;
                 // Before the answers: a flush that follows one of them must see this. A group
                 // of best-effort writes alone changes nothing: no flush is owed them, and one
                 // owed before is owed still.
@@ -388,6 +471,18 @@ impl Committer {
             }
         }
         left
+    }
+
+    /// Checkpoints the WAL if a commit left it long (see [`CHECKPOINT_PAGES`]), as SQLite's
+    /// automatic checkpoint would have after that commit: passive, so it never waits for
+    /// readers; a failed one is tried again after the next long commit, and recovery reads the
+    /// WAL meanwhile.
+    fn checkpoint_if_due(&mut self) {
+        if std::mem::take(&mut self.checkpoint_due) {
+            let _ = self
+                .conn
+                .query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(()));
+        }
     }
 }
 
