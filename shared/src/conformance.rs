@@ -298,9 +298,8 @@ pub async fn kv_conditional_writes_expiry_query(kv: &dyn KvStore) {
     );
 }
 
-/// Send, receive, visibility, retry with delay, receive counts and dead letters.
-pub async fn queue_delivery_and_dead_letters(q: &dyn Queue, queue: QueueKind) {
-    // Drain what earlier runs left, so counts below are ours.
+/// Deletes what earlier runs left in `queue`, so that the counts a test makes are its own.
+async fn empty_queue(q: &dyn Queue, queue: QueueKind) {
     loop {
         let msgs = q.receive(queue, 10, 0).await.unwrap();
         if msgs.is_empty() {
@@ -310,6 +309,48 @@ pub async fn queue_delivery_and_dead_letters(q: &dyn Queue, queue: QueueKind) {
             q.delete(queue, &m.receipt).await.unwrap();
         }
     }
+}
+
+/// Deletes of received messages together: each answered alone, a bad receipt failing only
+/// itself, and every deleted message gone.
+pub async fn queue_delete_many(q: &dyn Queue, queue: QueueKind) {
+    empty_queue(q, queue).await;
+    for i in 0..12 {
+        q.send(queue, format!("{{\"many\":{i}}}"), 0).await.unwrap();
+    }
+    let mut got = Vec::new();
+    for _ in 0..20 {
+        got.extend(q.receive(queue, 10, 30).await.unwrap());
+        if got.len() == 12 {
+            break;
+        }
+    }
+    assert_eq!(got.len(), 12, "every message sent is received");
+    // Twelve receipts: more than one SQS batch of ten, with a malformed one among them.
+    let mut receipts: Vec<String> = got.iter().map(|m| m.receipt.clone()).collect();
+    receipts.insert(3, "not-a-receipt".into());
+    let each = q.delete_many(queue, &receipts).await;
+    assert_eq!(each.len(), receipts.len(), "one answer per receipt");
+    for (i, r) in each.iter().enumerate() {
+        if i == 3 {
+            assert!(r.is_err(), "the malformed receipt fails: {r:?}");
+        } else {
+            assert!(r.is_ok(), "receipt {i} is deleted: {r:?}");
+        }
+    }
+    let stats = q.stats(queue).await.unwrap();
+    assert_eq!(
+        (stats.visible, stats.received),
+        (0, 0),
+        "every deleted message is gone"
+    );
+    assert!(q.delete_many(queue, &[]).await.is_empty());
+}
+
+/// Send, receive, visibility, retry with delay, receive counts and dead letters.
+pub async fn queue_delivery_and_dead_letters(q: &dyn Queue, queue: QueueKind) {
+    // Drain what earlier runs left, so counts below are ours.
+    empty_queue(q, queue).await;
     let body = format!("{{\"n\":\"{}\"}}", scope());
     q.send(queue, body.clone(), 0).await.unwrap();
     q.send(queue, "later".into(), 2).await.unwrap();

@@ -345,8 +345,8 @@ struct Failed {
 impl Pass<'_> {
     /// Makes the writes of the runs this pass handled durable, with one sync for all of them
     /// (they left it to the pass: see [`crate::ports::durability::caller_flushing`]), then
-    /// deletes their messages, all at once: each delete is a write on the writer thread, and
-    /// sent together they share one commit rather than wait in turn. Until then the pass's
+    /// deletes their messages together ([`crate::ports::Queue::delete_many`]: one commit on the
+    /// embedded backend, a request per ten on SQS). Until then the pass's
     /// lease keeps them hidden; a crash before this delivers them once more, which
     /// at-least-once allows. A failed sync deletes none of them: they run again.
     /// Returns the first error and the receipts not deleted.
@@ -365,36 +365,22 @@ impl Pass<'_> {
             }
             return (Some(e), undeleted);
         }
-        let q = &self.rt.services.backends.queue;
-        let mut deletes = tokio::task::JoinSet::new();
-        for receipt in std::mem::take(&mut self.handled) {
-            let q = q.clone();
-            deletes.spawn(async move {
-                let r = q.delete(kind, &receipt).await;
-                (receipt, r)
-            });
-        }
+        let handled = std::mem::take(&mut self.handled);
+        let each = self
+            .rt
+            .services
+            .backends
+            .queue
+            .delete_many(kind, &handled)
+            .await;
         let (mut first_error, mut undeleted) = (None, Vec::new());
-        while let Some(joined) = deletes.join_next().await {
-            match joined {
-                Ok((receipt, r)) => {
-                    lease.done(&receipt);
-                    match r {
-                        Ok(()) => self.report.handled += 1,
-                        Err(e) => {
-                            first_error.get_or_insert(e);
-                            undeleted.push(receipt);
-                        }
-                    }
-                }
-                // The task panicked or was cancelled: its message stays leased until the
-                // lease lapses, then runs once more.
+        for (receipt, r) in handled.into_iter().zip(each) {
+            lease.done(&receipt);
+            match r {
+                Ok(()) => self.report.handled += 1,
                 Err(e) => {
-                    first_error.get_or_insert(Error::Backend {
-                        backend: "queue",
-                        message: format!("a delete of a handled message failed: {e}"),
-                        source: None,
-                    });
+                    first_error.get_or_insert(e);
+                    undeleted.push(receipt);
                 }
             }
         }

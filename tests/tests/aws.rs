@@ -309,6 +309,7 @@ end"#;
         let stats = q.stats(QueueKind::Work).await.unwrap();
         assert_eq!(stats.dead, 1, "the dead letter counts in stats: {stats:?}");
         assert_eq!(stats.visible, 0, "{stats:?}");
+        conformance::queue_delete_many(&q, QueueKind::Events).await;
     }
 
     /// A whole deployment in the emulator: data buckets, batch bucket, scripts bucket, both

@@ -11,7 +11,9 @@ use std::collections::HashSet;
 
 use async_trait::async_trait;
 use aws_sdk_sqs::error::ProvideErrorMetadata;
-use aws_sdk_sqs::types::{MessageSystemAttributeName, QueueAttributeName};
+use aws_sdk_sqs::types::{
+    DeleteMessageBatchRequestEntry, MessageSystemAttributeName, QueueAttributeName,
+};
 use tokio::sync::OnceCell;
 
 use super::{sdk_err, LazyClient};
@@ -286,6 +288,94 @@ impl Queue for SqsQueues {
                 e,
             )),
         }
+    }
+
+    /// `DeleteMessageBatch`, ten receipts a request.
+    async fn delete_many(&self, queue: QueueKind, receipts: &[String]) -> Vec<Result<()>> {
+        let mut out = Vec::with_capacity(receipts.len());
+        for chunk in receipts.chunks(10) {
+            let entries: Vec<_> = chunk
+                .iter()
+                .enumerate()
+                .map(|(i, r)| {
+                    DeleteMessageBatchRequestEntry::builder()
+                        .id(i.to_string())
+                        .receipt_handle(r)
+                        .build()
+                })
+                .collect::<std::result::Result<_, _>>()
+                .unwrap_or_default();
+            let sent = self
+                .client
+                .delete_message_batch()
+                .queue_url(self.url(queue))
+                .set_entries(Some(entries))
+                .send()
+                .await;
+            let mut each: Vec<Option<Result<()>>> = chunk.iter().map(|_| None).collect();
+            match sent {
+                Ok(o) => {
+                    for ok in o.successful() {
+                        if let Some(slot) =
+                            ok.id().parse::<usize>().ok().and_then(|i| each.get_mut(i))
+                        {
+                            *slot = Some(Ok(()));
+                        }
+                    }
+                    for failed in o.failed() {
+                        let Some(i) = failed
+                            .id()
+                            .parse::<usize>()
+                            .ok()
+                            .filter(|i| *i < chunk.len())
+                        else {
+                            continue;
+                        };
+                        each[i] = Some(Err(
+                            if matches!(
+                                failed.code(),
+                                "ReceiptHandleIsInvalid"
+                                    | "InvalidParameterValue"
+                                    | "MessageNotInflight"
+                            ) {
+                                bad_receipt(&chunk[i])
+                            } else {
+                                Error::Backend {
+                                    backend: "sqs",
+                                    message: format!(
+                                        "cannot delete from the {} queue: {} ({})",
+                                        queue.name(),
+                                        failed.message().unwrap_or("no message"),
+                                        failed.code()
+                                    ),
+                                    source: None,
+                                }
+                            },
+                        ));
+                    }
+                }
+                // The whole request failed (a malformed receipt among them fails it on some
+                // endpoints): each is deleted alone, so that one bad receipt fails only itself.
+                Err(_) => {
+                    for (slot, r) in each.iter_mut().zip(chunk) {
+                        *slot = Some(self.delete(queue, r).await);
+                    }
+                }
+            }
+            for (slot, r) in each.into_iter().zip(chunk) {
+                out.push(slot.unwrap_or_else(|| {
+                    Err(Error::Backend {
+                        backend: "sqs",
+                        message: format!(
+                            "the {} queue did not answer for the delete of receipt {r:?}; it comes back after its visibility timeout",
+                            queue.name()
+                        ),
+                        source: None,
+                    })
+                }));
+            }
+        }
+        out
     }
 
     /// SQS keeps no error text with a message: `error` is not recorded (the function logs it).

@@ -328,6 +328,7 @@ mod tests {
     async fn conformance_queue() {
         let (_d, e) = open();
         conformance::queue_delivery_and_dead_letters(&e, QueueKind::Work).await;
+        conformance::queue_delete_many(&e, QueueKind::Events).await;
     }
 
     #[tokio::test]

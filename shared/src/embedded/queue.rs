@@ -176,6 +176,22 @@ fn bad_receipt(receipt: &str) -> Error {
     }
 }
 
+/// Deletes the message `id` if `receipt` still holds it. The outer error is SQLite's (it fails
+/// the transaction); the inner one, a stale receipt, fails this delete alone.
+fn delete_one(tx: &rusqlite::Connection, id: i64, receipt: &str) -> Result<Result<()>> {
+    let n = tx
+        .prepare_cached("DELETE FROM messages WHERE id = ?1 AND receipt = ?2 AND dead = 0")
+        .and_then(|mut s| s.execute(params![id, receipt]))
+        .map_err(db_err)?;
+    if n == 0 {
+        return Ok(Err(bad_receipt(receipt)));
+    }
+    tx.prepare_cached("DELETE FROM attempts WHERE message_id = ?1")
+        .and_then(|mut s| s.execute([id]))
+        .map_err(db_err)?;
+    Ok(Ok(()))
+}
+
 /// Whether `queue` has a message due at `now`.
 fn any_due(c: &rusqlite::Connection, queue: QueueKind, now: i64) -> Result<bool> {
     c.prepare_cached(
@@ -256,20 +272,30 @@ impl Queue for Embedded {
         let id = id_of(receipt)?;
         let receipt = receipt.to_string();
         // Best-effort (the module's docs).
-        durability::best_effort(self.write(move |tx| {
-            let n = tx
-                .prepare_cached("DELETE FROM messages WHERE id = ?1 AND receipt = ?2 AND dead = 0")
-                .and_then(|mut s| s.execute(params![id, receipt]))
-                .map_err(db_err)?;
-            if n == 0 {
-                return Err(bad_receipt(&receipt));
+        durability::best_effort(self.write(move |tx| delete_one(tx, id, &receipt)?)).await
+    }
+
+    /// One best-effort write for all of them: a drain pass's deletes share one commit.
+    async fn delete_many(&self, _queue: QueueKind, receipts: &[String]) -> Vec<Result<()>> {
+        let ids: Vec<Result<i64>> = receipts.iter().map(|r| id_of(r)).collect();
+        let owned: Vec<String> = receipts.to_vec();
+        let n = receipts.len();
+        let done = durability::best_effort(self.write(move |tx| {
+            let mut out = Vec::with_capacity(ids.len());
+            for (id, receipt) in ids.into_iter().zip(&owned) {
+                out.push(match id {
+                    Ok(id) => delete_one(tx, id, receipt)?,
+                    Err(e) => Err(e),
+                });
             }
-            tx.prepare_cached("DELETE FROM attempts WHERE message_id = ?1")
-                .and_then(|mut s| s.execute([id]))
-                .map_err(db_err)?;
-            Ok(())
+            Ok(out)
         }))
-        .await
+        .await;
+        match done {
+            Ok(each) => each,
+            // The commit failed: none of them was deleted.
+            Err(e) => (0..n).map(|_| Err(e.again())).collect(),
+        }
     }
 
     async fn retry_later(

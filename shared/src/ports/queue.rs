@@ -92,6 +92,17 @@ pub trait Queue: std::fmt::Debug + Send + Sync {
     /// Deletes a received message: it was handled.
     async fn delete(&self, queue: QueueKind, receipt: &str) -> Result<()>;
 
+    /// Deletes received messages handled together (a drain pass's): one result per receipt,
+    /// in their order, each as [`Queue::delete`] would answer it. A backend that can deletes
+    /// them in one request or one commit; by default each is deleted in turn.
+    async fn delete_many(&self, queue: QueueKind, receipts: &[String]) -> Vec<Result<()>> {
+        let mut out = Vec::with_capacity(receipts.len());
+        for r in receipts {
+            out.push(self.delete(queue, r).await);
+        }
+        out
+    }
+
     /// Makes a received message visible again after `delay_s`, recording why it failed where the
     /// backend can keep that.
     async fn retry_later(
