@@ -279,16 +279,17 @@ impl Writer {
             .flatten()
         {
             Some(mut c) => {
-                let left = if may_block {
-                    let left = c.commit_group(vec![job], false);
-                    c.checkpoint_if_due();
-                    left
-                } else {
-                    c.commit_group(vec![job], true)
-                };
-                let wake = !may_block && c.checkpoint_due;
+                let group = c.commit_group(vec![job], !may_block);
+                let due = c.checkpoint_due;
                 drop(c);
-                if wake {
+                let left = group.answer();
+                if due && may_block {
+                    // This thread may block: it checkpoints, as SQLite would have in the commit.
+                    self.committer
+                        .lock()
+                        .unwrap_or_else(|p| p.into_inner())
+                        .checkpoint_if_due();
+                } else if due {
                     // The thread checkpoints after the (empty) group this wakes it for.
                     if let Some(jobs) = &self.jobs {
                         let _ = jobs.send(Box::new(Wake));
@@ -334,6 +335,43 @@ struct Committer {
     checkpoint_due: bool,
 }
 
+/// A group's outcome, to be answered once the connection is let go.
+struct Committed {
+    /// The jobs run (or failed before they could be), answered with `commit`.
+    done: Vec<Box<dyn Job>>,
+    commit: Result<()>,
+    /// The jobs not run: they go in the next group.
+    left: Vec<Box<dyn Job>>,
+}
+
+impl Default for Committed {
+    fn default() -> Self {
+        Committed {
+            done: Vec::new(),
+            commit: Ok(()),
+            left: Vec::new(),
+        }
+    }
+}
+
+impl Committed {
+    fn failed(jobs: Vec<Box<dyn Job>>, e: Error) -> Self {
+        Committed {
+            done: jobs,
+            commit: Err(e),
+            left: Vec::new(),
+        }
+    }
+
+    /// Answers the jobs run; returns those left.
+    fn answer(self) -> Vec<Box<dyn Job>> {
+        for j in self.done {
+            j.finish(self.commit.as_ref().map(|_| ()));
+        }
+        self.left
+    }
+}
+
 /// A job that only wakes the writing thread (to checkpoint).
 struct Wake;
 
@@ -363,18 +401,28 @@ fn run(committer: &Mutex<Committer>, rx: mpsc::Receiver<Box<dyn Job>>) {
             }
         }
         let jobs = std::mem::take(&mut waiting);
-        let mut c = committer.lock().unwrap_or_else(|p| p.into_inner());
-        waiting = c.commit_group(jobs, false);
-        c.checkpoint_if_due();
+        let lock = || committer.lock().unwrap_or_else(|p| p.into_inner());
+        let (group, due) = {
+            let mut c = lock();
+            let group = c.commit_group(jobs, false);
+            (group, c.checkpoint_due)
+        };
+        // Answered with the connection let go: a caller that writes again at once (a script's
+        // next write) finds it free and commits itself.
+        waiting = group.answer();
+        if due {
+            lock().checkpoint_if_due();
+        }
     }
 }
 
 impl Committer {
-    /// Runs `jobs` in one transaction, each in a savepoint of its own, commits (synced if any
-    /// of them is durable) and answers them. Returns the jobs left unrun when SQLite rolled the
-    /// transaction back part way: they go in the next group. With `no_wait`, a transaction that
-    /// would wait for another connection's write lock is not begun, and every job is returned.
-    fn commit_group(&mut self, mut jobs: Vec<Box<dyn Job>>, no_wait: bool) -> Vec<Box<dyn Job>> {
+    /// Runs `jobs` in one transaction, each in a savepoint of its own, and commits (synced if
+    /// any of them is durable); the caller answers them ([`Committed::answer`]) once it let
+    /// the connection go. The jobs left unrun when SQLite rolled the transaction back part way
+    /// go in the next group. With `no_wait`, a transaction that would wait for another
+    /// connection's write lock is not begun, and every job is left.
+    fn commit_group(&mut self, mut jobs: Vec<Box<dyn Job>>, no_wait: bool) -> Committed {
         let (conn, db) = (&self.conn, self.db.as_path());
         // One durable write makes the whole group's commit a synced one.
         let durable = jobs.iter().any(|j| j.durability() == Durability::Durable);
@@ -382,11 +430,7 @@ impl Committer {
         if durable != self.synced_mode {
             let mode = if durable { "FULL" } else { "NORMAL" };
             if let Err(e) = conn.pragma_update(None, "synchronous", mode) {
-                let e = faults::db(db, &e);
-                for j in jobs {
-                    j.finish(Err(&e));
-                }
-                return Vec::new();
+                return Committed::failed(jobs, faults::db(db, &e));
             }
             self.synced_mode = durable;
         }
@@ -398,7 +442,10 @@ impl Committer {
                 Err(rusqlite::Error::SqliteFailure(e, _))
                     if e.code == rusqlite::ErrorCode::DatabaseBusy =>
                 {
-                    return jobs;
+                    return Committed {
+                        left: jobs,
+                        ..Committed::default()
+                    };
                 }
                 other => other,
             }
@@ -406,11 +453,7 @@ impl Committer {
             conn.execute_batch("BEGIN IMMEDIATE")
         };
         if let Err(e) = begun {
-            let e = faults::db(db, &e);
-            for j in jobs {
-                j.finish(Err(&e));
-            }
-            return Vec::new();
+            return Committed::failed(jobs, faults::db(db, &e));
         }
         let mut group = Group::default();
         let mut done: Vec<Box<dyn Job>> = Vec::with_capacity(jobs.len());
@@ -457,20 +500,14 @@ impl Committer {
                 } else if owes_flush {
                     self.unsynced.store(true, Ordering::SeqCst);
                 }
-                for j in done {
-                    j.finish(Ok(()));
-                }
             }
-            Err(e) => {
+            Err(_) => {
                 if !conn.is_autocommit() {
                     let _ = conn.execute_batch("ROLLBACK");
                 }
-                for j in done {
-                    j.finish(Err(e));
-                }
             }
         }
-        left
+        Committed { done, commit, left }
     }
 
     /// Checkpoints the WAL if a commit left it long (see [`CHECKPOINT_PAGES`]), as SQLite's
