@@ -7,7 +7,8 @@
 //! Sends are timed twice: one at a time, and from 16 senders at once.
 //!
 //! Run: `cargo bench -p native-tests --bench queue` (`NATIVE_BENCH_N` messages, default 5 000;
-//! `NATIVE_BENCH_RUNS` runs of each row, default 3, the fastest printed).
+//! `NATIVE_BENCH_RUNS` runs of each row, default 3, the fastest printed; `NATIVE_BENCH_ROWS`,
+//! some of `queue,noop,put`, runs only those drain rows, e.g. to profile one).
 
 use std::time::{Duration, Instant};
 
@@ -35,12 +36,17 @@ fn main() {
         .enable_all()
         .build()
         .unwrap();
+    let rows = std::env::var("NATIVE_BENCH_ROWS").unwrap_or_else(|_| "queue,noop,put".into());
     let mut best = [Duration::MAX; 3];
     let mut sends = Duration::MAX;
     let mut concurrent_sends = Duration::MAX;
     // The rows alternate within each run, so that load from elsewhere falls on all of them.
     for _ in 0..runs {
         for (row, script) in ["-", "noop", "put"].into_iter().enumerate() {
+            let name = if script == "-" { "queue" } else { script };
+            if !rows.split(',').any(|r| r.trim() == name) {
+                continue;
+            }
             let p = TestProject::new(
                 "bench",
                 r#"{ "queue": true }"#,
@@ -118,6 +124,8 @@ fn main() {
             best[2],
         ),
     ] {
-        println!("{name:<58} {:>9.0} msg/s", rate(d));
+        if d != Duration::MAX {
+            println!("{name:<58} {:>9.0} msg/s", rate(d));
+        }
     }
 }
