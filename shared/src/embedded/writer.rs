@@ -148,12 +148,10 @@ fn savepoint<T>(
     db: &Path,
     f: impl FnOnce(&Connection) -> Result<T>,
 ) -> Result<T> {
-    conn.execute_batch("SAVEPOINT w")
-        .map_err(|e| faults::db(db, &e))?;
+    exec(conn, "SAVEPOINT w").map_err(|e| faults::db(db, &e))?;
     match f(conn) {
         Ok(v) => {
-            conn.execute_batch("RELEASE w")
-                .map_err(|e| faults::db(db, &e))?;
+            exec(conn, "RELEASE w").map_err(|e| faults::db(db, &e))?;
             Ok(v)
         }
         Err(e) => {
@@ -428,15 +426,19 @@ impl Committer {
         let durable = jobs.iter().any(|j| j.durability() == Durability::Durable);
         let owes_flush = jobs.iter().any(|j| j.durability() == Durability::Deferred);
         if durable != self.synced_mode {
-            let mode = if durable { "FULL" } else { "NORMAL" };
-            if let Err(e) = conn.pragma_update(None, "synchronous", mode) {
+            let set = if durable {
+                "PRAGMA synchronous = FULL"
+            } else {
+                "PRAGMA synchronous = NORMAL"
+            };
+            if let Err(e) = exec(conn, set) {
                 return Committed::failed(jobs, faults::db(db, &e));
             }
             self.synced_mode = durable;
         }
         let begun = if no_wait {
             let _ = conn.busy_timeout(Duration::ZERO);
-            let begun = conn.execute_batch("BEGIN IMMEDIATE");
+            let begun = exec(conn, "BEGIN IMMEDIATE");
             let _ = conn.busy_timeout(BUSY_TIMEOUT);
             match begun {
                 Err(rusqlite::Error::SqliteFailure(e, _))
@@ -450,7 +452,7 @@ impl Committer {
                 other => other,
             }
         } else {
-            conn.execute_batch("BEGIN IMMEDIATE")
+            exec(conn, "BEGIN IMMEDIATE")
         };
         if let Err(e) = begun {
             return Committed::failed(jobs, faults::db(db, &e));
@@ -532,10 +534,16 @@ fn mark(conn: &Connection, db: &Path) -> Result<()> {
     .map_err(|e| faults::db(db, &e))
 }
 
+/// Runs one statement of the writer's own (a transaction's control, a pragma) from the
+/// connection's cache of prepared statements: parsed once, not at every commit.
+fn exec(conn: &Connection, sql: &str) -> rusqlite::Result<()> {
+    conn.prepare_cached(sql)?.raw_execute().map(|_| ())
+}
+
 fn commit(conn: &Connection, group: &Group, db: &Path, disk: &dyn Disk) -> Result<()> {
     for dir in &group.sync_dirs {
         disk.sync_dir(dir)
             .map_err(|e| faults::io("cannot sync a folder of object contents", dir, &e))?;
     }
-    conn.execute_batch("COMMIT").map_err(|e| faults::db(db, &e))
+    exec(conn, "COMMIT").map_err(|e| faults::db(db, &e))
 }
