@@ -190,8 +190,10 @@ pub async fn drain(rt: &Arc<Runtime>, opts: DrainOptions) -> Result<DrainReport>
                 .iter()
                 .map(|m| {
                     let (rt, held, m) = (rt.clone(), held.clone(), m.clone());
+                    // The run's future is kilobytes (the script's whole call in it): boxed
+                    // where it is made, so that the task moves a pointer, not the future.
                     tokio::spawn(crate::ports::durability::caller_flushing(async move {
-                        one(&rt, &opts, kind, &m, &held).await
+                        Box::pin(one(&rt, &opts, kind, &m, &held)).await
                     }))
                 })
                 .collect();

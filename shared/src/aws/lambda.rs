@@ -230,12 +230,13 @@ async fn handle_batch(
         let rt2 = rt.clone();
         let body2 = body.clone();
         // A task per message: a panic ends that task only and comes back as a JoinError.
-        let work = async move {
+        // Boxed: the run's future is kilobytes, which the task would otherwise move about.
+        let work = Box::pin(async move {
             match kind {
                 Kind::Events => rt2.handle_event_message(&body2, attempt).await.map(|_| ()),
                 Kind::Work => rt2.handle_work_message(&body2, attempt).await,
             }
-        };
+        });
         // Task-locals do not pass into spawned tasks: the request's id and end are set again.
         let work = crate::observe::in_request(aws_request_id.clone(), work);
         let task = match end {
