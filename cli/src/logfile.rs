@@ -134,13 +134,14 @@ fn same_file(_: &File, _: &std::fs::Metadata) -> bool {
 impl LogFile {
     /// The record as this file keeps it, newline included: cut when over [`MAX_RECORD_BYTES`].
     pub fn line(record: &serde_json::Value) -> String {
-        Self::line_of(record, record.to_string())
+        Self::line_of(record.to_string(), || record.clone())
     }
 
     /// [`Self::line`] of a record already written as JSON `text`.
-    pub fn line_of(record: &serde_json::Value, text: String) -> String {
+    pub fn line_of(text: String, record: impl FnOnce() -> serde_json::Value) -> String {
         let mut line = text;
         if line.len() > MAX_RECORD_BYTES {
+            let record = &record();
             let mut cut = serde_json::json!({
                 "ts_ms": record.get("ts_ms"), "level": record.get("level"),
                 "tenant": record.get("tenant"), "script": record.get("script"),

@@ -119,7 +119,20 @@ impl LogSink for ServedLog {
         // through a formatter byte by byte: five times the instructions).
         let text = serde_json::to_string(record).unwrap_or_default();
         let terminal = self.shared.terminal.line_of(record, || text.clone());
-        let file = LogFile::line_of(record, text);
+        let file = LogFile::line_of(text, || record.clone());
+        self.append(terminal, file);
+    }
+
+    fn write_json(&self, text: String, record: &dyn Fn() -> serde_json::Value) {
+        let terminal = self.shared.terminal.line_of_json(&text, record);
+        let file = LogFile::line_of(text, record);
+        self.append(terminal, file);
+    }
+}
+
+impl ServedLog {
+    /// Appends a record's two lines to what waits for the writer thread.
+    fn append(&self, terminal: String, file: String) {
         let mut w = self
             .shared
             .waiting

@@ -142,6 +142,18 @@ impl TerminalLog {
         line.push('\n');
         line
     }
+
+    /// [`Self::line`] of a record given as its JSON `text`; its value made by `record` only
+    /// for the readable form.
+    pub fn line_of_json(&self, text: &str, record: impl FnOnce() -> serde_json::Value) -> String {
+        let mut line = if self.readable {
+            readable(&record())
+        } else {
+            json(text).into_owned()
+        };
+        line.push('\n');
+        line
+    }
 }
 
 impl LogSink for TerminalLog {

@@ -6,6 +6,16 @@ use serde_json::Value;
 pub trait LogSink: Send + Sync + std::fmt::Debug {
     /// Writes one record.
     fn write(&self, record: &Value);
+
+    /// Writes one record that the caller serialised already: `text` is its JSON (one line, as
+    /// `serde_json::to_string` writes it) and `record` makes its value where a sink needs the
+    /// fields. A sink that writes JSON lines takes the text as it is and never makes the
+    /// value (the access log's record, once per request, costs no `Value` then); by default the
+    /// value is made and written.
+    fn write_json(&self, text: String, record: &dyn Fn() -> Value) {
+        let _ = text;
+        self.write(&record());
+    }
 }
 
 /// Writes each record as a JSON line on stderr (CloudWatch on Lambda, the terminal locally).
