@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use axum::body::Body;
-use axum::extract::{Path, State};
+use axum::extract::{Path, Request, State};
 use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use http_body_util::{BodyExt, LengthLimitError, Limited};
@@ -16,11 +16,14 @@ use crate::runtime::Runtime;
 pub(super) async fn invoke(
     State(rt): State<Arc<Runtime>>,
     Path(script): Path<String>,
-    headers: HeaderMap,
-    body: Body,
+    req: Request,
 ) -> Result<Response, ApiError> {
-    let tenant = tenant_of(&rt, &headers).await?;
-    let body = read_body(&headers, body).await?;
+    // The request taken whole: its headers are read in place, not copied out (axum's
+    // `HeaderMap` extractor clones them).
+    let (parts, body) = req.into_parts();
+    let headers = &parts.headers;
+    let tenant = tenant_of(&rt, headers).await?;
+    let body = read_body(headers, body).await?;
     // An empty body is the event `{}`; any other is parsed by the engine, straight onto the
     // script's heap.
     let body = if body.iter().all(u8::is_ascii_whitespace) {
