@@ -143,7 +143,12 @@ mod tests {
             ..rec
         };
         let text = serde_json::to_string(&rec).unwrap();
-        assert!(text.ends_with(r#""duration_ms":12.0,"tenant":"acme","trace":"t-1","error":"no \"x\""}"#), "{text}");
+        assert!(
+            text.ends_with(
+                r#""duration_ms":12.0,"tenant":"acme","trace":"t-1","error":"no \"x\""}"#
+            ),
+            "{text}"
+        );
         let value = serde_json::to_value(&rec).unwrap();
         assert_eq!(value.to_string(), text);
         assert_eq!(value["tenant"], "acme");
