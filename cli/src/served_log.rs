@@ -170,6 +170,37 @@ mod tests {
     }
 
     #[test]
+    fn a_record_given_as_text_is_written_as_its_value_would_be() {
+        // GIVEN the served log, and a record in both forms: a plain one, and one too long for
+        // the file (which cuts it from the record's fields)
+        let dir = tempfile::tempdir().unwrap();
+        let (log, path) = log(dir.path());
+        for record in [
+            serde_json::json!({ "ts_ms": 1, "level": "info", "msg": "request", "status": 200 }),
+            serde_json::json!({ "ts_ms": 2, "level": "warn", "msg": "x".repeat(100_000) }),
+        ] {
+            // WHEN it is written as a value, then as its text
+            log.write(&record);
+            log.write_json(serde_json::to_string(&record).unwrap(), &|| record.clone());
+        }
+        log.flush();
+        // THEN each pair of lines is the same, and the long one was cut alike
+        let text = std::fs::read_to_string(&path).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.len(), 4);
+        assert_eq!(lines[0], lines[1]);
+        assert_eq!(lines[2], lines[3]);
+        assert!(lines[2].contains("\"cut\""), "{}", lines[2]);
+        // AND the terminal's readable form reads the fields in both ways
+        let readable = TerminalLog::text();
+        let record = serde_json::json!({ "ts_ms": 1, "level": "info", "msg": "request" });
+        assert_eq!(
+            readable.line_of_json("{}", || record.clone()),
+            readable.line(&record)
+        );
+    }
+
+    #[test]
     fn records_reach_the_file_within_the_flush_interval_in_order() {
         // GIVEN the served log
         let dir = tempfile::tempdir().unwrap();

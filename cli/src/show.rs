@@ -127,6 +127,12 @@ impl TerminalLog {
         TerminalLog { readable: false }
     }
 
+    /// One readable line a record, whatever stderr is.
+    #[cfg(test)]
+    pub(crate) fn text() -> Self {
+        TerminalLog { readable: true }
+    }
+
     /// The record as this sink writes it, newline included.
     pub fn line(&self, record: &serde_json::Value) -> String {
         self.line_of(record, || record.to_string())
