@@ -37,6 +37,10 @@ pub const DB_FILE: &str = "native.db";
 /// Reading connections per open project (the server's workers are two to a few).
 const READERS: usize = 4;
 
+/// How long a connection waits for another connection's write lock (another process on the
+/// same folder, or a second handle) before SQLite answers "database is locked".
+const BUSY_TIMEOUT: Duration = Duration::from_secs(30);
+
 /// The embedded backend. Cheap to clone; every clone shares [`READERS`] reading connections and one
 /// writing thread (see `writer.rs`).
 #[derive(Clone)]
@@ -234,7 +238,7 @@ fn wal_mode(conn: &Connection) -> rusqlite::Result<String> {
 /// Opens a connection to `db` with the backend's settings.
 fn connect(db: &Path) -> Result<Connection> {
     let conn = Connection::open(db).map_err(|e| faults::db(db, &e))?;
-    conn.busy_timeout(Duration::from_secs(30))
+    conn.busy_timeout(BUSY_TIMEOUT)
         .map_err(|e| faults::db(db, &e))?;
     // Room for every statement the backend prepares (rusqlite keeps 16 by default).
     conn.set_prepared_statement_cache_capacity(64);

@@ -38,13 +38,14 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
 use rusqlite::Connection;
 
 use super::disk::Disk;
 use super::faults;
+use super::BUSY_TIMEOUT;
 use crate::{Error, Result};
 
 /// At most this many writes share a commit: a group's writes wait for the longest of them.
@@ -53,10 +54,6 @@ const MAX_GROUP: usize = 256;
 /// A commit that leaves the WAL at least this many pages long has it checkpointed: SQLite's
 /// automatic checkpoint's default, which the writing connection turns off.
 const CHECKPOINT_PAGES: i32 = 1000;
-
-/// How long the writing connection waits for another connection's write lock (another process
-/// on the same folder, or a second handle).
-const BUSY_TIMEOUT: Duration = Duration::from_secs(30);
 
 thread_local! {
     /// The pages in the WAL after the last commit on this thread, as SQLite's WAL hook tells it
@@ -184,8 +181,6 @@ impl Writer {
     /// Starts the thread over `conn`.
     pub(crate) fn start(conn: Connection, db: PathBuf, disk: Arc<dyn Disk>) -> Result<Self> {
         let (tx, rx) = mpsc::channel::<Box<dyn Job>>();
-        conn.busy_timeout(BUSY_TIMEOUT)
-            .map_err(|e| faults::db(&db, &e))?;
         conn.wal_hook(Some(note_wal));
         let unsynced = Arc::new(AtomicBool::new(false));
         let synced = Arc::new(AtomicU64::new(0));
@@ -276,11 +271,8 @@ impl Writer {
             .then(|| self.committer.try_lock().ok())
             .flatten()
         {
-            Some(mut c) => {
-                let group = c.commit_group(vec![job], !may_block);
-                let due = c.checkpoint_due;
-                drop(c);
-                let left = group.answer();
+            Some(c) => {
+                let (left, due) = commit_and_answer(c, vec![job], !may_block);
                 if due && may_block {
                     // This thread may block: it checkpoints, as SQLite would have in the commit.
                     self.committer
@@ -342,16 +334,6 @@ struct Committed {
     left: Vec<Box<dyn Job>>,
 }
 
-impl Default for Committed {
-    fn default() -> Self {
-        Committed {
-            done: Vec::new(),
-            commit: Ok(()),
-            left: Vec::new(),
-        }
-    }
-}
-
 impl Committed {
     fn failed(jobs: Vec<Box<dyn Job>>, e: Error) -> Self {
         Committed {
@@ -400,18 +382,27 @@ fn run(committer: &Mutex<Committer>, rx: mpsc::Receiver<Box<dyn Job>>) {
         }
         let jobs = std::mem::take(&mut waiting);
         let lock = || committer.lock().unwrap_or_else(|p| p.into_inner());
-        let (group, due) = {
-            let mut c = lock();
-            let group = c.commit_group(jobs, false);
-            (group, c.checkpoint_due)
-        };
-        // Answered with the connection let go: a caller that writes again at once (a script's
-        // next write) finds it free and commits itself.
-        waiting = group.answer();
+        let (left, due) = commit_and_answer(lock(), jobs, false);
+        waiting = left;
         if due {
             lock().checkpoint_if_due();
         }
     }
+}
+
+/// Commits `jobs` as one group on the connection `c` holds ([`Committer::commit_group`]),
+/// lets the connection go, then answers them: a caller that writes again at once (a script's
+/// next write) finds it free and commits itself. Returns the jobs left for the next group,
+/// and whether a checkpoint is due.
+fn commit_and_answer(
+    mut c: MutexGuard<'_, Committer>,
+    jobs: Vec<Box<dyn Job>>,
+    no_wait: bool,
+) -> (Vec<Box<dyn Job>>, bool) {
+    let group = c.commit_group(jobs, no_wait);
+    let due = c.checkpoint_due;
+    drop(c);
+    (group.answer(), due)
 }
 
 impl Committer {
@@ -445,8 +436,9 @@ impl Committer {
                     if e.code == rusqlite::ErrorCode::DatabaseBusy =>
                 {
                     return Committed {
+                        done: Vec::new(),
+                        commit: Ok(()),
                         left: jobs,
-                        ..Committed::default()
                     };
                 }
                 other => other,
