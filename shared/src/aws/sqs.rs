@@ -55,15 +55,18 @@ const MOVING_S: u32 = 30;
 fn receipt_error<E: ProvideErrorMetadata>(e: &aws_sdk_sqs::error::SdkError<E>) -> bool {
     e.as_service_error()
         .and_then(|se| se.code())
-        .is_some_and(|c| {
-            matches!(
-                c,
-                "ReceiptHandleIsInvalid"
-                    | "InvalidParameterValue"
-                    | "MessageNotInflight"
-                    | "AWS.SimpleQueueService.MessageNotInflight"
-            )
-        })
+        .is_some_and(is_receipt_code)
+}
+
+/// Whether SQS's error `code` says the receipt is no longer valid.
+fn is_receipt_code(code: &str) -> bool {
+    matches!(
+        code,
+        "ReceiptHandleIsInvalid"
+            | "InvalidParameterValue"
+            | "MessageNotInflight"
+            | "AWS.SimpleQueueService.MessageNotInflight"
+    )
 }
 
 fn bad_receipt(receipt: &str) -> Error {
@@ -315,43 +318,27 @@ impl Queue for SqsQueues {
             let mut each: Vec<Option<Result<()>>> = chunk.iter().map(|_| None).collect();
             match sent {
                 Ok(o) => {
-                    for ok in o.successful() {
-                        if let Some(slot) =
-                            ok.id().parse::<usize>().ok().and_then(|i| each.get_mut(i))
-                        {
-                            *slot = Some(Ok(()));
-                        }
-                    }
-                    for failed in o.failed() {
-                        let Some(i) = failed
-                            .id()
-                            .parse::<usize>()
-                            .ok()
-                            .filter(|i| *i < chunk.len())
-                        else {
+                    // Each entry answers for the receipt at the index its id names.
+                    let answers = (o.successful().iter().map(|ok| (ok.id(), None)))
+                        .chain(o.failed().iter().map(|f| (f.id(), Some(f))));
+                    for (id, failed) in answers {
+                        let Some(i) = id.parse::<usize>().ok().filter(|i| *i < chunk.len()) else {
                             continue;
                         };
-                        each[i] = Some(Err(
-                            if matches!(
-                                failed.code(),
-                                "ReceiptHandleIsInvalid"
-                                    | "InvalidParameterValue"
-                                    | "MessageNotInflight"
-                            ) {
-                                bad_receipt(&chunk[i])
-                            } else {
-                                Error::Backend {
-                                    backend: "sqs",
-                                    message: format!(
-                                        "cannot delete from the {} queue: {} ({})",
-                                        queue.name(),
-                                        failed.message().unwrap_or("no message"),
-                                        failed.code()
-                                    ),
-                                    source: None,
-                                }
-                            },
-                        ));
+                        each[i] = Some(match failed {
+                            None => Ok(()),
+                            Some(f) if is_receipt_code(f.code()) => Err(bad_receipt(&chunk[i])),
+                            Some(f) => Err(Error::Backend {
+                                backend: "sqs",
+                                message: format!(
+                                    "cannot delete from the {} queue: {} ({})",
+                                    queue.name(),
+                                    f.message().unwrap_or("no message"),
+                                    f.code()
+                                ),
+                                source: None,
+                            }),
+                        });
                     }
                 }
                 // The whole request failed (a malformed receipt among them fails it on some
