@@ -11,6 +11,7 @@
 //! writes what waits at once (the server calls it before it says it stopped). A process killed
 //! outright loses at most that much of its log, never any of its work.
 
+use std::borrow::Cow;
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::Duration;
 
@@ -118,13 +119,19 @@ impl LogSink for ServedLog {
         // One serialisation for both lines; straight into a buffer (`Value`'s `Display` goes
         // through a formatter byte by byte: five times the instructions).
         let text = serde_json::to_string(record).unwrap_or_default();
-        let terminal = self.shared.terminal.line_of(record, || text.clone());
+        let terminal = self
+            .shared
+            .terminal
+            .line_of(|| Cow::Borrowed(record), || Cow::Borrowed(&text));
         let file = LogFile::line_of(text, || record.clone());
         self.append(terminal, file);
     }
 
     fn write_json(&self, text: String, record: &dyn Fn() -> serde_json::Value) {
-        let terminal = self.shared.terminal.line_of_json(&text, record);
+        let terminal = self
+            .shared
+            .terminal
+            .line_of(|| Cow::Owned(record()), || Cow::Borrowed(&text));
         let file = LogFile::line_of(text, record);
         self.append(terminal, file);
     }
@@ -195,7 +202,7 @@ mod tests {
         let readable = TerminalLog::text();
         let record = serde_json::json!({ "ts_ms": 1, "level": "info", "msg": "request" });
         assert_eq!(
-            readable.line_of_json("{}", || record.clone()),
+            readable.line_of(|| Cow::Owned(record.clone()), || Cow::Borrowed("{}")),
             readable.line(&record)
         );
     }

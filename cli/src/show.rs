@@ -135,27 +135,21 @@ impl TerminalLog {
 
     /// The record as this sink writes it, newline included.
     pub fn line(&self, record: &serde_json::Value) -> String {
-        self.line_of(record, || record.to_string())
+        self.line_of(|| Cow::Borrowed(record), || Cow::Owned(record.to_string()))
     }
 
-    /// [`Self::line`], the record's JSON text taken from `text` when needed.
-    pub fn line_of(&self, record: &serde_json::Value, text: impl FnOnce() -> String) -> String {
-        let mut line = if self.readable {
-            readable(record)
-        } else {
-            json(&text()).into_owned()
-        };
-        line.push('\n');
-        line
-    }
-
-    /// [`Self::line`] of a record given as its JSON `text`; its value made by `record` only
-    /// for the readable form.
-    pub fn line_of_json(&self, text: &str, record: impl FnOnce() -> serde_json::Value) -> String {
+    /// [`Self::line`] of a record given by its value (`record`) and its JSON (`text`), each
+    /// made only if this sink's form needs it: the readable form reads the value's fields, the
+    /// JSON form escapes the text.
+    pub fn line_of<'r, 't>(
+        &self,
+        record: impl FnOnce() -> Cow<'r, serde_json::Value>,
+        text: impl FnOnce() -> Cow<'t, str>,
+    ) -> String {
         let mut line = if self.readable {
             readable(&record())
         } else {
-            json(text).into_owned()
+            json(&text()).into_owned()
         };
         line.push('\n');
         line

@@ -82,17 +82,12 @@ async fn record(State(rt): State<Arc<Runtime>>, req: Request, next: Next) -> Res
             .get::<ErrorNote>()
             .map(|ErrorNote(e)| e.as_str()),
     };
-    // Serialised straight from the struct: a `Value` is made only for a sink that reads fields.
-    match serde_json::to_string(&rec) {
-        Ok(text) => rt
-            .services
-            .log
-            .write_json(text, &|| serde_json::to_value(&rec).unwrap_or_default()),
-        Err(_) => rt
-            .services
-            .log
-            .write(&serde_json::to_value(&rec).unwrap_or_default()),
-    }
+    // Serialised straight from the struct (strings and numbers: it cannot fail); a `Value` is
+    // made only for a sink that reads fields.
+    let text = serde_json::to_string(&rec).unwrap_or_default();
+    rt.services
+        .log
+        .write_json(text, &|| serde_json::to_value(&rec).unwrap_or_default());
     response
 }
 
