@@ -2,7 +2,8 @@
 # HTTP invokes against the servers a user would otherwise run for tenants' functions (issue 31):
 # `POST /v1/invoke/{script}` on a release `native serve`, on Cloudflare's workerd (npm package
 # `workerd`, installed by this script into target/bench-peers/), on Node.js's `http` server and
-# on a Node.js server with one `node:vm` context per tenant, each with the same two handlers:
+# on a Node.js server with one `node:vm` context per tenant (with and without a deadline per
+# invoke: `node-vm-deadline`, `node-vm`), each with the same two handlers:
 # a no-op and a ~1.7 KB JSON order parsed and summed (tests/benches/peers/: native/*.luau,
 # handlers.js, order.json). Run by hand, not by the test command; BENCHMARKS.md has figures.
 #
@@ -22,7 +23,11 @@
 #                  `cargo build --release -p native-cli` when missing (fat LTO: ~17 min on 2 cores)]
 #   NATIVE_BUILD=1 run that cargo build even when the binary exists (a no-op when it is current)
 #   ROUNDS [3]  DURATION [10] (s per wrk run)  CONNS ["16 64"]  HANDLERS ["noop order"]
-#   PEERS ["workerd node-http node-vm"]  TENANTS [200; 0 skips part 2]
+#   PEERS ["workerd node-http node-vm node-vm-deadline"]  TENANTS [200; 0 skips part 2]
+#                  node-vm-deadline runs every invoke under native's default deadline (a
+#                  tenant's timeout_s, 30 s), through node:vm's only means, `runInContext`'s
+#                  `timeout`; node-vm has none, so one tenant's loop would stop every tenant
+#                  (node-server.js). Part 2 measures node-vm only: the deadline costs no memory.
 #   BASELINE_BIN   another `native` binary (e.g. main before a change), run as the peer
 #                  "native-base" in the same alternation: native/native-base ratios of part 1
 #   BENCH_PEERS_DIR [target/bench-peers] (npm cache of workerd)  KEEP_WORK=1 keeps the work dir
@@ -34,7 +39,7 @@ rounds="${ROUNDS:-3}"
 duration="${DURATION:-10}"
 conns_list="${CONNS:-16 64}"
 handlers_list="${HANDLERS:-noop order}"
-peers="${PEERS:-workerd node-http node-vm}"
+peers="${PEERS:-workerd node-http node-vm node-vm-deadline}"
 baseline="${BASELINE_BIN:-}"
 if [ -n "$baseline" ]; then
     [ -x "$baseline" ] || die "BASELINE_BIN=$baseline is not an executable file"
@@ -165,8 +170,10 @@ native_project() {
     echo '}' >>"$dir/keys.json"
 }
 
-node_config() {  # node_config MODE KEYS.json OUT.json
-    printf '{"mode":"%s","handlers":"%s","keys":%s}\n' "$1" "$here/handlers.js" "$(cat "$2")" >"$3"
+# The deadline of node-vm-deadline: native's default for a tenant (`timeout_s`).
+deadline_ms=30000
+node_config() {  # node_config MODE KEYS.json OUT.json [DEADLINE_MS]
+    printf '{"mode":"%s","handlers":"%s","keys":%s,"deadline_ms":%s}\n' "$1" "$here/handlers.js" "$(cat "$2")" "${4:-0}" >"$3"
 }
 
 echo "== preparing (native projects of 1 and $((tenants + 1)) tenants, peer configurations)" >&2
@@ -176,6 +183,7 @@ key0="$(first_key "$work/p1/keys.json")"
 [ -z "$baseline" ] || native_project "$work/pbase" 1 "$baseline"
 node_config http "$work/p1/keys.json" "$work/node-http.json"
 node_config vm "$work/p1/keys.json" "$work/node-vm-1.json"
+node_config vm "$work/p1/keys.json" "$work/node-vm-deadline.json" "$deadline_ms"
 if [ -n "$workerd" ]; then
     node "$here/workerd-config.js" "$work/workerd-direct" direct "$key0"
     node "$here/workerd-config.js" "$work/workerd-1" dispatch "$work/p1/keys.json"
@@ -189,7 +197,8 @@ start_contestant() {
         workerd) start workerd "$workerd" serve "$work/workerd-direct/config.capnp" ;;
         node-http) start node-http node "$here/node-server.js" "$work/node-http.json" ;;
         node-vm) start node-vm node "$here/node-server.js" "$work/node-vm-1.json" ;;
-        *) die "unknown contestant $1 (PEERS takes workerd, node-http, node-vm, native-base)" ;;
+        node-vm-deadline) start node-vm-deadline node "$here/node-server.js" "$work/node-vm-deadline.json" ;;
+        *) die "unknown contestant $1 (PEERS takes workerd, node-http, node-vm, node-vm-deadline, native-base)" ;;
     esac
 }
 

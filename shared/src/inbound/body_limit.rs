@@ -54,6 +54,16 @@ const TOO_SLOW: u8 = 2;
 
 /// The middleware: [`cap_of`] the route, and `timeout` for the whole body.
 pub async fn limit(timeout: Duration, req: Request, next: Next) -> Response {
+    limit_with(timeout, req, |req| next.run(req)).await
+}
+
+/// [`limit`] around `run`, a handler of the request called directly rather than as a
+/// middleware's [`Next`] (which boxes its service and future for every request).
+pub async fn limit_with<F, Fut>(timeout: Duration, req: Request, run: F) -> Response
+where
+    F: FnOnce(Request) -> Fut,
+    Fut: Future<Output = Response>,
+{
     let (cap, route) = cap_of(req.uri().path());
     let declared = req
         .headers()
@@ -71,7 +81,7 @@ pub async fn limit(timeout: Duration, req: Request, next: Next) -> Response {
         deadline: Box::pin(tokio::time::sleep(timeout)),
         state: state.clone(),
     });
-    let resp = next.run(Request::from_parts(parts, body)).await;
+    let resp = run(Request::from_parts(parts, body)).await;
     // Whatever the handler made of the cut body, the caller learns why it was cut.
     match state.load(Ordering::Acquire) {
         TOO_LARGE => too_large(cap, route, None),

@@ -48,14 +48,14 @@ pub const MAX_BODY_BYTES: usize = 6 * 1024 * 1024;
 /// The router over a runtime, with its access log: what the function URL serves (Lambda caps
 /// the body itself).
 pub fn router(rt: Arc<Runtime>) -> Router {
-    access_log::around(routes(rt.clone()), rt)
+    access_log::around(routes(rt.clone()), rt, None)
 }
 
 /// The router as a long-running listener serves it ([`serve_app`]): each route's body bounded
 /// within `hygiene` ([`body_limit`]), and the access log around that, so that a request turned
 /// away for its body is logged with the status the caller got.
 pub fn app(rt: Arc<Runtime>, hygiene: &Hygiene) -> Router {
-    access_log::around(listener::bound(routes(rt.clone()), hygiene), rt)
+    access_log::around(routes(rt.clone()), rt, Some(hygiene.body_timeout))
 }
 
 /// The routes alone.

@@ -4,15 +4,20 @@
 //
 //   node node-server.js CONFIG.json
 //
-// CONFIG: { "mode": "http" | "vm", "handlers": "path/to/handlers.js", "keys": { KEY: TENANT } }
+// CONFIG: { "mode": "http" | "vm", "handlers": "path/to/handlers.js", "keys": { KEY: TENANT },
+//           "deadline_ms": N (vm only; 0 or absent: none) }
 //
 // - "http": Node.js's `http` server running the handlers in its own realm, as a single-tenant
 //   service would: the key is only checked.
 // - "vm": one `node:vm` context per tenant, made on the tenant's first request (its own
 //   globals, its own copy of the handlers, the body parsed by the context's own JSON so that no
-//   object of the host's realm reaches tenant code). No timeout: vm's `timeout` applies to
-//   `runInContext` only and costs a watchdog thread per call, so this peer has no deadline,
-//   which native has.
+//   object of the host's realm reaches tenant code).
+//   With "deadline_ms", every invoke runs under that deadline, as native's do (a tenant's
+//   `timeout_s`, 30 s by default): a multi-tenant server on node:vm must have one, or one
+//   tenant's `while (true) {}` stops every tenant's requests. node:vm's only way is
+//   `script.runInContext(context, { timeout })`, which runs a watchdog thread for the call, so
+//   each invoke is a small script run in the context that calls the tenant's function. Without
+//   it the tenant's function is called directly, as a single-tenant server calls its own.
 //
 // Prints `listening on http://127.0.0.1:PORT` (port 0: a free one), as `native serve` does.
 "use strict";
@@ -47,11 +52,24 @@ function invokerOf(tenant) {
   let f = invokers.get(tenant);
   if (f === undefined) {
     const context = vm.createContext({});
-    f = new vm.Script(source + WRAPPER, { filename: `${tenant}/handlers.js` }).runInContext(context);
+    const invoke = new vm.Script(source + WRAPPER, { filename: `${tenant}/handlers.js` }).runInContext(context);
+    if (deadlineMs > 0) {
+      // The arguments go through the context's global object, which the call script reads.
+      context.__invoke = invoke;
+      f = (name, body) => {
+        context.__name = name;
+        context.__body = body;
+        return CALL.runInContext(context, { timeout: deadlineMs });
+      };
+    } else {
+      f = invoke;
+    }
     invokers.set(tenant, f);
   }
   return f;
 }
+const deadlineMs = config.mode === "vm" ? Number(config.deadline_ms || 0) : 0;
+const CALL = new vm.Script("__invoke(__name, __body)", { filename: "call.js" });
 
 function answer(res, status, body) {
   res.writeHead(status, { "content-type": "application/json", "content-length": Buffer.byteLength(body) });
