@@ -70,13 +70,15 @@ impl Embedded {
     /// Records a failed attempt of message `id` (its `attempt`-th receive), keeping the latest
     /// [`KEPT_ATTEMPTS`].
     pub(super) fn record_attempt(tx: &rusqlite::Connection, id: i64, error: &str) -> Result<()> {
-        tx.execute(
+        super::execute(
+            tx,
             "INSERT INTO attempts (message_id, attempt, at_ms, error)
              SELECT id, receive_count, ?2, ?3 FROM messages WHERE id = ?1",
             params![id, now_ms(), error],
         )
         .map_err(db_err)?;
-        tx.execute(
+        super::execute(
+            tx,
             "DELETE FROM attempts WHERE message_id = ?1 AND rowid NOT IN
                (SELECT rowid FROM attempts WHERE message_id = ?1 ORDER BY rowid DESC LIMIT ?2)",
             params![id, KEPT_ATTEMPTS],

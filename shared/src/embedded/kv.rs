@@ -172,7 +172,8 @@ impl KvStore for Embedded {
                 _ => {}
             }
             let version = token();
-            tx.execute(
+            super::execute(
+                tx,
                 "INSERT OR REPLACE INTO kv (pk, sk, value, expires_at, version) VALUES (?1, ?2, ?3, ?4, ?5)",
                 params![item.pk, item.sk, item.value, item.expires_at_s, version],
             )
@@ -194,8 +195,12 @@ impl KvStore for Embedded {
                     });
                 }
             }
-            tx.execute("DELETE FROM kv WHERE pk = ?1 AND sk = ?2", params![pk, sk])
-                .map_err(db_err)?;
+            super::execute(
+                tx,
+                "DELETE FROM kv WHERE pk = ?1 AND sk = ?2",
+                params![pk, sk],
+            )
+            .map_err(db_err)?;
             Ok(old.is_some())
         })
         .await
@@ -247,7 +252,8 @@ impl KvStore for Embedded {
         check_batch_len(items.len())?;
         self.write(move |tx| {
             for item in &items {
-                tx.execute(
+                super::execute(
+                    tx,
                     "INSERT OR REPLACE INTO kv (pk, sk, value, expires_at, version) VALUES (?1, ?2, ?3, ?4, ?5)",
                     params![item.pk, item.sk, item.value, item.expires_at_s, token()],
                 )

@@ -24,13 +24,13 @@ impl Embedded {
         let path = self.blob_path(&blob);
         let disk = self.inner.disk.clone();
         self.write(move |tx| {
-            let refs: i64 = tx
-                .query_row(
-                    "SELECT count(*) FROM objects WHERE blob = ?1",
-                    [&blob],
-                    |r| r.get(0),
-                )
-                .map_err(db_err)?;
+            let refs: i64 = super::query_row(
+                tx,
+                "SELECT count(*) FROM objects WHERE blob = ?1",
+                [&blob],
+                |r| r.get(0),
+            )
+            .map_err(db_err)?;
             if refs == 0 {
                 // Left behind if this fails: `native doctor` removes orphans.
                 let _ = disk.remove_file(&path);
@@ -239,7 +239,8 @@ impl ObjectStore for Embedded {
                 disk.rename(&tmp, &blob_path)
                     .map_err(|e| faults::io(&what, &blob_path, &e))?;
                 group.sync_before_commit(&blob_dir);
-                tx.execute(
+                super::execute(
+                    tx,
                     "INSERT OR REPLACE INTO objects (bucket, key, size, etag, blob, modified_ms, depth, trace)
                      VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
                     params![
@@ -328,7 +329,8 @@ impl ObjectStore for Embedded {
         let old = self
             .write(move |tx| {
                 let old = Self::meta_row(tx, &b, &k)?;
-                tx.execute(
+                super::execute(
+                    tx,
                     "DELETE FROM objects WHERE bucket = ?1 AND key = ?2",
                     params![b, k],
                 )

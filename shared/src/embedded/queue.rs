@@ -25,7 +25,8 @@ impl Embedded {
     /// this call: the CLI tells the messages a verb caused from older ones by it.
     pub fn last_message_id(&self) -> Result<i64> {
         self.read(|c| {
-            c.query_row(
+            super::query_row(
+                c,
                 "SELECT coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'messages'), 0)",
                 [],
                 |r| r.get(0),
@@ -62,7 +63,8 @@ impl Embedded {
     ) -> Result<()> {
         let now = now_ms();
         let group = crate::ports::fair::group_of(queue, body).unwrap_or_default();
-        tx.execute(
+        super::execute(
+            tx,
             "INSERT INTO messages (queue, body, visible_at, sent_ms, grp) VALUES (?1, ?2, ?3, ?4, ?5)",
             params![queue.name(), body, now + i64::from(delay_s) * 1000, now, group],
         )
@@ -251,8 +253,12 @@ impl Queue for Embedded {
                 }
                 served[turn] = group;
                 if count >= MAX_RECEIVES {
-                    tx.execute("UPDATE messages SET dead = 1, owner = NULL WHERE id = ?1", [id])
-                        .map_err(db_err)?;
+                    super::execute(
+                        tx,
+                        "UPDATE messages SET dead = 1, owner = NULL WHERE id = ?1",
+                        [id],
+                    )
+                    .map_err(db_err)?;
                     continue;
                 }
                 let receipt = format!("{id}:{}", token());
@@ -309,12 +315,12 @@ impl Queue for Embedded {
         let (receipt, error) = (receipt.to_string(), error.to_string());
         // No longer held: it waits for its retry, which any process may make.
         self.write(move |tx| {
-            let n = tx
-                .execute(
-                    "UPDATE messages SET visible_at = ?3, last_error = ?4, owner = NULL WHERE id = ?1 AND receipt = ?2 AND dead = 0",
-                    params![id, receipt, now_ms() + i64::from(delay_s) * 1000, error],
-                )
-                .map_err(db_err)?;
+            let n = super::execute(
+                tx,
+                "UPDATE messages SET visible_at = ?3, last_error = ?4, owner = NULL WHERE id = ?1 AND receipt = ?2 AND dead = 0",
+                params![id, receipt, now_ms() + i64::from(delay_s) * 1000, error],
+            )
+            .map_err(db_err)?;
             if n == 0 {
                 return Err(bad_receipt(&receipt));
             }
@@ -331,14 +337,16 @@ impl Queue for Embedded {
         self.write(move |tx| {
             let n = if visibility_s == 0 {
                 // Given back unhandled: this receive does not count toward the dead letters.
-                tx.execute(
+                super::execute(
+                    tx,
                     "UPDATE messages SET visible_at = ?3, owner = NULL, receipt = NULL,
                      receive_count = max(receive_count - 1, 0)
                      WHERE id = ?1 AND receipt = ?2 AND dead = 0",
                     params![id, receipt, now_ms()],
                 )
             } else {
-                tx.execute(
+                super::execute(
+                    tx,
                     "UPDATE messages SET visible_at = ?3 WHERE id = ?1 AND receipt = ?2 AND dead = 0",
                     params![id, receipt, now_ms() + i64::from(visibility_s) * 1000],
                 )
@@ -357,7 +365,8 @@ impl Queue for Embedded {
         let group = crate::ports::fair::group_of(queue, body).unwrap_or_default();
         let (body, error) = (body.to_string(), error.to_string());
         self.write(move |tx| {
-            tx.execute(
+            super::execute(
+                tx,
                 "INSERT INTO messages (queue, body, visible_at, sent_ms, receive_count, dead, last_error, grp)
                  VALUES (?1, ?2, ?3, ?3, 1, 1, ?4, ?5)",
                 params![queue.name(), body, now, error, group],
@@ -370,7 +379,8 @@ impl Queue for Embedded {
 
     async fn stats(&self, queue: QueueKind) -> Result<QueueStats> {
         self.read(|conn| {
-            conn.query_row(
+            super::query_row(
+                conn,
                 "SELECT
                coalesce(sum(dead = 0 AND visible_at <= ?2), 0),
                coalesce(sum(dead = 0 AND visible_at > ?2), 0),
@@ -450,14 +460,14 @@ impl Queue for Embedded {
             for id in chosen {
                 // In one transaction: out of the dead letters and back, nothing in between;
                 // one that left the dead letters since the read stays where it is.
-                moved += tx
-                    .execute(
-                        "UPDATE messages SET dead = 0, receive_count = 0, receipt = NULL, owner = NULL,
-                         visible_at = ?2, last_error = NULL
-                         WHERE id = ?1 AND (dead = 1 OR (receive_count >= ?3 AND visible_at <= ?2))",
-                        params![id, now, MAX_RECEIVES],
-                    )
-                    .map_err(db_err)? as u64;
+                moved += super::execute(
+                    tx,
+                    "UPDATE messages SET dead = 0, receive_count = 0, receipt = NULL, owner = NULL,
+                     visible_at = ?2, last_error = NULL
+                     WHERE id = ?1 AND (dead = 1 OR (receive_count >= ?3 AND visible_at <= ?2))",
+                    params![id, now, MAX_RECEIVES],
+                )
+                .map_err(db_err)? as u64;
             }
             Ok(moved)
         })
