@@ -520,7 +520,8 @@ impl Committer {
 /// Writes one row, so that the synced commit that follows deferred ones has a frame to sync
 /// (a commit that changed nothing writes none, and syncs nothing).
 fn mark(conn: &Connection, db: &Path) -> Result<()> {
-    conn.execute_batch(
+    exec(
+        conn,
         "INSERT INTO flushes (id, n) VALUES (1, 1) ON CONFLICT (id) DO UPDATE SET n = n + 1",
     )
     .map_err(|e| faults::db(db, &e))
