@@ -877,7 +877,17 @@ async fn the_seed_scripts_run_as_written_end_to_end(backend: Backend) {
     .await
     .unwrap();
     let r = p.drain().await;
-    assert!(r.failures.is_empty(), "{:?}", r.failures);
+    // The two run at once, in one drain pass. When the duplicate claims the dispatch first, the
+    // original finds it held and is told to retry (a first ack that finds the claim taken
+    // retries; its retry is a duplicate then): that, and nothing else, may fail here.
+    assert!(
+        r.failures.len() <= 1
+            && r.failures.iter().all(|f| f
+                .error
+                .contains("barrier completion is being dispatched by another call")),
+        "{:?}",
+        r.failures
+    );
     let summary: Value =
         serde_json::from_str(&p.get("acme", "Out", "summaries/b1.json").await.unwrap()).unwrap();
     assert_eq!(
