@@ -112,13 +112,14 @@ where
     F: FnOnce(Request) -> Fut,
     Fut: Future<Output = Response>,
 {
-    let method = req.method().to_string();
+    // A standard method is held inline: cloned without an allocation.
+    let method = req.method().clone();
     let path = shown_path(req.uri().path());
     let started = Instant::now();
     let trace = crate::observe::new_trace();
     let handled = TENANT.scope(RefCell::new(None), async {
         let r = handle(req).await;
-        (r, TENANT.with(|t| t.borrow().clone()))
+        (r, TENANT.with(|t| t.borrow_mut().take()))
     });
     let (response, tenant) =
         crate::observe::in_context(|c| c.chain = Some(trace.clone()), handled).await;
@@ -132,7 +133,7 @@ where
         ts_ms: crate::ports::now_ms(),
         level,
         msg: "request",
-        method: &method,
+        method: method.as_str(),
         path: &path,
         status,
         duration_ms: (started.elapsed().as_secs_f64() * 1000.0 * 10.0).round() / 10.0,

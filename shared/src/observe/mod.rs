@@ -78,7 +78,18 @@ pub async fn in_request<F: Future>(aws_request_id: Option<String>, f: F) -> F::O
 
 /// A new chain id (a trace), for work that starts a chain: 16 lower-case hex digits.
 pub fn new_trace() -> String {
-    format!("{:016x}", rand::random::<u64>())
+    hex16(rand::random::<u64>())
+}
+
+/// `n` as 16 lower-case hex digits (`format!("{n:016x}")` without the formatting machinery: a
+/// trace is made for every request served).
+fn hex16(n: u64) -> String {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    let mut out = String::with_capacity(16);
+    for shift in (0..16).rev() {
+        out.push(char::from(DIGITS[((n >> (shift * 4)) & 0xf) as usize]));
+    }
+    out
 }
 
 pub use crate::ports::is_trace;
@@ -219,6 +230,15 @@ pub fn dropped_event_metrics(namespace: &str, tenant: &str, why: &str) -> Value 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn traces_are_sixteen_hex_digits_as_format_writes_them() {
+        for n in [0, 1, 0xf, 0x1234_5678_9abc_def0, u64::MAX, rand::random()] {
+            assert_eq!(hex16(n), format!("{n:016x}"));
+        }
+        let t = new_trace();
+        assert!(t.len() == 16 && is_trace(&t), "{t}");
+    }
 
     #[tokio::test]
     async fn the_request_id_reaches_records_on_the_task_and_on_the_scripts_thread() {
