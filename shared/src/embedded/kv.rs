@@ -13,22 +13,29 @@ fn now_s() -> i64 {
     now_ms() / 1000
 }
 
+/// An item written whole, a new version with it (put, put_batch, a transaction's put).
+const PUT: &str =
+    "INSERT OR REPLACE INTO kv (pk, sk, value, expires_at, version) VALUES (?1, ?2, ?3, ?4, ?5)";
+/// An item deleted (delete, a transaction's delete).
+const DELETE: &str = "DELETE FROM kv WHERE pk = ?1 AND sk = ?2";
+
 fn get_row(conn: &rusqlite::Connection, pk: &str, sk: &str) -> Result<Option<Item>> {
     // Prepared once per connection: every request reads its API key through here, and
     // SQLite's parser was a few percent of an invoke (issue 31).
-    conn.prepare_cached(
+    super::query_row(
+        conn,
         "SELECT value, expires_at, version FROM kv WHERE pk = ?1 AND sk = ?2 AND expires_at > ?3",
+        params![pk, sk, now_s()],
+        |r| {
+            Ok(Item {
+                pk: pk.to_string(),
+                sk: sk.to_string(),
+                value: r.get(0)?,
+                expires_at_s: r.get(1)?,
+                version: r.get(2)?,
+            })
+        },
     )
-    .map_err(db_err)?
-    .query_row(params![pk, sk, now_s()], |r| {
-        Ok(Item {
-            pk: pk.to_string(),
-            sk: sk.to_string(),
-            value: r.get(0)?,
-            expires_at_s: r.get(1)?,
-            version: r.get(2)?,
-        })
-    })
     .optional()
     .map_err(db_err)
 }
@@ -126,18 +133,15 @@ fn apply_tx(tx: &rusqlite::Connection, ops: &[TxOp]) -> Result<Result<(), usize>
         match op {
             TxOp::Check { .. } | TxOp::Absent { .. } => {}
             TxOp::Put { item, .. } => {
-                tx.prepare_cached(
-                    "INSERT OR REPLACE INTO kv (pk, sk, value, expires_at, version) VALUES (?1, ?2, ?3, ?4, ?5)",
+                super::execute(
+                    tx,
+                    PUT,
+                    params![item.pk, item.sk, item.value, item.expires_at_s, token()],
                 )
-                .map_err(db_err)?
-                .execute(params![item.pk, item.sk, item.value, item.expires_at_s, token()])
                 .map_err(db_err)?;
             }
             TxOp::Delete { pk, sk } => {
-                tx.prepare_cached("DELETE FROM kv WHERE pk = ?1 AND sk = ?2")
-                    .map_err(db_err)?
-                    .execute(params![pk, sk])
-                    .map_err(db_err)?;
+                super::execute(tx, DELETE, params![pk, sk]).map_err(db_err)?;
             }
         }
     }
@@ -164,17 +168,21 @@ impl KvStore for Embedded {
             match (&mode, &old) {
                 (PutMode::Create, Some(_)) => return Err(Error::AlreadyExists { what: what() }),
                 (PutMode::Update(v), Some(o)) if o.version != *v => {
-                    return Err(Error::Precondition { what: format!("{} changed", what()) })
+                    return Err(Error::Precondition {
+                        what: format!("{} changed", what()),
+                    })
                 }
                 (PutMode::Update(_), None) => {
-                    return Err(Error::Precondition { what: format!("{} is gone", what()) })
+                    return Err(Error::Precondition {
+                        what: format!("{} is gone", what()),
+                    })
                 }
                 _ => {}
             }
             let version = token();
             super::execute(
                 tx,
-                "INSERT OR REPLACE INTO kv (pk, sk, value, expires_at, version) VALUES (?1, ?2, ?3, ?4, ?5)",
+                PUT,
                 params![item.pk, item.sk, item.value, item.expires_at_s, version],
             )
             .map_err(db_err)?;
@@ -195,12 +203,7 @@ impl KvStore for Embedded {
                     });
                 }
             }
-            super::execute(
-                tx,
-                "DELETE FROM kv WHERE pk = ?1 AND sk = ?2",
-                params![pk, sk],
-            )
-            .map_err(db_err)?;
+            super::execute(tx, DELETE, params![pk, sk]).map_err(db_err)?;
             Ok(old.is_some())
         })
         .await
@@ -254,7 +257,7 @@ impl KvStore for Embedded {
             for item in &items {
                 super::execute(
                     tx,
-                    "INSERT OR REPLACE INTO kv (pk, sk, value, expires_at, version) VALUES (?1, ?2, ?3, ?4, ?5)",
+                    PUT,
                     params![item.pk, item.sk, item.value, item.expires_at_s, token()],
                 )
                 .map_err(db_err)?;

@@ -45,11 +45,9 @@ impl Embedded {
         bucket: &str,
         key: &str,
     ) -> Result<Option<(ObjectMeta, String)>> {
-        tx.prepare_cached(
+        super::query_row(
+            tx,
             "SELECT size, etag, modified_ms, blob, depth, trace FROM objects WHERE bucket = ?1 AND key = ?2",
-        )
-        .map_err(db_err)?
-        .query_row(
             params![bucket, key],
             |r| {
                 Ok((

@@ -181,25 +181,27 @@ fn bad_receipt(receipt: &str) -> Error {
 /// Deletes the message `id` if `receipt` still holds it. The outer error is SQLite's (it fails
 /// the transaction); the inner one, a stale receipt, fails this delete alone.
 fn delete_one(tx: &rusqlite::Connection, id: i64, receipt: &str) -> Result<Result<()>> {
-    let n = tx
-        .prepare_cached("DELETE FROM messages WHERE id = ?1 AND receipt = ?2 AND dead = 0")
-        .and_then(|mut s| s.execute(params![id, receipt]))
-        .map_err(db_err)?;
+    let n = super::execute(
+        tx,
+        "DELETE FROM messages WHERE id = ?1 AND receipt = ?2 AND dead = 0",
+        params![id, receipt],
+    )
+    .map_err(db_err)?;
     if n == 0 {
         return Ok(Err(bad_receipt(receipt)));
     }
-    tx.prepare_cached("DELETE FROM attempts WHERE message_id = ?1")
-        .and_then(|mut s| s.execute([id]))
-        .map_err(db_err)?;
+    super::execute(tx, "DELETE FROM attempts WHERE message_id = ?1", [id]).map_err(db_err)?;
     Ok(Ok(()))
 }
 
 /// Whether `queue` has a message due at `now`.
 fn any_due(c: &rusqlite::Connection, queue: QueueKind, now: i64) -> Result<bool> {
-    c.prepare_cached(
+    super::query_row(
+        c,
         "SELECT EXISTS (SELECT 1 FROM messages WHERE queue = ?1 AND dead = 0 AND visible_at <= ?2)",
+        params![queue.name(), now],
+        |r| r.get(0),
     )
-    .and_then(|mut s| s.query_row(params![queue.name(), now], |r| r.get(0)))
     .map_err(db_err)
 }
 
@@ -262,10 +264,11 @@ impl Queue for Embedded {
                     continue;
                 }
                 let receipt = format!("{id}:{}", token());
-                tx.prepare_cached(
+                super::execute(
+                    tx,
                     "UPDATE messages SET receive_count = receive_count + 1, receipt = ?2, visible_at = ?3, owner = ?4 WHERE id = ?1",
+                    params![id, receipt, now + i64::from(visibility_s) * 1000, me],
                 )
-                .and_then(|mut s| s.execute(params![id, receipt, now + i64::from(visibility_s) * 1000, me]))
                 .map_err(db_err)?;
                 out.push(Message { id: id.to_string(), receipt, body, receive_count: count + 1 });
             }
