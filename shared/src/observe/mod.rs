@@ -84,12 +84,7 @@ pub fn new_trace() -> String {
 /// `n` as 16 lower-case hex digits (`format!("{n:016x}")` without the formatting machinery: a
 /// trace is made for every request served).
 fn hex16(n: u64) -> String {
-    const DIGITS: &[u8; 16] = b"0123456789abcdef";
-    let mut out = String::with_capacity(16);
-    for shift in (0..16).rev() {
-        out.push(char::from(DIGITS[((n >> (shift * 4)) & 0xf) as usize]));
-    }
-    out
+    hex::encode(n.to_be_bytes())
 }
 
 pub use crate::ports::is_trace;
