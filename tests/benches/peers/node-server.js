@@ -30,6 +30,9 @@ const MAX_BODY_BYTES = 6 * 1024 * 1024; // native's cap (Lambda's payload limit)
 const config = JSON.parse(fs.readFileSync(process.argv[2], "utf8"));
 const source = fs.readFileSync(config.handlers, "utf8");
 const keys = new Map(Object.entries(config.keys));
+// "vm" with "deadline_ms": each invoke is this script, run in the tenant's context under it.
+const deadlineMs = config.mode === "vm" ? Number(config.deadline_ms || 0) : 0;
+const CALL = new vm.Script("__invoke(__name, __body)", { filename: "call.js" });
 
 // The wrapper each realm runs: parse the body, run the handler, encode the answer; `null`
 // when there is no such handler.
@@ -68,8 +71,6 @@ function invokerOf(tenant) {
   }
   return f;
 }
-const deadlineMs = config.mode === "vm" ? Number(config.deadline_ms || 0) : 0;
-const CALL = new vm.Script("__invoke(__name, __body)", { filename: "call.js" });
 
 function answer(res, status, body) {
   res.writeHead(status, { "content-type": "application/json", "content-length": Buffer.byteLength(body) });
