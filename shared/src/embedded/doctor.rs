@@ -44,22 +44,40 @@ impl Checkup {
     }
 }
 
-/// Makes the messages held by `owner` visible now (it is dead); how many.
+/// Makes the messages held by `owner` visible now (it is dead), and takes it off the
+/// holders; how many messages.
+///
+/// The messages are found by a scan (no index names a message's owner, so that a lease and a
+/// delete write no page for one): once per dead process that ever received, not per message.
 pub(crate) fn reclaim(conn: &Connection, owner: &str) -> Result<usize> {
-    conn.execute(
+    let n = super::execute(
+        conn,
         "UPDATE messages SET owner = NULL, receipt = NULL, visible_at = min(visible_at, ?2)
          WHERE owner = ?1",
         params![owner, now_ms()],
     )
-    .map_err(db_err)
+    .map_err(db_err)?;
+    super::execute(conn, "DELETE FROM holders WHERE owner = ?1", [owner]).map_err(db_err)?;
+    Ok(n)
 }
 
-/// The owners other than `me` that hold messages.
+/// Notes that `owner` holds messages: a receive that leased some calls it, in its transaction.
+/// Once listed, it stays listed until it is dead and reclaimed, so this writes nothing again.
+pub(crate) fn hold(conn: &Connection, owner: &str) -> Result<()> {
+    super::execute(
+        conn,
+        "INSERT OR IGNORE INTO holders (owner) VALUES (?1)",
+        [owner],
+    )
+    .map_err(db_err)?;
+    Ok(())
+}
+
+/// The owners other than `me` that may hold messages: those that received some and were not
+/// reclaimed since.
 pub(crate) fn holders(conn: &Connection, me: &str) -> Result<Vec<String>> {
     let mut stmt = conn
-        .prepare_cached(
-            "SELECT DISTINCT owner FROM messages WHERE owner IS NOT NULL AND owner != ?1",
-        )
+        .prepare_cached("SELECT owner FROM holders WHERE owner != ?1")
         .map_err(db_err)?;
     let rows = stmt
         .query_map([me], |r| r.get::<_, String>(0))

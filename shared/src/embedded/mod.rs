@@ -629,6 +629,64 @@ mod tests {
         assert!(e.receive(QueueKind::Work, 10, 0).await.unwrap().is_empty());
     }
 
+    /// Pages appended to the WAL of the project in `dir` since `from` bytes.
+    fn wal_frames(dir: &Path, from: u64) -> (u64, u64) {
+        let len = std::fs::metadata(dir.join(format!("{DB_FILE}-wal")))
+            .unwrap()
+            .len();
+        // A frame is a page of 4 096 bytes after a header of 24.
+        ((len - from) / (4096 + 24), len)
+    }
+
+    #[tokio::test]
+    async fn a_lease_and_a_delete_write_the_message_and_its_fair_queue_place_alone() {
+        use crate::ports::Queue;
+        // GIVEN ten messages of ten tenants
+        let (d, e) = open();
+        for t in 0..10 {
+            let body = format!(r#"{{"tenant":"t{t}","script":"s","event":{{}}}}"#);
+            e.send(QueueKind::Work, body, 0).await.unwrap();
+        }
+        let (_, at) = wal_frames(d.path(), 0);
+        // WHEN they are received, then deleted one at a time
+        let got = e.receive(QueueKind::Work, 10, 30).await.unwrap();
+        assert_eq!(got.len(), 10);
+        let (leased, mut at) = wal_frames(d.path(), at);
+        let mut deletes = Vec::new();
+        for m in &got {
+            e.delete(QueueKind::Work, &m.receipt).await.unwrap();
+            let (n, now) = wal_frames(d.path(), at);
+            deletes.push(n);
+            at = now;
+        }
+        // THEN the lease wrote the messages' page, their fair-queue index's and the holders'
+        // (the first lease of this process), and each delete two pages: an index more is a
+        // page more for every message (with the due and owner indexes: 4 and 4)
+        assert_eq!(leased, 3);
+        assert_eq!(deletes, vec![2; 10]);
+        // AND nothing is left to receive
+        assert!(e.receive(QueueKind::Work, 10, 30).await.unwrap().is_empty());
+    }
+
+    #[tokio::test]
+    async fn a_due_message_behind_many_waiting_groups_is_found() {
+        use crate::ports::Queue;
+        // GIVEN 50 tenants with a delayed message each, and one, last in order, with a due one
+        let (_d, e) = open();
+        for t in 0..50 {
+            let body = format!(r#"{{"tenant":"a{t:02}","script":"s","event":{{}}}}"#);
+            e.send(QueueKind::Work, body, 60).await.unwrap();
+        }
+        assert!(e.receive(QueueKind::Work, 10, 30).await.unwrap().is_empty());
+        let due = r#"{"tenant":"z","script":"s","event":{}}"#;
+        e.send(QueueKind::Work, due.into(), 0).await.unwrap();
+        // WHEN the queue is received
+        let got = e.receive(QueueKind::Work, 10, 30).await.unwrap();
+        // THEN the due one comes, and only it
+        assert_eq!(got.len(), 1);
+        assert_eq!(got[0].body, due);
+    }
+
     #[tokio::test]
     async fn two_handles_on_one_folder_see_each_other() {
         use crate::ports::{ObjectStore, PutMode};

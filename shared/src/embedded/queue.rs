@@ -85,14 +85,6 @@ impl Embedded {
         now: i64,
         after: &str,
     ) -> Result<Vec<(String, i64, String, u32)>> {
-        let mut next_group = tx
-            .prepare_cached(
-                "SELECT grp FROM messages WHERE queue = ?1 AND grp > ?2 ORDER BY grp LIMIT 1",
-            )
-            .map_err(db_err)?;
-        let mut first_group = tx
-            .prepare_cached("SELECT grp FROM messages WHERE queue = ?1 ORDER BY grp LIMIT 1")
-            .map_err(db_err)?;
         let mut due = tx
             .prepare_cached(
                 "SELECT id, body, receive_count FROM messages
@@ -105,16 +97,7 @@ impl Embedded {
         let mut at: Option<String> = Some(after.to_string());
         let mut wrapped = false;
         while lists.len() < max {
-            let g: Option<String> = match &at {
-                Some(a) => next_group
-                    .query_row(params![queue.name(), a], |r| r.get(0))
-                    .optional()
-                    .map_err(db_err)?,
-                None => first_group
-                    .query_row(params![queue.name()], |r| r.get(0))
-                    .optional()
-                    .map_err(db_err)?,
-            };
+            let g = group_after(tx, queue, at.as_deref())?;
             let g = match g {
                 Some(g) if wrapped && g.as_str() > after => break,
                 Some(g) => g,
@@ -194,14 +177,52 @@ fn delete_one(tx: &rusqlite::Connection, id: i64, receipt: &str) -> Result<Resul
     Ok(Ok(()))
 }
 
-/// Whether `queue` has a message due at `now`.
+/// Whether `queue` has a message due at `now`: through its groups in the fair-queue index, a
+/// seek for each group until one has a message due (no index of its own: see the schema). A
+/// group is a tenant, or a tenant's folder of a bucket, so there are as many seeks at most,
+/// when nothing is due; with a backlog the first group usually answers.
 fn any_due(c: &rusqlite::Connection, queue: QueueKind, now: i64) -> Result<bool> {
-    super::query_row(
-        c,
-        "SELECT EXISTS (SELECT 1 FROM messages WHERE queue = ?1 AND dead = 0 AND visible_at <= ?2)",
-        params![queue.name(), now],
-        |r| r.get(0),
-    )
+    let mut due = c
+        .prepare_cached(
+            "SELECT EXISTS (SELECT 1 FROM messages
+             WHERE queue = ?1 AND grp = ?2 AND dead = 0 AND visible_at <= ?3)",
+        )
+        .map_err(db_err)?;
+    let mut group = group_after(c, queue, None)?;
+    while let Some(g) = group {
+        if due
+            .query_row(params![queue.name(), g, now], |r| r.get::<_, bool>(0))
+            .map_err(db_err)?
+        {
+            return Ok(true);
+        }
+        group = group_after(c, queue, Some(&g))?;
+    }
+    Ok(false)
+}
+
+/// The first group of `queue` after `after` (from the first with `None`), in the fair-queue
+/// index's order.
+fn group_after(
+    c: &rusqlite::Connection,
+    queue: QueueKind,
+    after: Option<&str>,
+) -> Result<Option<String>> {
+    match after {
+        Some(a) => super::query_row(
+            c,
+            "SELECT grp FROM messages WHERE queue = ?1 AND grp > ?2 ORDER BY grp LIMIT 1",
+            params![queue.name(), a],
+            |r| r.get(0),
+        ),
+        None => super::query_row(
+            c,
+            "SELECT grp FROM messages WHERE queue = ?1 ORDER BY grp LIMIT 1",
+            params![queue.name()],
+            |r| r.get(0),
+        ),
+    }
+    .optional()
     .map_err(db_err)
 }
 
@@ -271,6 +292,9 @@ impl Queue for Embedded {
                 )
                 .map_err(db_err)?;
                 out.push(Message { id: id.to_string(), receipt, body, receive_count: count + 1 });
+            }
+            if !out.is_empty() {
+                super::doctor::hold(tx, &me)?;
             }
             Ok(out)
         }))
