@@ -252,9 +252,11 @@ fn hung_upstream(ctx: &mut Ctx) -> Result<Figures, String> {
             "a waiting invocation ended after {slowest:?}, its deadline being {DEADLINE_S} s"
         ));
     }
-    // The bound: the tokio workers, one thread per admitted invocation that waits (the
-    // tenant's max_concurrent, 32, within the server's 256), and the runtime's own few.
-    if peak.threads > 2 + 256 + 32 {
+    // The bound: the tokio workers and the HTTP lanes (a thread per core each), one thread
+    // per admitted invocation that waits (the tenant's max_concurrent, 32, within the
+    // server's 256), and the runtime's own few.
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get() as u64);
+    if peak.threads > 2 * cores + 256 + 32 {
         return Err(format!("the server ran {} threads", peak.threads));
     }
     let (during, in_burst) = canary.stop_split(Some(started + burst))?;
@@ -300,7 +302,7 @@ fn hung_upstream(ctx: &mut Ctx) -> Result<Figures, String> {
         (
             "server during the flood".into(),
             format!(
-                "at most {} threads (from {}; bound: 2 workers + the 256 places of --max-concurrent), RSS at most {} (from {}), {} after; {burst_cpu} ms of CPU for the whole flood",
+                "at most {} threads (from {}; bound: the workers and HTTP lanes, a thread per core each, + the 256 places of --max-concurrent), RSS at most {} (from {}), {} after; {burst_cpu} ms of CPU for the whole flood",
                 peak.threads,
                 before.threads,
                 mb(peak.rss_kb),

@@ -37,6 +37,7 @@ use tower::ServiceExt;
 /// | `NATIVE_HTTP_HEADER_TIMEOUT_S` | 10 | a request's headers must arrive within, counted from when the connection is ready for it (so also the longest idle keep-alive) |
 /// | `NATIVE_HTTP_BODY_TIMEOUT_S` | 60 | a request's body must arrive within |
 /// | `NATIVE_HTTP_MAX_CONNECTIONS` | 10 000, or three quarters of the open-files limit if lower | connections open at once |
+/// | `NATIVE_HTTP_THREADS` | the cores the process may use | threads serving connections, each a lane of its own ([`super::lanes`]; the first listener of a process starts them); 0 serves connections on the caller's runtime, at most 1024 |
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Hygiene {
     /// See the table above.
@@ -45,6 +46,8 @@ pub struct Hygiene {
     pub body_timeout: Duration,
     /// See the table above.
     pub max_connections: usize,
+    /// See the table above.
+    pub threads: usize,
 }
 
 /// The most connections by default.
@@ -85,22 +88,37 @@ impl Default for Hygiene {
             header_timeout: Duration::from_secs(10),
             body_timeout: Duration::from_secs(60),
             max_connections: connection_ceiling(DEFAULT_MAX_CONNECTIONS),
+            threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
         }
     }
 }
 
 impl Hygiene {
-    /// The defaults, overridden by the environment (see [`Hygiene`]); a value that is not a
-    /// positive whole number is an error naming the variable.
+    /// The defaults, overridden by the environment (see [`Hygiene`]); a value out of its
+    /// range is an error naming the variable.
     pub fn from_env() -> Result<Self, String> {
+        Self::from_vars(|name| std::env::var(name).ok())
+    }
+
+    /// [`Hygiene::from_env`] over `var`, what each variable is set to.
+    fn from_vars(var: impl Fn(&str) -> Option<String>) -> Result<Self, String> {
         let d = Hygiene::default();
         let read = |name: &str, default: u64| -> Result<u64, String> {
-            match std::env::var(name) {
-                Err(_) => Ok(default),
-                Ok(v) => v.trim().parse::<u64>().ok().filter(|n| *n > 0).ok_or_else(|| {
+            match var(name) {
+                None => Ok(default),
+                Some(v) => v.trim().parse::<u64>().ok().filter(|n| *n > 0).ok_or_else(|| {
                     format!("{name}={v:?} is not a positive whole number; unset it for the default {default}")
                 }),
             }
+        };
+        let threads = match var("NATIVE_HTTP_THREADS") {
+            None => d.threads,
+            Some(v) => v.trim().parse::<usize>().ok().filter(|n| *n <= 1024).ok_or_else(|| {
+                format!(
+                    "NATIVE_HTTP_THREADS={v:?} is not a whole number from 0 to 1024; unset it for one thread per core ({})",
+                    d.threads
+                )
+            })?,
         };
         Ok(Hygiene {
             header_timeout: Duration::from_secs(read(
@@ -115,6 +133,7 @@ impl Hygiene {
                 "NATIVE_HTTP_MAX_CONNECTIONS",
                 DEFAULT_MAX_CONNECTIONS as u64,
             )? as usize),
+            threads,
         })
     }
 }
@@ -218,6 +237,15 @@ impl Conns {
     }
 }
 
+/// Closes a connection's slot when dropped.
+struct Close(Arc<Conns>, u64);
+
+impl Drop for Close {
+    fn drop(&mut self) {
+        self.0.close(self.1);
+    }
+}
+
 /// Marks a connection busy while a request is served.
 struct Busy(Arc<Slot>);
 
@@ -284,6 +312,8 @@ pub async fn serve_app(
     });
     let (shutdown, stopping) = watch::channel(false);
     let mut tasks = tokio::task::JoinSet::new();
+    // Each connection is served whole on one thread of its own lane (`super::lanes`).
+    let lanes = super::lanes::Lanes::get(hygiene.threads);
     let mut stop = std::pin::pin!(stop);
     loop {
         tokio::select! {
@@ -291,12 +321,14 @@ pub async fn serve_app(
             accepted = listener.accept() => match accepted {
                 Ok((stream, _)) => match conns.admit() {
                     Some((id, slot)) => {
-                        let conns = conns.clone();
+                        // The slot is closed when the connection ends, also when it never
+                        // starts (its socket could not move to its lane).
+                        let close = Close(conns.clone(), id);
                         let app = app.clone();
                         let stopping = stopping.clone();
-                        tasks.spawn(async move {
+                        lanes.spawn(&mut tasks, stream, move |stream| async move {
+                            let _close = close;
                             connection(stream, app, hygiene, slot, stopping).await;
-                            conns.close(id);
                         });
                     }
                     None => {
@@ -561,13 +593,23 @@ mod tests {
         header_timeout: Duration,
         max_connections: usize,
     ) -> (std::net::SocketAddr, watch::Sender<bool>) {
+        let app = Router::new().route("/", axum::routing::get(|| async { "hi" }));
+        start_app(app, header_timeout, max_connections).await
+    }
+
+    /// A listener on 127.0.0.1 serving `app` on two lanes (on a multi-threaded runtime).
+    async fn start_app(
+        app: Router,
+        header_timeout: Duration,
+        max_connections: usize,
+    ) -> (std::net::SocketAddr, watch::Sender<bool>) {
         let listener = bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
-        let app = Router::new().route("/", axum::routing::get(|| async { "hi" }));
         let hygiene = Hygiene {
             header_timeout,
             body_timeout: Duration::from_secs(5),
             max_connections,
+            threads: 2,
         };
         let (stop, mut stopped) = watch::channel(false);
         tokio::spawn(serve_app(
@@ -672,5 +714,74 @@ mod tests {
         let _ =
             tokio::time::timeout(Duration::from_secs(5), sending.read_to_string(&mut got)).await;
         assert!(got.starts_with("HTTP/1.1 200"), "{got:?}");
+    }
+
+    #[test]
+    fn the_environment_sets_each_bound_and_a_bad_value_names_its_variable() {
+        let vars = |set: &'static [(&'static str, &'static str)]| {
+            move |name: &str| {
+                set.iter()
+                    .find(|(n, _)| *n == name)
+                    .map(|(_, v)| v.to_string())
+            }
+        };
+        let d = Hygiene::default();
+        assert_eq!(Hygiene::from_vars(vars(&[])), Ok(d));
+        let h = Hygiene::from_vars(vars(&[
+            ("NATIVE_HTTP_HEADER_TIMEOUT_S", "3"),
+            ("NATIVE_HTTP_THREADS", " 0 "),
+        ]))
+        .unwrap();
+        assert_eq!((h.header_timeout, h.threads), (Duration::from_secs(3), 0));
+        for (name, bad) in [
+            ("NATIVE_HTTP_THREADS", "1025"),
+            ("NATIVE_HTTP_THREADS", "-1"),
+            ("NATIVE_HTTP_THREADS", "two"),
+            ("NATIVE_HTTP_BODY_TIMEOUT_S", "0"),
+        ] {
+            let e = Hygiene::from_vars(move |n: &str| (n == name).then(|| bad.to_string()))
+                .unwrap_err();
+            assert!(e.starts_with(&format!("{name}={bad:?} is not")), "{e}");
+        }
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn each_connection_is_served_whole_on_one_lane_and_open_ones_spread_over_them() {
+        // The handler answers the name of the thread that serves it.
+        let app = Router::new().route(
+            "/",
+            axum::routing::get(|| async {
+                std::thread::current().name().unwrap_or("").to_string()
+            }),
+        );
+        let (addr, _stop) = start_app(app, Duration::from_secs(5), 16).await;
+        // Two kept-alive connections, open together, three requests each.
+        let mut senders = Vec::new();
+        for _ in 0..2 {
+            let io = TokioIo::new(TcpStream::connect(addr).await.unwrap());
+            let (send, conn) = hyper::client::conn::http1::handshake(io).await.unwrap();
+            tokio::spawn(conn);
+            senders.push(send);
+        }
+        let mut threads = Vec::new();
+        for send in &mut senders {
+            let mut names = std::collections::BTreeSet::new();
+            for _ in 0..3 {
+                let req = hyper::Request::get(format!("http://{addr}/"))
+                    .body(Empty::<bytes::Bytes>::new())
+                    .unwrap();
+                let res = send.send_request(req).await.unwrap();
+                let body = res.into_body().collect().await.unwrap().to_bytes();
+                names.insert(String::from_utf8(body.to_vec()).unwrap());
+            }
+            assert_eq!(names.len(), 1, "one connection, one thread: {names:?}");
+            let name = names.pop_first().unwrap();
+            assert!(name.starts_with("native-http-"), "served on {name:?}");
+            threads.push(name);
+        }
+        assert_ne!(
+            threads[0], threads[1],
+            "the second connection joined the busier lane"
+        );
     }
 }

@@ -20,6 +20,7 @@ mod callback;
 pub mod console;
 mod error;
 mod invoke;
+pub mod lanes;
 pub mod listener;
 pub mod rendezvous;
 mod serve;
