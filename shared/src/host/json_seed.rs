@@ -15,6 +15,9 @@
 //! anew; an object of another shape has the keys it did not set cleared again. A short string
 //! value equal to the same (n-th) string of the row before is pushed again from its slot (an
 //! enum or a flag column costs no interning), until a column shows that its values differ.
+//! The elements of an array are read the same way, each against the element before: an
+//! order's line items, an event's records (one document of more than [`SHAPES_FROM`] bytes, as
+//! an HTTP invoke's body, is read with the shapes too).
 //!
 //! Same mapping as [`super::to_lua`]: objects and arrays become tables, arrays carry mlua's array
 //! metatable so that they encode back as arrays, `null` is nil. What it accepts is exactly
@@ -47,6 +50,9 @@ const STR_MISSES: u8 = 4;
 const ROOMY: u32 = 8;
 /// Stack slots one nesting level needs: its table, a key, a value and a spare.
 const LEVEL_SLOTS: c_int = 4;
+/// Shortest text that [`parse_value`] reads with shapes (an array of records shares its keys
+/// as rows do); a shorter one is not worth filling the shapes' stack slots for.
+const SHAPES_FROM: usize = 256;
 /// Largest size hint given to a new table, whatever the row before held.
 const MAX_HINT: u32 = 64;
 /// The first stack slot of the interned keys in `parse_rows`; the remembered string values
@@ -68,7 +74,7 @@ pub fn parse_rows(
 ) -> mlua::Result<(usize, Option<(u64, String)>)> {
     let mut stored = 0usize;
     let mut failed: Option<(u64, &[u8])> = None;
-    let mut shapes = Shapes::default();
+    let mut shapes = Shapes::take();
     let mut full = false;
     let array_mt = lua.array_metatable();
     // SAFETY: `exec_raw` runs the closure inside a protected call with the array metatable at
@@ -78,7 +84,7 @@ pub fn parse_rows(
     // and clears the stack. A Lua error (out of
     // memory) raised by a push unwinds to the protected call; the buffers it may leave behind
     // are owned outside the closure, so nothing leaks.
-    unsafe {
+    let done = unsafe {
         lua.exec_raw::<()>((array_mt, buf), |state| {
             // The interned keys, remembered strings and the objects of the row before live in
             // stack slots 3.. (pushing one again is a copy of a slot).
@@ -102,8 +108,10 @@ pub fn parse_rows(
                 stored = i + 1;
             }
             ffi::lua_settop(state, 0);
-        })?;
-    }
+        })
+    };
+    shapes.give_back();
+    done?;
     if full {
         return Err(mlua::Error::runtime(
             "the Lua stack is full: rows cannot be read this deep in recursion",
@@ -117,28 +125,41 @@ pub fn parse_rows(
 /// the host's. `Err` holds the parse error.
 pub fn parse_value(lua: &Lua, data: &[u8]) -> mlua::Result<Result<mlua::Value, String>> {
     let array_mt = lua.array_metatable();
-    let mut shapes = Shapes::default();
+    let mut shapes = Shapes::take();
     let mut ok = false;
     // SAFETY: as in `parse_rows`: the closure runs inside a protected call with the array
-    // metatable at stack index 1; it pushes one value, then removes the metatable so that the
-    // value alone is returned, or on a parse error clears the stack. No key cache (index 0):
-    // one document has no rows to share a shape with.
+    // metatable at stack index 1; it keeps the shapes' slots at 3.. (slot 2 unused) when the
+    // text is long enough to hold an array of records, pushes one value, then moves it to slot
+    // 1 and drops the rest so that the value alone is returned, or on a parse error clears the
+    // stack.
     let v = unsafe {
         lua.exec_raw::<mlua::Value>(array_mt, |state| {
-            let roomy = if ffi::lua_checkstack(state, 8 + LEVEL_SLOTS * ROOMY as c_int) != 0 {
+            let levels = 8 + LEVEL_SLOTS * ROOMY as c_int;
+            let cache = if data.len() >= SHAPES_FROM
+                && ffi::lua_checkstack(state, 1 + SHAPE_SLOTS + levels) != 0
+            {
+                ffi::lua_settop(state, KEY_SLOTS + SHAPE_SLOTS - 1);
+                KEY_SLOTS
+            } else {
+                0
+            };
+            let roomy = if cache != 0 || ffi::lua_checkstack(state, levels) != 0 {
                 ROOMY
             } else {
                 0
             };
-            let mut p = Parser::new(data, state, 1, 0, roomy, &mut shapes);
+            let mut p = Parser::new(data, state, 1, cache, roomy, &mut shapes);
             if p.document().is_ok() {
                 ok = true;
-                ffi::lua_remove(state, 1);
+                ffi::lua_replace(state, 1);
+                ffi::lua_settop(state, 1);
             } else {
                 ffi::lua_settop(state, 0);
             }
-        })?
+        })
     };
+    shapes.give_back();
+    let v = v?;
     Ok(if ok { Ok(v) } else { Err(why(data)) })
 }
 
@@ -203,24 +224,87 @@ impl<'de> de::Visitor<'de> for Check {
     }
 }
 
-/// What the parser remembers from one row to the next (see the module's header).
+/// What the parser remembers from one row to the next (see the module's header). One per
+/// thread is kept between parses ([`Shapes::take`]), forgotten but for its buffers, so that a
+/// request's body costs no allocation here.
 #[derive(Default)]
 struct Shapes {
     /// The n-th key of the last row when it had no escapes; the string itself is in stack
     /// slot `cache + n`.
-    keys: Vec<Option<Key>>,
+    keys: Vec<Key>,
     /// The size the n-th table of the last row ended with.
     sizes: Vec<u32>,
-    /// The n-th short string value of the last row (its bytes; the string is in slot
-    /// `STR_SLOTS + n`), and how many rows in a row it differed.
-    strs: Vec<(Option<Vec<u8>>, u8)>,
-    /// The keys (interned strings, by address) the n-th table of the last row set, when it
-    /// was an object; the table itself is in slot `TABLE_SLOTS + n`.
-    objects: Vec<Option<Vec<*const std::ffi::c_void>>>,
+    /// The n-th short string value of the last row (the string is in slot `STR_SLOTS + n`).
+    strs: Vec<Column>,
+    /// The n-th table of the last row, when it was an object (the table itself is in slot
+    /// `TABLE_SLOTS + n`).
+    objects: Vec<Object>,
     /// The keys set so far by the objects being read, innermost last.
     set: Vec<*const std::ffi::c_void>,
     /// Unescaped string bytes.
     scratch: Vec<u8>,
+}
+
+/// A string column: the n-th short string value of the last row, and how many rows in a row
+/// it differed.
+#[derive(Clone, Default)]
+struct Column {
+    bytes: Vec<u8>,
+    known: bool,
+    misses: u8,
+}
+
+/// The keys (interned strings, by address) an object of the last row set; `known` when there
+/// was one of at most [`MAX_HINT`] keys.
+#[derive(Clone, Default)]
+struct Object {
+    keys: Vec<*const std::ffi::c_void>,
+    known: bool,
+}
+
+/// Largest buffers a thread's [`Shapes`] keeps between parses, for a key and for the rest; a
+/// larger one (a long key or escaped string, a very wide object) is freed. A thread keeps at
+/// most some 40 KB.
+const KEEP_KEY: usize = 256;
+const KEEP_BYTES: usize = 4 * 1024;
+
+thread_local! {
+    static SHAPES: std::cell::Cell<Option<Box<Shapes>>> = const { std::cell::Cell::new(None) };
+}
+
+impl Shapes {
+    /// This thread's shapes, forgotten (nothing of another parse is known), or new ones.
+    fn take() -> Box<Shapes> {
+        let mut s = SHAPES.take().unwrap_or_default();
+        let small = |cap: usize, each: usize| cap * each <= KEEP_BYTES;
+        for k in &mut s.keys {
+            k.at = std::ptr::null();
+            if k.quoted.capacity() > KEEP_KEY {
+                k.quoted = Vec::new();
+            }
+        }
+        for c in &mut s.strs {
+            (c.known, c.misses) = (false, 0);
+        }
+        for o in &mut s.objects {
+            o.known = false;
+        }
+        s.sizes.clear();
+        s.set.clear();
+        s.scratch.clear();
+        if !small(s.set.capacity(), 8) {
+            s.set = Vec::new();
+        }
+        if !small(s.scratch.capacity(), 1) {
+            s.scratch = Vec::new();
+        }
+        s
+    }
+
+    /// Keeps these shapes for this thread's next parse.
+    fn give_back(self: Box<Self>) {
+        SHAPES.set(Some(self));
+    }
 }
 
 /// A mask with the high bit set in the lowest byte of `w` (little-endian) that is a quote, a
@@ -238,11 +322,21 @@ fn special(w: u64) -> u64 {
 }
 
 /// A remembered key: its text with the closing quote (`name"`), which the same key of the
-/// next row is compared with in place, and the address of its interned string.
+/// next row is compared with in place, and the address of its interned string (null when
+/// none is remembered).
 #[derive(Clone)]
 struct Key {
     quoted: Vec<u8>,
     at: *const std::ffi::c_void,
+}
+
+impl Default for Key {
+    fn default() -> Self {
+        Key {
+            quoted: Vec::new(),
+            at: std::ptr::null(),
+        }
+    }
 }
 
 /// Whether `s[at..]` starts with `pat`, compared a word at a time without a call (keys are
@@ -288,13 +382,6 @@ fn nth<T: Clone>(list: &mut Vec<T>, no: usize, empty: T) -> &mut T {
         list.resize(no + 1, empty);
     }
     &mut list[no]
-}
-
-/// Remembers `bytes` in `last`, reusing its buffer.
-fn refill(last: &mut Option<Vec<u8>>, bytes: &[u8]) {
-    let v = last.get_or_insert_with(Vec::new);
-    v.clear();
-    v.extend_from_slice(bytes);
 }
 
 /// Keeps a copy of the value on top of the stack in `slot`, leaving the stack as it was.
@@ -455,7 +542,7 @@ impl<'a> Parser<'a> {
     /// sized by the hint. Returns whether it is a copy.
     unsafe fn new_object(&mut self, no: usize, hint: u32) -> bool {
         let state = self.state;
-        let copy = self.cache != 0 && matches!(self.shapes.objects.get(no), Some(Some(_)));
+        let copy = self.cache != 0 && self.shapes.objects.get(no).is_some_and(|o| o.known);
         if copy {
             ffi::lua_clonetable(state, TABLE_SLOTS + no as c_int);
         } else {
@@ -474,7 +561,7 @@ impl<'a> Parser<'a> {
         }
         let set = &self.shapes.set[base..];
         if copy {
-            let before = self.shapes.objects[no].as_deref().unwrap_or(&[]);
+            let before = &self.shapes.objects[no].keys[..];
             if before != set && ffi::lua_checkstack(state, 4) != 0 {
                 // Another shape: a key of the copy that this row did not set goes. A key with a
                 // value is a live string, so its address is not one a string of this row that
@@ -494,13 +581,11 @@ impl<'a> Parser<'a> {
         // copied, so that one wide row cannot make every row after it as wide.
         if no < SHAPE_TABLES {
             let Shapes { objects, set, .. } = &mut *self.shapes;
-            let before = nth(objects, no, None);
-            if set.len() - base > MAX_HINT as usize {
-                *before = None;
-            } else {
-                let keys = before.get_or_insert_with(Vec::new);
-                keys.clear();
-                keys.extend_from_slice(&set[base..]);
+            let before = nth(objects, no, Object::default());
+            before.known = set.len() - base <= MAX_HINT as usize;
+            if before.known {
+                before.keys.clear();
+                before.keys.extend_from_slice(&set[base..]);
                 keep_top(state, TABLE_SLOTS + no as c_int);
             }
         }
@@ -559,11 +644,22 @@ impl<'a> Parser<'a> {
         let hint = if hint == 0 { 4 } else { hint };
         ffi::lua_createtable(state, hint as c_int, 0);
         let mut n = 0u32;
+        // Each element is read as a row is: its n-th key, table and string compared with those
+        // of the element before (an array of records shares one shape as rows do). What follows
+        // the array takes up the ordinals after the widest element.
+        let at = (self.key_no, self.table_no, self.str_no);
+        let mut widest = at;
         if self.peek() == Some(b']') {
             self.i += 1;
         } else {
             loop {
+                (self.key_no, self.table_no, self.str_no) = at;
                 self.value()?;
+                widest = (
+                    widest.0.max(self.key_no),
+                    widest.1.max(self.table_no),
+                    widest.2.max(self.str_no),
+                );
                 n += 1;
                 ffi::lua_rawseti(state, -2, ffi::lua_Integer::from(n));
                 match self.peek() {
@@ -576,6 +672,7 @@ impl<'a> Parser<'a> {
                 }
             }
         }
+        (self.key_no, self.table_no, self.str_no) = widest;
         ffi::lua_pushvalue(state, self.mt);
         ffi::lua_setmetatable(state, -2);
         self.leave(no, n);
@@ -593,7 +690,7 @@ impl<'a> Parser<'a> {
             // The same key as the row before, read without scanning: a remembered key was read
             // without escapes, so it holds no quote, backslash or control byte, and the same
             // bytes followed by a quote are that whole key again.
-            if let Some(Some(k)) = self.shapes.keys.get(no) {
+            if let Some(k) = self.shapes.keys.get(no).filter(|k| !k.at.is_null()) {
                 if has_at(self.s, self.i + 1, &k.quoted) {
                     self.i += 1 + k.quoted.len();
                     ffi::lua_pushvalue(state, self.cache + no as c_int);
@@ -609,20 +706,16 @@ impl<'a> Parser<'a> {
             return Ok(addr);
         }
         keep_top(state, self.cache + no as c_int);
-        let slot = nth(&mut self.shapes.keys, no, None);
+        let k = nth(&mut self.shapes.keys, no, Key::default());
         match at {
             Str::Text(..) => {
-                let k = slot.get_or_insert_with(|| Key {
-                    quoted: Vec::new(),
-                    at: addr,
-                });
                 k.quoted.clear();
                 k.quoted.extend_from_slice(std::slice::from_raw_parts(p, n));
                 k.quoted.push(b'"');
                 k.at = addr;
             }
             // Its unescaped bytes are not its text: not remembered.
-            Str::Scratch => *slot = None,
+            Str::Scratch => k.at = std::ptr::null(),
         }
         Ok(addr)
     }
@@ -646,23 +739,22 @@ impl<'a> Parser<'a> {
             ffi::lua_pushlstring_(state, p.cast(), n);
             return Ok(());
         }
-        let (last, misses) = nth(&mut self.shapes.strs, no, (None, 0));
+        let column = nth(&mut self.shapes.strs, no, Column::default());
         let text = std::slice::from_raw_parts(p, n);
-        if *misses >= STR_MISSES {
+        if column.misses >= STR_MISSES {
             ffi::lua_pushlstring_(state, p.cast(), n);
             return Ok(());
         }
         let slot = STR_SLOTS + no as c_int;
-        if last
-            .as_ref()
-            .is_some_and(|l| l.len() == n && has_at(text, 0, l))
-        {
-            *misses = 0;
+        if column.known && column.bytes.len() == n && has_at(text, 0, &column.bytes) {
+            column.misses = 0;
             ffi::lua_pushvalue(state, slot);
             return Ok(());
         }
-        *misses += u8::from(last.is_some());
-        refill(last, text);
+        column.misses += u8::from(column.known);
+        column.bytes.clear();
+        column.bytes.extend_from_slice(text);
+        column.known = true;
         ffi::lua_pushlstring_(state, p.cast(), n);
         keep_top(state, slot);
         Ok(())
@@ -1032,8 +1124,20 @@ mod tests {
                 let to = pool[r.below(pool.len() as u64) as usize];
                 bytes[at] = to;
             }
-            // WHEN both parse it
+            // WHEN both parse it (ours also with whitespace before it, long enough to read an
+            // array's elements with shapes)
             let (a, b) = (theirs(&bytes), ours(&lua, &bytes));
+            let padded = [&[b' '; SHAPES_FROM][..], &bytes].concat();
+            let c = ours(&lua, &padded);
+            assert_eq!(
+                b.is_some(),
+                c.is_some(),
+                "{:?}",
+                String::from_utf8_lossy(&bytes)
+            );
+            if let (Some(b), Some(c)) = (&b, &c) {
+                assert!(same(b, c), "{:?}", String::from_utf8_lossy(&bytes));
+            }
             // THEN both accept it with the same value, or both refuse it (a number beyond the
             // doubles is refused by both)
             match (&a, &b) {
@@ -1153,6 +1257,63 @@ mod tests {
             let want = theirs(t.as_bytes()).unwrap();
             assert!(same(&want, &got), "row {}: {want} != {got}", i + 1);
         }
+    }
+
+    #[test]
+    fn elements_of_changing_shapes_keep_only_their_own_keys_and_values() {
+        // GIVEN one document whose arrays hold records like an order's lines, then elements of
+        // other shapes: fewer keys, more, reordered, nulls, nested records and arrays, scalars,
+        // an escaped key, a wide record, and keys after the array
+        let wide: String = (0..100).map(|i| format!(r#""k{i}":{i},"#)).collect();
+        let lines: String = (0..40)
+            .map(|i| format!(r#"{{"sku":"SKU-{i}","qty":{},"price":{i}.5}},"#, i % 4))
+            .collect();
+        let text = format!(
+            r#"{{"id":"o-1","items":[{lines}
+            {{"sku":"x","qty":1}},{{"qty":2,"sku":"y","price":3}},{{"sku":null,"qty":4}},
+            {{"sku":"z","tags":["a","b"],"ship":{{"to":"GB","by":"air"}}}},
+            {{"sku":"z","tags":[],"ship":{{"to":"FR"}}}},{{}},[1,2],7,"sku",null,
+            {{"s\u0041ku":1,"sku":"e\n"}},{{{wide}"last":true}},{{"k1":1}},{{"sku":"q","sku":"r"}}],
+            "rows":[[1,2,3],[4],[],[5,[6,{{"a":1}}]],[7,[8,{{"b":2}}]]],
+            "after":{{"sku":"after","qty":0}},"currency":"EUR"}}"#
+        );
+        assert!(text.len() > SHAPES_FROM);
+        let lua = Lua::new();
+        // WHEN it is parsed
+        let got = ours(&lua, text.as_bytes()).expect("accepted");
+        // THEN it is exactly serde_json's value: no key or value of an element before survives
+        let want = theirs(text.as_bytes()).unwrap();
+        assert!(same(&want, &got), "{want}\n!=\n{got}");
+    }
+
+    #[test]
+    fn a_thread_keeps_small_buffers_between_parses_and_nothing_it_read() {
+        // GIVEN a document with a 1 MB key, a 1 MB escaped string and 10 000 keys in one object
+        let lua = Lua::new();
+        let long = "k".repeat(1 << 20);
+        let wide: String = (0..10_000).map(|i| format!(r#","w{i}":{i}"#)).collect();
+        let text = format!(
+            r#"[{{"{long}":1,"s":"{}\n"{wide}}},{{"{long}":2}}]"#,
+            "e".repeat(1 << 20)
+        );
+        // WHEN it is parsed, then a document of another shape on the same thread
+        assert!(parse_value(&lua, text.as_bytes()).unwrap().is_ok());
+        let next = format!(
+            r#"[{{"k":1}},{{"k":2,"s":"t"}}]{}"#,
+            " ".repeat(SHAPES_FROM)
+        );
+        let got = ours(&lua, next.as_bytes()).unwrap();
+        // THEN the second is read as itself, and the thread keeps no buffer past its bounds
+        assert_eq!(
+            got,
+            serde_json::json!([{ "k": 1.0 }, { "k": 2.0, "s": "t" }])
+        );
+        let kept = Shapes::take();
+        assert!(kept.keys.iter().all(|k| k.quoted.capacity() <= KEEP_KEY));
+        assert!(kept.set.capacity() * 8 <= KEEP_BYTES && kept.scratch.capacity() <= KEEP_BYTES);
+        assert!(kept.keys.iter().all(|k| k.at.is_null()));
+        assert!(kept.strs.iter().all(|c| !c.known && c.misses == 0));
+        assert!(kept.objects.iter().all(|o| !o.known) && kept.sizes.is_empty());
     }
 
     #[test]
