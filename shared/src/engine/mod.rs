@@ -14,6 +14,7 @@ pub use sandbox::Vm;
 
 use std::cell::{Cell, RefCell};
 use std::sync::{Arc, Mutex};
+use std::thread::ThreadId;
 use std::time::{Duration, Instant};
 
 use mlua::Value;
@@ -113,8 +114,18 @@ const POOLED_GARBAGE_BYTES: usize = 1024 * 1024;
 /// The longest error message of a script that the host keeps, in bytes.
 pub const MAX_ERROR_BYTES: usize = 16 * 1024;
 
-/// Idle VMs of one tenant, with the tenant version they were built for.
-type Pool = ([u8; 32], Vec<Vm>);
+/// Idle VMs of one tenant, with the tenant version they were built for, each with the thread
+/// it last ran on.
+type Pool = ([u8; 32], Vec<(Vm, ThreadId)>);
+
+/// Takes from `idle` the VM that last ran on this thread, else the last one given back. A
+/// thread that serves a tenant's requests one after another (an HTTP lane) then keeps using
+/// the VM whose heap is in its core's cache, rather than the one another core used last.
+fn take_near<T>(idle: &mut Vec<(T, ThreadId)>) -> Option<T> {
+    let me = std::thread::current().id();
+    let at = idle.iter().rposition(|(_, t)| *t == me)?;
+    Some(idle.swap_remove(at).0)
+}
 
 /// Runs scripts. One per process; cheap to share.
 #[derive(Default)]
@@ -139,7 +150,7 @@ impl Engine {
             let mut pools = self.pools.lock().unwrap_or_else(|p| p.into_inner());
             if let Some((version, vms)) = pools.get_mut(&tenant.name) {
                 if *version == tenant.version {
-                    if let Some(vm) = vms.pop() {
+                    if let Some(vm) = take_near(vms).or_else(|| vms.pop().map(|(vm, _)| vm)) {
                         return Ok(vm);
                     }
                 }
@@ -153,6 +164,7 @@ impl Engine {
     }
 
     fn give_back(&self, tenant: &Tenant, vm: Vm) {
+        let vm = (vm, std::thread::current().id());
         let mut pools = self.pools.lock().unwrap_or_else(|p| p.into_inner());
         // Not `entry(name.clone())`: that copies the name on every invocation to find a pool
         // that is nearly always there.
@@ -444,5 +456,26 @@ pub fn root_error(e: &mlua::Error) -> &mlua::Error {
         mlua::Error::CallbackError { cause, .. } => root_error(cause),
         mlua::Error::WithContext { cause, .. } => root_error(cause),
         other => other,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_thread_takes_back_the_vm_it_last_ran_and_another_the_last_given() {
+        // GIVEN VMs given back by this thread (1), another (2), then this thread again (3)
+        let other = std::thread::spawn(|| std::thread::current().id())
+            .join()
+            .unwrap();
+        let me = std::thread::current().id();
+        let mut idle = vec![(1, me), (2, other), (3, me), (4, other)];
+        // WHEN this thread takes VMs
+        // THEN it gets its own, the latest first, and none of the other thread's
+        assert_eq!(take_near(&mut idle), Some(3));
+        assert_eq!(take_near(&mut idle), Some(1));
+        assert_eq!(take_near(&mut idle), None);
+        assert_eq!(idle.len(), 2);
     }
 }
