@@ -770,6 +770,8 @@ mod tests {
                 let req = hyper::Request::get(format!("http://{addr}/"))
                     .body(Empty::<bytes::Bytes>::new())
                     .unwrap();
+                // The connection task takes the last response's end before it is ready again.
+                send.ready().await.unwrap();
                 let res = send.send_request(req).await.unwrap();
                 let body = res.into_body().collect().await.unwrap().to_bytes();
                 names.insert(String::from_utf8(body.to_vec()).unwrap());
