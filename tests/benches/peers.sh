@@ -30,6 +30,10 @@
 #                  (node-server.js). Part 2 measures node-vm only: the deadline costs no memory.
 #   BASELINE_BIN   another `native` binary (e.g. main before a change), run as the peer
 #                  "native-base" in the same alternation: native/native-base ratios of part 1
+#   PIN            SERVER_CPUS:LOAD_CPUS (taskset lists, e.g. 1:0): every server runs on the first
+#                  CPUs and wrk on the second, so that no contestant shares a core with the load
+#                  generator (unset: all share every core, as the machine schedules them). A
+#                  server's threads all keep to its CPUs; native's lanes default to their number.
 #   BENCH_PEERS_DIR [target/bench-peers] (npm cache of workerd)  KEEP_WORK=1 keeps the work dir
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
@@ -58,6 +62,15 @@ command -v node >/dev/null || die "node is missing: Node.js 20 is the Node.js pe
 node_major="$(node -p 'process.versions.node.split(".")[0]')"
 [ "$node_major" -ge 20 ] || die "node $(node --version) is too old: the peers are Node.js 20 or later"
 clk_tck="$(getconf CLK_TCK)"
+srv_pin=()
+load_pin=()
+if [ -n "${PIN:-}" ]; then
+    case "$PIN" in *:*) ;; *) die "PIN=$PIN: expected SERVER_CPUS:LOAD_CPUS, e.g. 1:0" ;; esac
+    command -v taskset >/dev/null || die "PIN needs taskset (util-linux)"
+    srv_pin=(taskset -c "${PIN%%:*}")
+    load_pin=(taskset -c "${PIN#*:}")
+    "${srv_pin[@]}" true && "${load_pin[@]}" true || die "PIN=$PIN: taskset refused those CPUs"
+fi
 
 native="${NATIVE_BIN:-${CARGO_TARGET_DIR:-$root/target}/release/native}"
 if [ -n "${NATIVE_BIN:-}" ]; then
@@ -113,7 +126,7 @@ start() {
     local name="$1" t0 i
     shift
     t0="$(date +%s%N)"
-    "$@" >"$work/$name.out" 2>"$work/$name.err" &
+    "${srv_pin[@]}" "$@" >"$work/$name.out" 2>"$work/$name.err" &
     SERVER_PID=$!
     servers+=("$SERVER_PID")
     SERVER_URL=""
@@ -228,7 +241,7 @@ for c in "${contestants[@]}"; do
     check "$c" "$SERVER_URL" "${key_of[$c]}"
 done
 
-echo "== $(date -u +%FT%TZ), $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg); native $native ($(date -u -r "$native" +%FT%TZ), sha256 $(sha256sum "$native" | cut -c1-12); harness at $(git describe --always --dirty 2>/dev/null))${baseline:+; native-base $baseline ($(date -u -r "$baseline" +%FT%TZ), sha256 $(sha256sum "$baseline" | cut -c1-12))}; node $(node --version); workerd ${workerd:+$("$workerd" --version 2>&1 | awk '{print $2}')}; $(wrk --version 2>&1 | head -1 | cut -d' ' -f1-2)"
+echo "== $(date -u +%FT%TZ), $(nproc) cores${PIN:+ (servers on CPUs ${PIN%%:*}, wrk on ${PIN#*:})}, load $(cut -d' ' -f1-3 /proc/loadavg); native $native ($(date -u -r "$native" +%FT%TZ), sha256 $(sha256sum "$native" | cut -c1-12); harness at $(git describe --always --dirty 2>/dev/null))${baseline:+; native-base $baseline ($(date -u -r "$baseline" +%FT%TZ), sha256 $(sha256sum "$baseline" | cut -c1-12))}; node $(node --version); workerd ${workerd:+$("$workerd" --version 2>&1 | awk '{print $2}')}; $(wrk --version 2>&1 | head -1 | cut -d' ' -f1-2)"
 # One wrk run, its RESULT line and the server's CPU around it, as a row of results.tsv.
 results="$work/results.tsv"
 printf 'round\thandler\tconns\tcontestant\trequests\tduration_us\trps\tp50_us\tp99_us\tcpu_us_per_req\terrors\tload\n' >"$results"
@@ -236,7 +249,7 @@ measure() {  # measure ROUND HANDLER CONNS CONTESTANT SECONDS
     local round="$1" h="$2" c="$3" who="$4" secs="$5" pid="${pid_of[$4]}" t0 t1 load line
     load="$(cut -d' ' -f1 /proc/loadavg)"
     t0="$(cpu_ticks "$pid")"
-    BENCH_KEY="${key_of[$who]}" BENCH_BODY="$(body_of "$h")" wrk -t2 -c"$c" -d"${secs}s" --latency \
+    BENCH_KEY="${key_of[$who]}" BENCH_BODY="$(body_of "$h")" "${load_pin[@]}" wrk -t2 -c"$c" -d"${secs}s" --latency \
         -s "$here/wrk.lua" "${url_of[$who]}/v1/invoke/$h" >"$work/wrk.out" 2>&1 \
         || { cat "$work/wrk.out" >&2; die "wrk against $who failed"; }
     kill -0 "$pid" 2>/dev/null || { tail -20 "$work/$who.err" >&2; die "$who exited during the $h run (its stderr above)"; }
