@@ -174,6 +174,11 @@ where
 
 #[async_trait]
 impl KvStore for DynamoKv {
+    /// Every write is durable when its call returns: a flush has nothing to do.
+    fn may_need_flush(&self) -> bool {
+        false
+    }
+
     async fn get(&self, pk: &str, sk: &str) -> Result<Option<Item>> {
         let out = self
             .client

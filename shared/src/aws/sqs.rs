@@ -225,6 +225,11 @@ fn receive_count(m: &aws_sdk_sqs::types::Message) -> u32 {
 
 #[async_trait]
 impl Queue for SqsQueues {
+    /// Every write is durable when its call returns: a flush has nothing to do.
+    fn may_need_flush(&self) -> bool {
+        false
+    }
+
     async fn send(&self, queue: QueueKind, body: String, delay_s: u32) -> Result<()> {
         if delay_s > MAX_DELAY_S {
             return Err(Error::InvalidInput(format!(

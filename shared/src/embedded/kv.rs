@@ -289,4 +289,8 @@ impl KvStore for Embedded {
     async fn flush(&self) -> Result<()> {
         self.flush_writes().await
     }
+
+    fn may_need_flush(&self) -> bool {
+        self.has_unsynced_writes()
+    }
 }

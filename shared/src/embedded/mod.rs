@@ -212,6 +212,12 @@ impl Embedded {
     async fn flush_writes(&self) -> Result<()> {
         self.inner.writer.flush().await
     }
+
+    /// Whether a write answered before its sync is still unsynced: when not, a flush has
+    /// nothing to do (the same test [`writer::Writer::flush`] makes first).
+    fn has_unsynced_writes(&self) -> bool {
+        self.inner.writer.has_unsynced()
+    }
 }
 
 /// Switches the connection to WAL. The switch takes the database alone, and SQLite answers
@@ -569,6 +575,44 @@ mod tests {
         assert_eq!(flush_marks(&e), 2, "the durable write carried the row");
         KvStore::flush(&e).await.unwrap();
         assert_eq!(flush_marks(&e), 2);
+    }
+
+    #[tokio::test]
+    async fn the_backends_flush_skips_only_when_nothing_is_unsynced() {
+        use crate::ports::{durability, KvStore, NewItem, ObjectStore, PutMode, Queue};
+        let (_d, e) = open();
+        let b = e.backends();
+        let unsynced = || {
+            let all = [
+                KvStore::may_need_flush(&e),
+                ObjectStore::may_need_flush(&e),
+                Queue::may_need_flush(&e),
+            ];
+            assert!(all.iter().all(|x| *x == all[0]), "one writer, one answer");
+            all[0]
+        };
+        // GIVEN a fresh backend: nothing to flush, and a flush writes no row
+        assert!(!unsynced());
+        b.flush().await.unwrap();
+        assert_eq!(flush_marks(&e), 0);
+        // WHEN a script's write is deferred
+        let item = NewItem {
+            pk: "p".into(),
+            sk: "a".into(),
+            value: "1".into(),
+            expires_at_s: i64::MAX,
+        };
+        durability::deferring_async(KvStore::put(&e, item, PutMode::Create))
+            .await
+            .unwrap();
+        // THEN the backends say so, and their flush syncs it (the row written)
+        assert!(unsynced());
+        b.flush().await.unwrap();
+        assert_eq!(flush_marks(&e), 1);
+        // AND afterwards there is nothing left to flush
+        assert!(!unsynced());
+        b.flush().await.unwrap();
+        assert_eq!(flush_marks(&e), 1);
     }
 
     #[tokio::test]

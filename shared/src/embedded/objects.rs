@@ -387,6 +387,10 @@ impl ObjectStore for Embedded {
     async fn flush(&self) -> Result<()> {
         self.flush_writes().await
     }
+
+    fn may_need_flush(&self) -> bool {
+        self.has_unsynced_writes()
+    }
 }
 
 /// Reads a blob file in chunks, checking as it goes that it holds the object's size and, at

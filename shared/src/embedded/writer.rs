@@ -235,6 +235,12 @@ impl Writer {
     /// Makes every deferred write answered so far durable: returns at once when none was
     /// deferred since the last synced commit, else after a synced commit. (Best-effort writes
     /// are made durable by any synced commit, this one included, but never wait for one.)
+    /// Whether a write answered before its sync may still be unsynced ([`Self::flush`] has
+    /// something to do).
+    pub(crate) fn has_unsynced(&self) -> bool {
+        self.unsynced.load(Ordering::SeqCst)
+    }
+
     pub(crate) async fn flush(&self) -> Result<()> {
         if !self.unsynced.load(Ordering::SeqCst) {
             return Ok(());

@@ -184,6 +184,14 @@ pub trait KvStore: std::fmt::Debug + Send + Sync {
         Ok(())
     }
 
+    /// Whether [`Self::flush`] may have anything to do: false lets a caller skip it and the
+    /// boxed future every call of it costs (three a request served). The default, true, is
+    /// right for any backend; one that never defers a write, or knows that nothing is
+    /// pending, says false.
+    fn may_need_flush(&self) -> bool {
+        true
+    }
+
     /// The store's generation counter, where it has one that costs no I/O to read: what lets
     /// a process cache what it read from the store (verified API keys) and still see at once
     /// that another process changed it. `None` (the default): read the store every time.

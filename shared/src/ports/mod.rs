@@ -56,9 +56,16 @@ impl Backends {
     /// [`durability::deferring`] included: call it before acknowledging them. A no-op where
     /// every write is durable when it returns (AWS), and where nothing was deferred.
     pub async fn flush(&self) -> crate::Result<()> {
-        self.kv.flush().await?;
-        self.objects.flush().await?;
-        self.queue.flush().await
+        if self.kv.may_need_flush() {
+            self.kv.flush().await?;
+        }
+        if self.objects.may_need_flush() {
+            self.objects.flush().await?;
+        }
+        if self.queue.may_need_flush() {
+            self.queue.flush().await?;
+        }
+        Ok(())
     }
 }
 

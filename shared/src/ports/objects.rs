@@ -138,4 +138,12 @@ pub trait ObjectStore: std::fmt::Debug + Send + Sync {
     async fn flush(&self) -> Result<()> {
         Ok(())
     }
+
+    /// Whether [`Self::flush`] may have anything to do: false lets a caller skip it and the
+    /// boxed future every call of it costs (three a request served). The default, true, is
+    /// right for any backend; one that never defers a write, or knows that nothing is
+    /// pending, says false.
+    fn may_need_flush(&self) -> bool {
+        true
+    }
 }
