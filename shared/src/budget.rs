@@ -239,15 +239,16 @@ pub struct Admission {
 #[derive(Debug, Default)]
 struct Running {
     all: u32,
-    /// Per tenant; entries stay (tenants are the deployment's, a bounded set).
-    tenants: std::collections::HashMap<String, u32>,
+    /// Per tenant; entries stay (tenants are the deployment's, a bounded set), their names
+    /// shared with the places taken, so that taking one allocates nothing.
+    tenants: std::collections::HashMap<Arc<str>, u32>,
 }
 
 /// A place taken in an [`Admission`], given back on drop.
 #[derive(Debug)]
 pub struct Admitted {
     admission: Arc<Admission>,
-    tenant: String,
+    tenant: Arc<str>,
 }
 
 impl Drop for Admitted {
@@ -255,7 +256,7 @@ impl Drop for Admitted {
         {
             let mut r = self.admission.lock();
             r.all = r.all.saturating_sub(1);
-            if let Some(n) = r.tenants.get_mut(&self.tenant) {
+            if let Some(n) = r.tenants.get_mut(&*self.tenant) {
                 *n = n.saturating_sub(1);
             }
         }
@@ -317,16 +318,15 @@ impl Admission {
             )
         } else {
             r.all += 1;
-            match r.tenants.get_mut(tenant) {
-                Some(n) => *n += 1,
-                None => {
-                    r.tenants.insert(tenant.to_string(), 1);
-                }
-            }
+            let name = match r.tenants.get_key_value(tenant) {
+                Some((name, _)) => name.clone(),
+                None => Arc::from(tenant),
+            };
+            *r.tenants.entry(name.clone()).or_insert(0) += 1;
             drop(r);
             return Ok(Admitted {
                 admission: self.clone(),
-                tenant: tenant.to_string(),
+                tenant: name,
             });
         };
         Err(Error::Busy {

@@ -7,6 +7,7 @@
 //! message too, so that a 500 from a failing script says on the server which script and line
 //! failed, not only to the caller.
 
+use std::borrow::Cow;
 use std::cell::RefCell;
 use std::convert::Infallible;
 use std::future::Future;
@@ -41,11 +42,14 @@ pub(crate) fn note_tenant(tenant: &str) {
 }
 
 /// The path as logged: a callback token replaced, cut to [`MAX_PATH_CHARS`].
-fn shown_path(path: &str) -> String {
+fn shown_path(path: &str) -> Cow<'_, str> {
     if path.starts_with("/v1/callback/") {
-        return "/v1/callback/{token}".into();
+        return Cow::Borrowed("/v1/callback/{token}");
     }
-    crate::text::cut_text(path.to_string(), MAX_PATH_CHARS)
+    if path.len() <= MAX_PATH_CHARS {
+        return Cow::Borrowed(path);
+    }
+    Cow::Owned(crate::text::cut_text(path.to_string(), MAX_PATH_CHARS))
 }
 
 /// `app` with the access log around it, and within that (where `body_timeout` is given) each
@@ -118,7 +122,9 @@ where
 {
     // A standard method is held inline: cloned without an allocation.
     let method = req.method().clone();
-    let path = shown_path(req.uri().path());
+    // The URI shares hyper's buffer (a clone counts a reference); its path is shown from it
+    // once the request is answered.
+    let uri = req.uri().clone();
     let started = Instant::now();
     let trace = crate::observe::new_trace();
     let handled = TENANT.scope(RefCell::new(None), async {
@@ -133,6 +139,7 @@ where
         400.. => "warn",
         _ => "info",
     };
+    let path = shown_path(uri.path());
     let rec = Record {
         ts_ms: crate::ports::now_ms(),
         level,

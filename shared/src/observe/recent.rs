@@ -138,10 +138,16 @@ impl Recent {
         let failed = run.error.is_some();
         let size = run.bytes();
         let mut s = self.state();
-        if !s.tenants.contains_key(&run.tenant) && s.tenants.len() >= MAX_TENANTS {
-            return;
+        if !s.tenants.contains_key(&run.tenant) {
+            if s.tenants.len() >= MAX_TENANTS {
+                return;
+            }
+            s.tenants.insert(run.tenant.clone(), Default::default());
         }
-        let t = s.tenants.entry(run.tenant.clone()).or_default();
+        // Looked up rather than `entry`, which would take a copy of the name every run.
+        let Some(t) = s.tenants.get_mut(&run.tenant) else {
+            return;
+        };
         match t.minutes.iter_mut().find(|m| m.0 == minute) {
             Some(m) => {
                 m.1 += 1;
