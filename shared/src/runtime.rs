@@ -344,23 +344,6 @@ impl Runtime {
             (Ok(_), Err(e)) => Err(e),
             (out, _) => out,
         };
-        if let Some(recent) = &self.recent {
-            recent.record(Run {
-                seq: 0,
-                tenant: tenant.clone(),
-                script: script.clone(),
-                trigger: origin.trigger,
-                chain: chain.clone(),
-                depth,
-                attempt,
-                started_ms,
-                duration_ms: started.elapsed().as_secs_f64() * 1000.0,
-                data_ops,
-                error: out.as_ref().err().map(ToString::to_string),
-                logs: caught.lines,
-                logs_dropped: caught.dropped,
-            });
-        }
         if let Some(ns) = &self.metrics {
             let figures = crate::observe::RunFigures {
                 failed: out.is_err(),
@@ -381,6 +364,24 @@ impl Runtime {
                 fields["error"] = json!(e.to_string());
             }
             self.log("debug", "ran", fields);
+        }
+        // Last, so that the run's names move into its record rather than being copied.
+        if let Some(recent) = &self.recent {
+            recent.record(Run {
+                seq: 0,
+                tenant,
+                script,
+                trigger: origin.trigger,
+                chain,
+                depth,
+                attempt,
+                started_ms,
+                duration_ms: started.elapsed().as_secs_f64() * 1000.0,
+                data_ops,
+                error: out.as_ref().err().map(ToString::to_string),
+                logs: caught.lines,
+                logs_dropped: caught.dropped,
+            });
         }
         out
     }
