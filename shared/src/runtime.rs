@@ -307,7 +307,7 @@ impl Runtime {
         // every log line of the run).
         let chain = origin
             .chain
-            .or_else(|| request.chain.clone())
+            .or_else(|| request.chain.take())
             .unwrap_or_else(crate::observe::new_trace);
         request.chain = Some(chain.clone());
         let (tenant, script) = (call.tenant.name.clone(), call.script.clone());
