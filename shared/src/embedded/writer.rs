@@ -232,17 +232,17 @@ impl Writer {
         self.send(durability, f).await
     }
 
-    /// Makes every deferred write answered so far durable: returns at once when none was
-    /// deferred since the last synced commit, else after a synced commit. (Best-effort writes
-    /// are made durable by any synced commit, this one included, but never wait for one.)
     /// Whether a write answered before its sync may still be unsynced ([`Self::flush`] has
     /// something to do).
     pub(crate) fn has_unsynced(&self) -> bool {
         self.unsynced.load(Ordering::SeqCst)
     }
 
+    /// Makes every deferred write answered so far durable: returns at once when none was
+    /// deferred since the last synced commit, else after a synced commit. (Best-effort writes
+    /// are made durable by any synced commit, this one included, but never wait for one.)
     pub(crate) async fn flush(&self) -> Result<()> {
-        if !self.unsynced.load(Ordering::SeqCst) {
+        if !self.has_unsynced() {
             return Ok(());
         }
         self.send(Durability::Durable, |_, _| Ok(())).await
