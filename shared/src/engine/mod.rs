@@ -404,10 +404,11 @@ fn run_in(
             }
         }));
     }
-    let what = || format!("the value {name} returned");
     if call.json_answer {
-        return host::to_json_text(lua, out, false, &what()).map(Answer::Json);
+        let what = format_args!("the value {name} returned");
+        return host::to_json_text(lua, out, false, &what).map(Answer::Json);
     }
+    let what = || format!("the value {name} returned");
     if out.is_nil() {
         return Ok(Answer::Value(serde_json::Value::Null));
     }

@@ -263,7 +263,7 @@ impl Draft {
             Ok(())
         };
         for v in rows.sequence_values::<Value>() {
-            let line = to_json_text(lua, v?, false, "job:input_rows: a row")?;
+            let line = to_json_text(lua, v?, false, &"job:input_rows: a row")?;
             if !buf.is_empty() && buf.len() + line.len() + 1 > cut {
                 flush(&mut buf, &mut parts)?;
             }

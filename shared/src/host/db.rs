@@ -43,7 +43,7 @@ fn item(
 ) -> mlua::Result<NewItem> {
     check_part(lua, "partition", &partition)?;
     check_part(lua, "key", &key)?;
-    let text = to_json_text(lua, value, false, &format!("{func}: the value"))?;
+    let text = to_json_text(lua, value, false, &format_args!("{func}: the value"))?;
     let text = String::from_utf8(text).map_err(|e| raise(lua, e))?;
     if text.len() > MAX_VALUE_BYTES {
         return Err(raise(

@@ -21,11 +21,17 @@ pub fn to_lua(lua: &Lua, v: &serde_json::Value) -> mlua::Result<Value> {
 /// (`"native.queue.send: the event"`).
 pub fn from_lua(lua: &Lua, v: Value, what: &str) -> mlua::Result<serde_json::Value> {
     let budget = budget(lua);
-    encode::value(lua, &v, budget).map_err(|stop| stopped(lua, stop, what))
+    encode::value(lua, &v, budget).map_err(|stop| stopped(lua, stop, &what))
 }
 
-/// A Luau value as JSON text, within the same budget as [`from_lua`].
-pub fn to_json_text(lua: &Lua, v: Value, pretty: bool, what: &str) -> mlua::Result<Vec<u8>> {
+/// A Luau value as JSON text, within the same budget as [`from_lua`]. `what` is only written
+/// out for an error (`&format_args!(..)` costs nothing on success).
+pub fn to_json_text(
+    lua: &Lua,
+    v: Value,
+    pretty: bool,
+    what: &dyn std::fmt::Display,
+) -> mlua::Result<Vec<u8>> {
     let budget = budget(lua);
     encode::text(lua, &v, pretty, budget).map_err(|stop| stopped(lua, stop, what))
 }
@@ -37,7 +43,7 @@ fn budget(lua: &Lua) -> Budget {
     }
 }
 
-fn stopped(lua: &Lua, stop: Stop, what: &str) -> mlua::Error {
+fn stopped(lua: &Lua, stop: Stop, what: &dyn std::fmt::Display) -> mlua::Error {
     let inv = lua.app_data_ref::<super::Invocation>();
     match (stop, inv) {
         (Stop::Shape(why), _) => {
@@ -68,7 +74,7 @@ fn encode(lua: &Lua, (v, opts): (Value, Option<Table>)) -> mlua::Result<String> 
         Some(t) => t.get::<Option<bool>>("pretty")?.unwrap_or(false),
         None => false,
     };
-    let text = to_json_text(lua, v, pretty, "native.json.encode: the value")?;
+    let text = to_json_text(lua, v, pretty, &"native.json.encode: the value")?;
     // The walker writes only valid UTF-8 (strings were checked as they were read).
     String::from_utf8(text).map_err(|e| super::raise(lua, format!("native.json.encode: {e}")))
 }
