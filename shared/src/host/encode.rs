@@ -14,6 +14,8 @@ use std::time::Instant;
 
 use mlua::{Lua, LuaSerdeExt, LuaString, Table, Value};
 
+mod stack;
+
 /// Nesting deeper than this is refused (JSON readers elsewhere stop near here too).
 pub const MAX_DEPTH: usize = 128;
 
@@ -518,10 +520,20 @@ fn walk<S: Sink>(lua: &Lua, v: &Value, sink: S, budget: Budget) -> Result<S, Sto
 
 /// A Luau value as JSON text, within `budget`. `pretty` indents as `serde_json` does.
 pub fn text(lua: &Lua, v: &Value, pretty: bool, budget: Budget) -> Result<Vec<u8>, Stop> {
-    let sink = Text {
-        out: Vec::new(),
+    // Room for a usual answer, rather than a buffer grown from empty (four reallocations).
+    let mut sink = Text {
+        out: Vec::with_capacity(128),
         indent: pretty.then_some(0),
     };
+    // A small table on Luau's stack ([`stack`]); what that walk does not take, the walker
+    // writes from the start.
+    if let Value::Table(t) = v {
+        if stack::write(lua, t, &mut sink, budget.max_bytes) {
+            return Ok(sink.out);
+        }
+        sink.out.clear();
+        sink.indent = pretty.then_some(0);
+    }
     walk(lua, v, sink, budget).map(|t| t.out)
 }
 
