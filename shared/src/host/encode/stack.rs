@@ -10,10 +10,10 @@
 //! so that its text is the walker's byte for byte; but it only takes the common case: at most
 //! [`MOST_VALUES`] values, [`MOST_KEYS`] keys a table, [`MOST_DEPTH`] levels, numbers below
 //! 2^53, and nothing the walker would refuse. Anything else (a function, a cycle, a key that is
-//! not a string, a sparse list, a string that is not UTF-8, an empty table with a metatable, text
-//! over the budget) makes it give
-//! up, and the walker encodes the value from the start, with its errors and its messages. Below
-//! those caps the walker never looks at the clock, so giving up changes no outcome.
+//! not a string, a sparse list, a string that is not UTF-8, an empty table with a metatable,
+//! text over the budget) makes it give up, and the walker encodes the value from the start,
+//! with its errors and its messages. Below those caps the walker never looks at the clock, so
+//! giving up changes no outcome.
 #![allow(unsafe_code)]
 
 use std::ffi::c_void;
@@ -73,10 +73,9 @@ pub(super) fn write(lua: &Lua, t: &Table, text: &mut Text, max_bytes: usize) -> 
     };
     let mut done = false;
     // SAFETY: `exec_raw` runs the closure inside a protected call with `t` at stack index 1; the
-    // walk leaves the stack as it found it (every table restores
-    // the top), and the closure clears it so that nothing is returned. A Lua error (the stack
-    // cannot grow) unwinds to that call: the frames between hold only borrowed and `Copy` data,
-    // so nothing is leaked.
+    // walk leaves the stack as it found it (every table restores the top), and the closure
+    // clears it so that nothing is returned. A Lua error (the stack cannot grow) unwinds to that
+    // call: the frames between hold only borrowed and `Copy` data, so nothing is leaked.
     let ran = unsafe {
         lua.exec_raw::<()>(t, |state| {
             done = w.value(state, 1, 0);
