@@ -257,3 +257,44 @@ async fn healthz_answers_when_the_backends_do() {
     let got = a.call(Method::GET, "/healthz", None, Body::empty()).await;
     assert_eq!(got, (StatusCode::OK, json!({ "status": "ok" })));
 }
+
+/// A body under 256 bytes is read onto the stack by the invocation's frame, a longer one in a
+/// call of its own with the shapes of its rows (`host::json_seed`): the script sees the same
+/// event either way, and a body that is not JSON is the caller's fault either way, in
+/// serde_json's words, with the VM serving the next request.
+#[tokio::test]
+async fn short_and_long_bodies_are_read_alike() {
+    const ECHO: &str = "function on_invoke(ctx, ev) return ev end";
+    let p = TestProject::with_tenants(DEPLOYMENT, &[("acme", "{}", &[("echo", ECHO)])]);
+    let rt = p.project.runtime();
+    let doc =
+        r#"{"a":[1,2.5,"x\"y\u00e9",[]],"b":{"c":null,"d":{"e":[{"f":1},{"f":2}]}},"g":true}"#;
+    let want =
+        json!({"a": [1, 2.5, "x\"yé", []], "b": {"d": {"e": [{"f": 1}, {"f": 2}]}}, "g": true});
+    let pad = " ".repeat(300);
+    for body in [doc.to_string(), format!("{doc}{pad}")] {
+        let got = rt
+            .invoke_json("acme", "echo", bytes::Bytes::from(body.clone()))
+            .await
+            .unwrap();
+        let got: Value = serde_json::from_slice(&got).unwrap();
+        assert_eq!(got, want, "a body of {} bytes", body.len());
+    }
+    for bad in ["{\"name\": ".to_string(), format!("{pad}{{\"name\": ")] {
+        let err = rt
+            .invoke_json("acme", "echo", bytes::Bytes::from(bad.clone()))
+            .await
+            .unwrap_err();
+        match &err {
+            native_core::Error::InvalidInput(m) => {
+                assert!(m.contains("EOF while parsing"), "{m}")
+            }
+            other => panic!("a bad body of {} bytes: {other:?}", bad.len()),
+        }
+        let got = rt
+            .invoke_json("acme", "echo", bytes::Bytes::from_static(b"{\"n\":1}"))
+            .await
+            .unwrap();
+        assert_eq!(got, b"{\"n\":1}");
+    }
+}

@@ -96,6 +96,16 @@ pub fn function(
     }
 }
 
+/// The event as the frame is given it.
+pub enum Given<'a> {
+    /// A host value, pushed by the frame function.
+    Host(&'a serde_json::Value),
+    /// A Luau value already made (a long JSON text's, read with its shapes).
+    Made(mlua::Value),
+    /// A short JSON text, read onto the stack by the frame function.
+    Short(&'a crate::host::ShortJson<'a>),
+}
+
 /// What the frame is made of besides the script's main function and name (which `enter`
 /// passes on).
 pub struct Parts<'a> {
@@ -105,8 +115,10 @@ pub struct Parts<'a> {
     pub root_width: u32,
     /// The entry point to call.
     pub entry: Entry,
-    /// The event, when `enter` is not given one already made.
+    /// The event, when `enter` is not given one already made and there is no `json`.
     pub event: &'a serde_json::Value,
+    /// The event as a short JSON text, read onto the stack by the frame function.
+    pub json: Option<&'a crate::host::ShortJson<'a>>,
 }
 
 thread_local! {
@@ -214,6 +226,12 @@ unsafe extern "C-unwind" fn make(state: *mut lua_State) -> c_int {
         // 8: the event.
         if ffi::lua_type(state, 3) != ffi::LUA_TNIL {
             ffi::lua_pushvalue(state, 3);
+        } else if let Some(text) = p.json {
+            if !text.push(state, 4) {
+                // The caller tells this from the script's errors by `text.failed()`.
+                ffi::lua_settop(state, 7);
+                raise(state, "the event is not JSON");
+            }
         } else if !json_push::push(state, p.event, 4) {
             raise(
                 state,

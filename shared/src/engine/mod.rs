@@ -23,6 +23,7 @@ use crate::config::Tenant;
 use crate::host::Services;
 use crate::host::{self, Invocation};
 use crate::Error;
+use frame::Given;
 
 /// The entry points a script can have.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -374,16 +375,26 @@ fn run_in(
     code: &[u8],
 ) -> mlua::Result<Answer> {
     let lua = &vm.lua;
-    let no_value = serde_json::Value::Null;
-    let (event, ev) = match &call.event {
-        Event::Value(v) => (v, Value::Nil),
-        Event::Json(text) => match host::parse_json(lua, text)? {
-            Ok(v) => (&no_value, v),
+    // A short text is read by the frame, inside the call's own protected call; a longer one
+    // with the shapes of its rows first (`host::parse_json`).
+    let short = match &call.event {
+        Event::Json(text) => host::ShortJson::of(text),
+        Event::Value(_) => None,
+    };
+    let given = match (&call.event, &short) {
+        (Event::Value(v), _) => Given::Host(v),
+        (Event::Json(_), Some(s)) => Given::Short(s),
+        (Event::Json(text), None) => match host::parse_json(lua, text)? {
+            Ok(v) => Given::Made(v),
             Err(why) => return Err(mlua::Error::external(BadEvent(why))),
         },
     };
     let name = call.entry.name();
-    let (found, out) = vm.call(hash, code, ctx, call.entry, event, ev)?;
+    let called = vm.call(hash, code, ctx, call.entry, given);
+    if let Some(short) = short.as_ref().filter(|s| s.failed()) {
+        return Err(mlua::Error::external(BadEvent(short.why())));
+    }
+    let (found, out) = called?;
     if !found {
         return Err(mlua::Error::RuntimeError(match out {
             Value::Nil => format!(

@@ -217,15 +217,22 @@ impl Vm {
         code: &[u8],
         ctx: Ctx<'_>,
         entry: super::Entry,
-        event: &serde_json::Value,
-        ev: Value,
+        given: super::frame::Given<'_>,
     ) -> mlua::Result<(bool, Value)> {
+        use super::frame::Given;
+        static NO_EVENT: serde_json::Value = serde_json::Value::Null;
         let loaded = self.loaded(hash, code, ctx.script)?;
+        let (event, ev, json) = match given {
+            Given::Host(v) => (v, Value::Nil, None),
+            Given::Made(v) => (&NO_EVENT, v, None),
+            Given::Short(s) => (&NO_EVENT, Value::Nil, Some(s)),
+        };
         let parts = super::frame::Parts {
             ctx,
             root_width: self.root_width,
             entry,
             event,
+            json,
         };
         super::frame::with(&parts, || {
             self.enter.call((&loaded.main, &loaded.name_lua, ev))

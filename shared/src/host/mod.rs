@@ -28,7 +28,7 @@ mod types_test;
 pub use function::{add_method, add_method_mut, function, method, method_mut, Signature};
 pub use invocation::{too_deep, Invocation};
 pub use json::{from_lua, to_json_text, to_lua};
-pub use json_seed::parse_value as parse_json;
+pub use json_seed::{parse_value as parse_json, Short as ShortJson};
 pub use log::message_text;
 pub use services::Services;
 
