@@ -95,7 +95,8 @@ say "built and linted in $(($(date +%s) - build_started)) s ($(took) so far)"
 
 port="${MOTO_PORT:-$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')}"
 log="target/moto-$port.log"
-python3 -m moto.server -H 127.0.0.1 -p "$port" >"$log" 2>&1 &
+# moto with DynamoDB's writes atomic, as they are on AWS (tests/moto_server.py says why).
+python3 tests/moto_server.py 127.0.0.1 "$port" >"$log" 2>&1 &
 moto_pid=$!
 stop_moto() {
     kill "$moto_pid" 2>/dev/null || true

@@ -36,7 +36,8 @@ pub fn aws_endpoint() -> Option<String> {
     panic!(
         "NATIVE_TEST_AWS_ENDPOINT is not set. The AWS tests need an emulator: run `tests/moto.sh` \
          (it makes the test tools' virtual environment with moto[server] if missing, starts moto \
-         on a free port and runs these tests), or start `moto_server -H 127.0.0.1 -p 5000` and set \
+         on a free port and runs these tests), or start `python3 tests/moto_server.py 127.0.0.1 5000` \
+         (moto with DynamoDB's writes atomic, as on AWS) and set \
          NATIVE_TEST_AWS_ENDPOINT=http://127.0.0.1:5000. To skip them on purpose, set NATIVE_SKIP_AWS=1."
     );
 }
