@@ -298,3 +298,38 @@ async fn short_and_long_bodies_are_read_alike() {
         assert_eq!(got, b"{\"n\":1}");
     }
 }
+
+/// An invoke of a plain script name is answered without the router (`inbound::route`), one
+/// whose name has percent-escapes through it: the same answers and errors either way, and what
+/// is not an invoke of one name is the router's.
+#[tokio::test]
+async fn invokes_are_answered_alike_with_and_without_the_router() {
+    let a = api().await;
+    for (plain, escaped, key) in [
+        ("hello", "hel%6Co", a.acme_key.as_str()),
+        ("boom", "bo%6Fm", a.acme_key.as_str()),
+        ("nope", "n%6Fpe", a.acme_key.as_str()),
+        ("hello", "hel%6Co", "not-a-key"),
+    ] {
+        let direct = a.invoke(plain, key, r#"{"name":"ada"}"#).await;
+        let routed = a.invoke(escaped, key, r#"{"name":"ada"}"#).await;
+        assert_eq!(direct, routed, "{plain} and {escaped}");
+    }
+    assert_eq!(a.invoke("hello", &a.acme_key, "{}").await.0, StatusCode::OK);
+    let auth = format!("Bearer {}", a.acme_key);
+    let get = a
+        .call(Method::GET, "/v1/invoke/hello", Some(&auth), Body::empty())
+        .await;
+    assert_error(
+        &get,
+        StatusCode::METHOD_NOT_ALLOWED,
+        "unimplemented",
+        "use POST",
+    );
+    for path in ["/v1/invoke/", "/v1/invoke/hello/more"] {
+        let got = a
+            .call(Method::POST, path, Some(&auth), Body::from("{}"))
+            .await;
+        assert_error(&got, StatusCode::NOT_FOUND, "not_found", "no endpoint");
+    }
+}

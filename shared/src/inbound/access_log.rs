@@ -19,7 +19,6 @@ use std::time::{Duration, Instant};
 use axum::extract::Request;
 use axum::response::Response;
 use axum::Router;
-use tower::ServiceExt;
 
 use crate::runtime::Runtime;
 
@@ -96,13 +95,7 @@ impl tower::Service<Request> for Logged {
             body_timeout,
         } = self.clone();
         Box::pin(async move {
-            // The router's own errors are `Infallible`.
-            let route = |req| async move {
-                match routes.oneshot(req).await {
-                    Ok(r) => r,
-                    Err(never) => match never {},
-                }
-            };
+            let route = |req| super::route(routes, &rt, req);
             Ok(record(&rt, req, |req| async move {
                 match body_timeout {
                     Some(t) => super::body_limit::limit_with(t, req, route).await,

@@ -75,6 +75,19 @@ fn routes(rt: Arc<Runtime>) -> Router {
         .with_state(rt)
 }
 
+/// Answers `req` through `routes`, or directly when it is an invoke of a plain script name
+/// ([`invoke::is_direct`]): the same handler, without the router's work.
+async fn route(routes: Router, rt: &Arc<Runtime>, req: axum::extract::Request) -> Response {
+    if invoke::is_direct(&req) {
+        return invoke::direct(rt, req).await;
+    }
+    // The router's own errors are `Infallible`.
+    match tower::ServiceExt::oneshot(routes, req).await {
+        Ok(r) => r,
+        Err(never) => match never {},
+    }
+}
+
 /// The tenant whose key the request carries, or why there is none.
 pub(crate) async fn tenant_of(rt: &Runtime, headers: &HeaderMap) -> Result<String, ApiError> {
     let header = match headers.get(header::AUTHORIZATION) {
