@@ -419,11 +419,10 @@ fn run_in(
         let what = format_args!("the value {name} returned");
         return host::to_json_text(lua, out, false, &what).map(Answer::Json);
     }
-    let what = || format!("the value {name} returned");
     if out.is_nil() {
         return Ok(Answer::Value(serde_json::Value::Null));
     }
-    host::from_lua(lua, out, &what()).map(Answer::Value)
+    host::from_lua(lua, out, &format!("the value {name} returned")).map(Answer::Value)
 }
 
 /// An event given as JSON text that is not JSON: the caller's fault, not the script's.
