@@ -18,6 +18,7 @@ mod json_seed;
 mod log;
 mod ndjson;
 mod queue;
+mod readonly;
 mod rendezvous;
 mod rows;
 mod services;
@@ -30,6 +31,7 @@ pub use invocation::{too_deep, Invocation};
 pub use json::{from_lua, to_json_text, to_lua};
 pub use json_seed::{parse_value as parse_json, Short as ShortJson};
 pub use log::message_text;
+pub use readonly::deep_readonly;
 pub use services::Services;
 
 use std::fmt::Display;
@@ -60,23 +62,8 @@ pub fn native_table(
     native.set("timer", timer::module(lua)?)?;
     native.set("rendezvous", rendezvous::module(lua)?)?;
     native.set("http", http::module(lua)?)?;
-    deep_readonly(&native)?;
+    readonly::deep_readonly(lua, &native)?;
     Ok(native)
-}
-
-/// Makes a table and every table in it read-only.
-pub fn deep_readonly(t: &Table) -> mlua::Result<()> {
-    if t.is_readonly() {
-        return Ok(());
-    }
-    t.set_readonly(true);
-    for pair in t.pairs::<mlua::Value, mlua::Value>() {
-        let (_, v) = pair?;
-        if let mlua::Value::Table(inner) = v {
-            deep_readonly(&inner)?;
-        }
-    }
-    Ok(())
 }
 
 /// The running invocation. Host functions are only reachable while one runs.
