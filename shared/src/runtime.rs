@@ -122,6 +122,14 @@ impl Runtime {
         }
     }
 
+    /// The same runtime keeping a blank VM ready for the next tenant's first invoke
+    /// ([`Engine::with_spare_vm`]): for servers (`native serve`, the Fargate server), not for
+    /// Lambda functions, where the blank would be made on the next invoke's CPU.
+    pub fn with_spare_vm(mut self) -> Self {
+        self.engine = Arc::new(Engine::with_spare_vm());
+        self
+    }
+
     /// The API keys this runtime has verified ([`crate::api_keys::Verified`]): what inbound HTTP
     /// checks a request's key with.
     pub fn verified_keys(&self) -> &crate::api_keys::Verified {

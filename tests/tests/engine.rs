@@ -330,6 +330,64 @@ async fn tenants_never_share_a_vm() {
     }
 }
 
+/// A server keeps a blank VM ready for the next tenant's first invoke, made after the last
+/// was taken (issue 31). The tenant given it sees its own name and config, as read-only as in
+/// a VM made for it; the blank was made before any tenant had it, so nothing of another can be
+/// in it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_vm_made_ahead_is_given_to_the_next_tenant_as_its_own() {
+    let src = r#"
+function on_invoke(ctx)
+  local function fails(f) return not pcall(f) end
+  return {
+    tenant = ctx.tenant, who = native.config.who,
+    config_read_only = fails(function() native.config.who = "x" end),
+    nested_read_only = fails(function() native.config.nested.k = 2 end),
+    native_read_only = fails(function() native.config = {} end),
+    json = native.json.encode({ 1 }),
+  }
+end"#;
+    let config =
+        |who: &str| format!(r#"{{ "config": {{ "who": "{who}", "nested": {{ "k": 1 }} }} }}"#);
+    let (ca, cb, cc) = (config("a"), config("b"), config("c"));
+    let p = TestProject::with_tenants(
+        native_tests::DEPLOYMENT,
+        &[
+            ("a", &ca, &[("s", src)]),
+            ("b", &cb, &[("s", src)]),
+            ("c", &cc, &[("s", src)]),
+        ],
+    );
+    let rt = p.project.runtime().with_spare_vm();
+    let engine = &rt.engine;
+    let made = |n: u64| async move {
+        for _ in 0..500 {
+            if engine.spare_counts().1 >= n {
+                return;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+        }
+        panic!("no blank VM made in 5 s: {:?}", engine.spare_counts());
+    };
+    let expect = |who: &str| {
+        json!({ "tenant": who, "who": who, "config_read_only": true, "nested_read_only": true,
+                "native_read_only": true, "json": "[1]" })
+    };
+    // WHEN the first tenant's first invoke finds no blank ready (none is made before one is
+    // asked for), and each next tenant's finds the one made after it
+    assert_eq!(rt.invoke("a", "s", json!({})).await.unwrap(), expect("a"));
+    assert_eq!(rt.engine.spare_counts().0, 0);
+    made(1).await;
+    assert_eq!(rt.invoke("b", "s", json!({})).await.unwrap(), expect("b"));
+    made(2).await;
+    assert_eq!(rt.invoke("c", "s", json!({})).await.unwrap(), expect("c"));
+    // THEN both took a blank, and each tenant keeps running as itself on its own VM
+    assert_eq!(rt.engine.spare_counts().0, 2);
+    for who in ["a", "b", "c", "b", "a"] {
+        assert_eq!(rt.invoke(who, "s", json!({})).await.unwrap(), expect(who));
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn endless_loops_end_at_the_deadline() {
     for src in [

@@ -67,6 +67,7 @@ pub async fn run(project: &Path, listen: &str, max_concurrent: u32) -> Outcome {
     let (rt, log) = crate::show::served_runtime(&p, addr);
     let rt = Arc::new(
         rt.with_admission(max_concurrent)
+            .with_spare_vm()
             .with_recent(Arc::new(Recent::new())),
     );
     // Scripts and tests read this line to learn the port: exactly this, first, on stdout.

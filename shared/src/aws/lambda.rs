@@ -88,7 +88,8 @@ pub async fn cold_start() -> std::result::Result<Runtime, StartError> {
 
 /// The runtime of the long-running server (Fargate): a function's, performing `job:http` in the
 /// background, running at most `NATIVE_MAX_CONCURRENT` invocations at once (default
-/// [`crate::budget::Admission::DEFAULT_MAX`]; see [`Runtime::with_admission`]).
+/// [`crate::budget::Admission::DEFAULT_MAX`]; see [`Runtime::with_admission`]), with a blank VM
+/// kept ready for a tenant's first invoke ([`Runtime::with_spare_vm`]).
 pub async fn server_start() -> std::result::Result<Runtime, StartError> {
     let max = match std::env::var("NATIVE_MAX_CONCURRENT") {
         Err(_) => crate::budget::Admission::DEFAULT_MAX,
@@ -100,7 +101,11 @@ pub async fn server_start() -> std::result::Result<Runtime, StartError> {
             )
         })?,
     };
-    Ok(cold_start().await?.with_http_jobs().with_admission(max))
+    Ok(cold_start()
+        .await?
+        .with_http_jobs()
+        .with_admission(max)
+        .with_spare_vm())
 }
 
 /// The runtime of a function over given clients (tests point them at an emulator); scripts'

@@ -8,9 +8,10 @@ pub mod handoff;
 mod interrupt;
 mod removed;
 mod sandbox;
+mod spare;
 
 pub use bytecode::{bytecode, cached_count, compile, compile_count_of};
-pub use sandbox::Vm;
+pub use sandbox::{Blank, Vm};
 
 use std::cell::{Cell, RefCell};
 use std::sync::{Arc, Mutex};
@@ -132,6 +133,8 @@ fn take_near<T>(idle: &mut Vec<(T, ThreadId)>) -> Option<T> {
 #[derive(Default)]
 pub struct Engine {
     pools: Mutex<crate::fast_map::FastMap<String, Pool>>,
+    /// The blank VM kept ready for a tenant's first invoke (servers only).
+    spare: Option<Arc<spare::Spare>>,
 }
 
 impl std::fmt::Debug for Engine {
@@ -140,10 +143,34 @@ impl std::fmt::Debug for Engine {
     }
 }
 
+impl Drop for Engine {
+    fn drop(&mut self) {
+        if let Some(spare) = &self.spare {
+            spare.close();
+        }
+    }
+}
+
 impl Engine {
     /// A new engine with empty pools.
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// A new engine that keeps a blank VM ready for the next tenant's first invoke, made by a
+    /// thread at the idle priority after each one is taken ([`spare`]): for servers, whose
+    /// tenants' first invokes come while they serve others.
+    pub fn with_spare_vm() -> Self {
+        Engine {
+            pools: Default::default(),
+            spare: Some(Default::default()),
+        }
+    }
+
+    /// How many first invokes took the blank VM made ahead, and how many were made (none
+    /// without [`Engine::with_spare_vm`]).
+    pub fn spare_counts(&self) -> (u64, u64) {
+        self.spare.as_ref().map_or((0, 0), |s| s.counts())
     }
 
     fn take_vm(&self, tenant: &Tenant, services: &Services) -> Result<Vm, Error> {
@@ -157,7 +184,14 @@ impl Engine {
                 }
             }
         }
-        Vm::new(tenant, &services.deployment).map_err(|e| Error::Script {
+        let made = match self.spare.as_ref() {
+            Some(spare) => match spare.take(&services.deployment) {
+                Some(blank) => Vm::for_tenant(blank, tenant),
+                None => Vm::new(tenant, &services.deployment),
+            },
+            None => Vm::new(tenant, &services.deployment),
+        };
+        made.map_err(|e| Error::Script {
             tenant: tenant.name.clone(),
             script: "-".into(),
             message: format!("cannot set up the script VM: {}", host::message_of(&e)),

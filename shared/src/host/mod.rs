@@ -40,19 +40,17 @@ use mlua::{AppDataRef, Lua, Table};
 
 use crate::config::Deployment;
 
-/// Builds the `native` table for a VM of one tenant. `config` becomes `native.config`.
-pub fn native_table(
-    lua: &Lua,
-    deployment: &Deployment,
-    config: &serde_json::Value,
-) -> mlua::Result<Table> {
+/// Builds the `native` table for a VM of a deployment, read-only all through; `native.config`
+/// is `false` until the VM is given to a tenant.
+pub fn native_table(lua: &Lua, deployment: &Deployment) -> mlua::Result<Table> {
     let native = lua.create_table()?;
     native.set("json", json::module(lua)?)?;
     native.set(
         "log",
         function(lua, ("native.log", &["level", "msg", "fields?"]), log::log)?,
     )?;
-    native.set("config", to_lua(lua, config)?)?;
+    // The tenant's config, set when the VM is given to a tenant (`engine::Vm::for_tenant`).
+    native.set("config", false)?;
     native.set("bucket", bucket::module(lua, deployment)?)?;
     native.set("db", db::module(lua)?)?;
     native.set("queue", queue::module(lua)?)?;
