@@ -184,11 +184,12 @@ impl Engine {
                 }
             }
         }
-        let made = match self.spare.as_ref() {
-            Some(spare) => match spare.take(&services.deployment) {
-                Some(blank) => Vm::for_tenant(blank, tenant),
-                None => Vm::new(tenant, &services.deployment),
-            },
+        let blank = self
+            .spare
+            .as_ref()
+            .and_then(|s| s.take(&services.deployment));
+        let made = match blank {
+            Some(blank) => Vm::for_tenant(blank, tenant),
             None => Vm::new(tenant, &services.deployment),
         };
         made.map_err(|e| Error::Script {
