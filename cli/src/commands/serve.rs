@@ -103,7 +103,7 @@ pub async fn run(project: &Path, listen: &str, max_concurrent: u32) -> Outcome {
     };
     // The API with its access log, and beside it the console (bounded the same way).
     let console = bound(console::router(console), &hygiene);
-    let app = app(rt, &hygiene).merge(console);
+    let app = app(rt, &hygiene).with_console(console);
     let served = serve_app(listener, app, hygiene, stop, GRACE).await;
     let _ = worker.await;
     // Every record of the run is written before the last lines say how it ended.

@@ -60,11 +60,17 @@ fn shown_path(path: &str) -> Cow<'_, str> {
 /// request (seven allocations of up to 2.3 KB a request, most of them past the allocator's
 /// per-thread cache); the routes are the same, and so is what the layers do.
 pub(super) fn around(app: Router, rt: Arc<Runtime>, body_timeout: Option<Duration>) -> Router {
-    Router::new().fallback_service(Logged {
+    Router::new().fallback_service(logged(app, rt, body_timeout))
+}
+
+/// What [`around`] serves, as a service of its own: for a listener that calls it without a
+/// router around it ([`super::App`]).
+pub(super) fn logged(app: Router, rt: Arc<Runtime>, body_timeout: Option<Duration>) -> Logged {
+    Logged {
         routes: app,
         rt,
         body_timeout,
-    })
+    }
 }
 
 /// The bytes a request's record takes besides its path, with room for a tenant's name: what
@@ -73,7 +79,7 @@ const RECORD_CAPACITY: usize = 224;
 
 /// The service of [`around`].
 #[derive(Clone)]
-struct Logged {
+pub(super) struct Logged {
     routes: Router,
     rt: Arc<Runtime>,
     body_timeout: Option<Duration>,

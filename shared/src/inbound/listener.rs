@@ -296,13 +296,17 @@ pub fn bound(app: Router, hygiene: &Hygiene) -> Router {
 /// lets each connection finish the request it is serving (idle ones close at once) for at
 /// most `grace`, and closes what is left. `app`'s bodies must be bounded already ([`bound`];
 /// [`super::app`] is), so that layers around that (the access log) see its answers.
-pub async fn serve_app(
+/// `app` is any service that answers every request ([`super::App`] or a [`Router`]).
+pub async fn serve_app<S>(
     listener: TcpListener,
-    app: Router,
+    app: S,
     hygiene: Hygiene,
     stop: impl Future<Output = ()>,
     grace: Duration,
-) -> Served {
+) -> Served
+where
+    S: Answers,
+{
     let conns = Arc::new(Conns {
         open: Mutex::new(BTreeMap::new()),
         next: AtomicU64::new(0),
@@ -363,10 +367,38 @@ pub async fn serve_app(
     }
 }
 
+/// What [`serve_app`] serves: a service that answers every request (its errors are
+/// `Infallible`), cloned for each connection and request.
+pub trait Answers:
+    tower::Service<
+        axum::extract::Request,
+        Response = axum::response::Response,
+        Error = std::convert::Infallible,
+        Future: Send + 'static,
+    > + Clone
+    + Send
+    + Sync
+    + 'static
+{
+}
+
+impl<S> Answers for S where
+    S: tower::Service<
+            axum::extract::Request,
+            Response = axum::response::Response,
+            Error = std::convert::Infallible,
+            Future: Send + 'static,
+        > + Clone
+        + Send
+        + Sync
+        + 'static
+{
+}
+
 /// Serves one connection until it closes, is closed to make room, or the server stops.
-async fn connection(
+async fn connection<S: Answers>(
     mut stream: TcpStream,
-    app: Router,
+    app: S,
     hygiene: Hygiene,
     slot: Arc<Slot>,
     stopping: watch::Receiver<bool>,
