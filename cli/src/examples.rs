@@ -44,17 +44,16 @@ pub const BATCH: &[File] = files!("batch":
     "partner/open_orders.ndjson",
 );
 
-/// What `native init` adds to the example: the types of the host API for luau-lsp, and its
-/// config naming the `native` global.
+/// The types of the host API: what `native check` checks scripts against, and what `native
+/// init` writes for editors.
+pub const NATIVE_D_LUAU: &str = include_str!("../../shared/src/host/native.d.luau");
+
+/// What `native init` adds to the example: the types of the host API for luau-lsp and `native
+/// check`, and a `.luaurc` that makes strict mode the project's default. It names no globals:
+/// Luau binds a `.luaurc` global to `any`, which would hide `native`'s definitions.
 pub const EDITOR: &[File] = &[
-    (
-        "native.d.luau",
-        include_str!("../../shared/src/host/native.d.luau"),
-    ),
-    (
-        ".luaurc",
-        "{\n  \"languageMode\": \"nonstrict\",\n  \"globals\": [\"native\"]\n}\n",
-    ),
+    ("native.d.luau", NATIVE_D_LUAU),
+    (".luaurc", "{\n  \"languageMode\": \"strict\"\n}\n"),
 ];
 
 /// What a project's `.gitignore` must hold: `.native/` has the embedded backend's data, the

@@ -311,7 +311,10 @@ fn init_writes_the_gitignore_and_the_editor_files() {
     let rc: Value =
         serde_json::from_str(&std::fs::read_to_string(tmp.path().join(".luaurc")).unwrap())
             .unwrap();
-    assert_eq!(rc["globals"][0], "native");
+    // AND the .luaurc names no globals (Luau types those `any`, hiding native.d.luau) and makes
+    // strict mode the project's default
+    assert!(rc.get("globals").is_none(), "{rc}");
+    assert_eq!(rc["languageMode"], "strict");
 }
 
 #[test]

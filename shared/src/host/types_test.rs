@@ -128,3 +128,26 @@ fn every_host_function_is_declared_and_every_declared_function_exists() {
     );
     assert!(declared.contains("job:rows") && declared.contains("native.batch.new"));
 }
+
+#[test]
+fn every_declared_function_has_a_line_of_documentation_for_editors() {
+    // GIVEN native.d.luau, WHEN each function's line is looked at, THEN the line above it is a
+    // `---` comment (what luau-lsp shows on hover)
+    let lines: Vec<&str> = TYPES.lines().map(str::trim).collect();
+    let undocumented: Vec<&str> = lines
+        .iter()
+        .enumerate()
+        .filter(|(_, l)| {
+            l.split_once(':').is_some_and(|(name, rest)| {
+                name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+                    && rest.trim_start().starts_with('(')
+            })
+        })
+        .filter(|(i, _)| !lines[i - 1].starts_with("--- "))
+        .map(|(_, l)| *l)
+        .collect();
+    assert!(
+        undocumented.is_empty(),
+        "no `---` line above: {undocumented:#?}"
+    );
+}
