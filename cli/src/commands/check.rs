@@ -1,4 +1,7 @@
-//! `native check`: validate configs and compile every script.
+//! `native check`: validate configs, compile every script, and type-check every script and
+//! module ([`types`]).
+
+mod types;
 
 use std::path::Path;
 
@@ -7,7 +10,7 @@ use native_core::local::Project;
 use native_core::tenants::DirTenants;
 
 use super::{open, Failed, Outcome};
-use crate::out::outln;
+use crate::out::{errln, outln};
 
 pub fn run(project: &Path) -> Outcome {
     let p = open(project)?;
@@ -26,11 +29,46 @@ pub fn run(project: &Path) -> Outcome {
             Err(mut e) => errors.append(&mut e),
         }
     }
+    // A script that does not compile has said so above; Luau's parse errors for it would
+    // only repeat that.
+    let broken: Vec<String> = errors
+        .iter()
+        .filter_map(|e| {
+            e.split_once(".luau:")
+                .map(|(file, _)| format!("{file}.luau"))
+        })
+        .collect();
+    let mut warnings = Vec::new();
+    match types::check(&p.root, &names) {
+        Ok(found) => {
+            for f in found {
+                if broken.contains(&f.path) {
+                    continue;
+                }
+                match f.severity {
+                    types::Severity::Error => errors.push(f.text),
+                    types::Severity::Warning => warnings.push(f.text),
+                }
+            }
+        }
+        Err(why) => errors.push(format!("type check: {why}")),
+    }
+    for w in &warnings {
+        errln!("{w}");
+    }
+    let warned = match warnings.len() {
+        0 => String::new(),
+        n => format!(", {n} warning(s)"),
+    };
     if errors.is_empty() {
-        outln!("ok: {} tenant(s), {scripts} script(s)", names.len());
+        outln!("ok: {} tenant(s), {scripts} script(s){warned}", names.len());
         Ok(())
     } else {
-        Err(Failed::usage(errors.join("\n")))
+        Err(Failed::usage(format!(
+            "{}\n{} error(s){warned}",
+            errors.join("\n"),
+            errors.len()
+        )))
     }
 }
 
