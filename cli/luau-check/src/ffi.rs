@@ -173,10 +173,14 @@ unsafe fn from_c(s: *const c_char, len: usize) -> String {
     String::from_utf8_lossy(unsafe { std::slice::from_raw_parts(s.cast::<u8>(), len) }).into_owned()
 }
 
+/// Resolves a require: (requiring module, path, 0-based line, column) to the module's name,
+/// or the diagnostic that says why not.
+pub type Resolver<'a> = dyn FnMut(&str, &str, u32, u32) -> Result<String, Diagnostic> + 'a;
+
 /// What a check call hands its callbacks: the sink for diagnostics and the resolver.
 struct Calls<'a> {
     sink: &'a mut dyn FnMut(Diagnostic),
-    resolve: Option<&'a mut dyn FnMut(&str, &str, u32, u32) -> Result<String, Diagnostic>>,
+    resolve: Option<&'a mut Resolver<'a>>,
 }
 
 unsafe extern "C" fn on_diagnostic(
@@ -291,7 +295,7 @@ impl Checker {
         &mut self,
         name: &str,
         module_time_s: f64,
-        resolve: &mut dyn FnMut(&str, &str, u32, u32) -> Result<String, Diagnostic>,
+        resolve: &mut Resolver<'_>,
         sink: &mut dyn FnMut(Diagnostic),
     ) {
         let mut calls = Calls {
