@@ -125,7 +125,7 @@ def run(binary, event_file, env, replace=None):
 
 
 def check_metrics(binary, logged):
-    """The run's script wrote an EMF record (see README, Errors, logs, metrics and alarms) of
+    """The run's script wrote an EMF record (see docs/aws.md, Errors, logs, metrics and alarms) of
     its tenant, and its records carry Lambda's request id."""
     records = []
     for line in logged.splitlines():
