@@ -305,6 +305,7 @@ impl Engine {
             width,
             width_left: Cell::new(width),
             outbox: RefCell::new(Vec::new()),
+            timers: RefCell::new(Vec::new()),
         });
         let armed = interrupt::arm(
             interrupt::deadline_in(timeout),
@@ -366,23 +367,25 @@ impl Engine {
                 ))
             }
         };
-        // Messages the script sent waited for it to succeed (host::chain).
+        // Messages the script sent and timers it set waited for it to succeed (host::chain).
         let out = match (out, &inv) {
-            (Ok(v), Some(i)) if !i.outbox.borrow().is_empty() => {
-                let queue = &services.backends.queue;
+            (Ok(v), Some(i)) if !i.outbox.borrow().is_empty() || !i.timers.borrow().is_empty() => {
+                let (queue, kv) = (&services.backends.queue, &services.backends.kv);
                 let within = host::chain::send_within(i.deadline);
-                crate::blocking::wait(
-                    handle,
-                    tokio::time::timeout(within, host::chain::send_outbox(queue, i.take_outbox())),
-                )
-                .unwrap_or_else(|_| {
-                    Err(Error::Timeout(format!(
-                        "the messages {} sent did not reach the queue within {} s",
-                        call.script,
-                        within.as_secs()
-                    )))
-                })
-                .map(|()| v)
+                let (timers, outbox) = (i.timers.take(), i.take_outbox());
+                let work = async {
+                    crate::timer::write_prepared(kv.as_ref(), timers).await?;
+                    host::chain::send_outbox(queue, outbox).await
+                };
+                crate::blocking::wait(handle, tokio::time::timeout(within, work))
+                    .unwrap_or_else(|_| {
+                        Err(Error::Timeout(format!(
+                            "the messages and timers {} set did not reach the backend within {} s",
+                            call.script,
+                            within.as_secs()
+                        )))
+                    })
+                    .map(|()| v)
             }
             (other, _) => other,
         };
