@@ -1440,7 +1440,8 @@ async fn store_calls_per_arrival_are_as_documented(backend: Backend) {
             c.0.get()
         }
     };
-    // THEN the figures of BENCHMARKS.md: namespace, barrier, one transaction per arrival
+    // THEN the figures of BENCHMARKS.md, Rendezvous: namespace, barrier, one transaction per
+    // arrival
     assert_eq!(count("a", "p0").await, 3, "an arrival");
     assert_eq!(count("a", "p0").await, 4, "a repeat");
     assert_eq!(count("a", "p1").await, 3, "the tripping arrival");

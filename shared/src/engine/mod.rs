@@ -480,8 +480,8 @@ impl std::fmt::Display for BadEvent {
 impl std::error::Error for BadEvent {}
 
 /// A new invocation id: 32 lower-case hex digits of a random 128-bit number (written here
-/// rather than through `format!`, which is a tenth of a no-op invocation's work, and into an
-/// array, as a digit-by-digit `collect` was another 4% of it).
+/// rather than through `format!`, and into an array rather than collected digit by digit: each
+/// cost a no-op invocation measurably, BENCHMARKS.md, Figures behind the code).
 fn request_id() -> String {
     const HEX: &[u8; 16] = b"0123456789abcdef";
     let mut digits = [0u8; 32];
@@ -493,7 +493,7 @@ fn request_id() -> String {
         pair[1] = HEX[usize::from(byte & 0xf)];
     }
     // Hex digits are ASCII: checked in a few word-sized steps (a lossy conversion walks it in
-    // UTF-8 chunks, 1.5% of a no-op call).
+    // UTF-8 chunks: BENCHMARKS.md, Figures behind the code).
     std::str::from_utf8(&digits)
         .expect("hex digits are ASCII")
         .to_owned()

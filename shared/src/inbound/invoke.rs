@@ -28,7 +28,8 @@ pub(super) async fn invoke(
 /// Whether `req` is `POST /v1/invoke/{script}` with a name the router would pass on as it is
 /// (one segment, no percent-escapes): such a request is answered by [`direct`] without the
 /// router, whose lookup, URL parameters (three allocations into the request's extensions) and
-/// boxed futures were some 4 000 instructions of a no-op invocation's 73 000.
+/// boxed futures were a measurable part of a no-op invocation (BENCHMARKS.md, Figures behind
+/// the code).
 pub(super) fn is_direct(req: &Request) -> bool {
     req.method() == axum::http::Method::POST
         && req
@@ -45,7 +46,8 @@ pub(super) async fn direct(rt: &Arc<Runtime>, req: Request) -> Response {
     let script = uri.path().strip_prefix(PREFIX).unwrap_or_default();
     // Boxed, as the router boxes a handler's future: the run's future is kilobytes, and held
     // inline it would be copied with every future around it (the access log's, the body
-    // limit's), 9 000 instructions a request of `memcpy`.
+    // limit's), more `memcpy` than the router had cost (BENCHMARKS.md, Figures behind the
+    // code).
     Box::pin(handle(rt, script, req)).await.into_response()
 }
 
