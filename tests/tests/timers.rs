@@ -409,7 +409,8 @@ async fn bad_timer_calls_raise_clear_errors(backend: Backend) {
             "native.timer.at: in_s must be 0 to 31536000, not 1000000000000",
         ),
         (2, "exactly one of in_s and at_ms"),
-        (3, "parameter \"when\" must be a table"),
+        // An integer is "a number", never "a integer".
+        (3, "{ at_ms = T }, not a number"),
         (4, "nope"),
         (5, "13 digits"),
     ];

@@ -136,8 +136,8 @@ pub(crate) fn opt_whole(
             return Err(raise(
                 lua,
                 format!(
-                    "{func}: {field} must be a number from {lo} to {hi}, not a {}",
-                    other.type_name()
+                    "{func}: {field} must be a number from {lo} to {hi}, not {}",
+                    function::a_type(&other)
                 ),
             ))
         }

@@ -18,8 +18,8 @@ fn due(lua: &Lua, when: &Value) -> mlua::Result<i64> {
         return Err(raise(
             lua,
             format!(
-                "{FUNC}: parameter \"when\" must be a table {{ in_s = N }} or {{ at_ms = T }}, not a {}",
-                when.type_name()
+                "{FUNC}: parameter \"when\" must be a table {{ in_s = N }} or {{ at_ms = T }}, not {}",
+                super::function::a_type(when)
             ),
         ));
     };
