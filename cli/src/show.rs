@@ -223,6 +223,11 @@ pub fn readable(record: &serde_json::Value) -> String {
     out
 }
 
+/// `n` with its noun, singular for one: "1 query", "4 rows".
+pub fn count(n: usize, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
 /// Logs, as one record of the verb's log (stderr and the log file), the chain a verb started:
 /// `msg` (`invoked`, `sent`) with the tenant, the script and the `trace` that
 /// `native logs --trace` finds.

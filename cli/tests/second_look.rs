@@ -546,3 +546,17 @@ fn deploy_without_a_region_says_to_set_one() {
     );
     assert!(!err.contains("DispatchFailure"), "{err}");
 }
+
+#[test]
+fn invoking_a_script_that_is_not_there_logs_no_invoked_line() {
+    // GIVEN the example project
+    let (_tmp, p) = hello();
+    // WHEN a script it does not have is invoked THEN it fails, and nothing says it was invoked
+    let r = native(&p, &["invoke", "hello", "strat", "{}"]);
+    r.code(2).err_has("strat");
+    assert!(!r.stderr.contains("\"invoked\""), "{}", r.stderr);
+    // AND a script that is there still logs the chain it started
+    native(&p, &["invoke", "hello", "start", r#"{"name":"Ada"}"#])
+        .code(0)
+        .err_has("\"msg\":\"invoked\"");
+}
