@@ -95,6 +95,8 @@ pub enum Answer {
     Value(serde_json::Value),
     /// As JSON text, for a call with [`Call::json_answer`].
     Json(Vec<u8>),
+    /// An HTTP answer the script chose with `native.response`.
+    Reply(host::Reply),
 }
 
 impl Answer {
@@ -104,6 +106,7 @@ impl Answer {
             Answer::Value(v) => Ok(v),
             Answer::Json(text) => serde_json::from_slice(&text)
                 .map_err(|e| Error::InvalidInput(format!("the answer is not JSON: {e}"))),
+            Answer::Reply(r) => Ok(r.body_value()),
         }
     }
 }
@@ -452,6 +455,12 @@ fn run_in(
                 )
             }
         }));
+    }
+    // `native.response(...)`: the answer the script chose, for any caller.
+    if let Value::UserData(ud) = &out {
+        if let Ok(reply) = ud.borrow::<host::Reply>() {
+            return Ok(Answer::Reply(reply.clone()));
+        }
     }
     if call.json_answer {
         let what = format_args!("the value {name} returned");

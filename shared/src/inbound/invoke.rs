@@ -10,6 +10,8 @@ use axum::response::{IntoResponse, Response};
 use http_body_util::{BodyExt, LengthLimitError, Limited};
 
 use super::{tenant_of, ApiError, Code, MAX_BODY_BYTES};
+use crate::engine::Answer;
+use crate::host::Reply;
 use crate::runtime::Runtime;
 
 /// The route's path up to the script's name.
@@ -65,13 +67,53 @@ async fn handle(rt: &Runtime, script: &str, req: Request) -> Result<Response, Ap
     } else {
         body
     };
-    let text = rt.invoke_json(&tenant, script, body).await?;
-    Ok((
+    Ok(match rt.invoke_http(&tenant, script, body).await? {
+        Answer::Json(text) => json(text),
+        Answer::Value(v) => json(v.to_string().into_bytes()),
+        Answer::Reply(r) => reply(r),
+    })
+}
+
+fn json(text: Vec<u8>) -> Response {
+    (
         StatusCode::OK,
         [(header::CONTENT_TYPE, "application/json")],
         text,
     )
-        .into_response())
+        .into_response()
+}
+
+/// The answer a script chose with `native.response`, its headers checked when it was made.
+/// Every such answer is sandboxed (`Content-Security-Policy: sandbox`) and not sniffed: a
+/// tenant's HTML then runs in an origin of its own, never in the one the console and every
+/// other tenant share.
+fn reply(r: Reply) -> Response {
+    let mut out = Response::new(Body::from(r.body.clone()));
+    *out.status_mut() = StatusCode::from_u16(r.status).unwrap_or(StatusCode::OK);
+    let h = out.headers_mut();
+    for (name, value) in &r.headers {
+        if let (Ok(n), Ok(v)) = (
+            header::HeaderName::from_bytes(name.as_bytes()),
+            header::HeaderValue::from_str(value),
+        ) {
+            h.append(n, v);
+        }
+    }
+    if !h.contains_key(header::CONTENT_TYPE) {
+        h.insert(
+            header::CONTENT_TYPE,
+            header::HeaderValue::from_static(r.default_content_type()),
+        );
+    }
+    h.insert(
+        header::CONTENT_SECURITY_POLICY,
+        header::HeaderValue::from_static("sandbox"),
+    );
+    h.insert(
+        header::X_CONTENT_TYPE_OPTIONS,
+        header::HeaderValue::from_static("nosniff"),
+    );
+    out
 }
 
 fn too_large() -> ApiError {
