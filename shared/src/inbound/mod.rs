@@ -15,6 +15,7 @@
 //! ([`crate::api_keys`]); the tenant is the key's. Every request is logged ([`access_log`]).
 
 mod access_log;
+mod answers;
 pub mod body_limit;
 mod callback;
 pub mod console;
