@@ -333,3 +333,40 @@ async fn invokes_are_answered_alike_with_and_without_the_router() {
         assert_error(&got, StatusCode::NOT_FOUND, "not_found", "no endpoint");
     }
 }
+
+/// Error answers echo a caller's path or method name cut to a few hundred bytes: a 63 KB path
+/// or method is not answered (nor logged) whole.
+#[tokio::test]
+async fn errors_echo_a_long_path_or_method_cut_short() {
+    let a = api().await;
+    let auth = format!("Bearer {}", a.acme_key);
+    let long = "x".repeat(63 * 1024);
+    let service = native_core::inbound::rendezvous::SERVICE;
+    for (method, path, status, says) in [
+        (
+            Method::POST,
+            format!("/{long}"),
+            StatusCode::NOT_FOUND,
+            "no endpoint",
+        ),
+        (
+            Method::POST,
+            format!("{service}/{long}"),
+            StatusCode::NOT_FOUND,
+            "no method",
+        ),
+        (
+            Method::from_bytes(long.as_bytes()).unwrap(),
+            "/healthz".to_string(),
+            StatusCode::METHOD_NOT_ALLOWED,
+            "is not allowed",
+        ),
+    ] {
+        let got = a.call(method, &path, Some(&auth), Body::from("{}")).await;
+        assert_eq!(got.0, status, "{}", got.1);
+        let msg = got.1["message"].as_str().unwrap();
+        assert!(msg.contains(says), "{msg:?}");
+        assert!(msg.len() < 1024, "a message of {} bytes", msg.len());
+        assert!(msg.contains("[cut: 64"), "{msg:?}");
+    }
+}
