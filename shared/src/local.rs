@@ -74,7 +74,7 @@ impl Project {
     pub fn record_served(&self, addr: std::net::SocketAddr) -> Result<()> {
         let path = self.root.join(".native").join(SERVED_FILE);
         std::fs::write(&path, served_base(addr) + "\n")
-            .map_err(|e| crate::Error::config(&format!(".native/{SERVED_FILE}"), "-", e))
+            .map_err(|e| crate::Error::config(format!(".native/{SERVED_FILE}"), "-", e))
     }
 
     /// Forgets the address [`Project::record_served`] recorded, when `native serve` stops: the
