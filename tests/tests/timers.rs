@@ -467,7 +467,7 @@ async fn a_fresh_index_row_outlives_an_empty_partition_for_its_grace(backend: Ba
 
 const SETS_THEN: &str = r#"
 function on_invoke(ctx, ev)
-  local id = native.timer.at({ in_s = 3600 }, "wake", {})
+  local id = native.timer.at({ in_s = 3600 }, "wake", { order = "o1" })
   if ev.cancel then return native.timer.cancel(id) end
   if ev.fail then error("boom after setting a timer") end
   return id
@@ -516,4 +516,13 @@ async fn a_failed_run_sets_no_timer_and_cancelling_its_own_forgets_it(backend: B
     // WHEN a run succeeds THEN its timer is there, under the id the script was given
     let id = p.rt.invoke("acme", "wake", json!({})).await.unwrap();
     assert_eq!(pending().await, vec![id.as_str().unwrap().to_string()]);
+    // AND a listing (native timers, the console) shows the event its script will get
+    let c = Count::default();
+    let timers = Timers {
+        kv: kv.as_ref(),
+        tenant: "acme",
+        budget: &c,
+    };
+    let (list, _) = timers.list(None, 100).await.unwrap();
+    assert_eq!(list[0].event, json!({ "order": "o1" }));
 }

@@ -102,6 +102,28 @@ pub struct Info {
     /// (`"barrier": "b1"`); empty for a plain timer.
     #[serde(flatten)]
     pub watches: serde_json::Map<String, Value>,
+    /// The event its script gets, when its JSON is at most [`EVENT_SHOWN_BYTES`]; a larger
+    /// one is said by its size.
+    #[serde(skip_serializing_if = "Value::is_null")]
+    pub event: Value,
+}
+
+/// The most bytes of a timer's event a listing shows: a page of a hundred timers stays small,
+/// whatever their events hold.
+pub const EVENT_SHOWN_BYTES: usize = 2048;
+
+/// A timer's event for a listing, from its row's work message.
+fn shown_event(row: &Row) -> Value {
+    let event = serde_json::from_str::<Value>(&row.body)
+        .ok()
+        .and_then(|mut m| m.get_mut("event").map(Value::take))
+        .unwrap_or(Value::Null);
+    match serde_json::to_string(&event) {
+        Ok(text) if text.len() > EVENT_SHOWN_BYTES => {
+            Value::String(format!("({} bytes of JSON, too large to show)", text.len()))
+        }
+        _ => event,
+    }
 }
 
 impl Info {
@@ -317,6 +339,7 @@ impl Timers<'_> {
                             serde_json::Map::from_iter([(kind.to_string(), data["id"].clone())])
                         })
                         .unwrap_or_default(),
+                    event: row.as_ref().map(shown_event).unwrap_or(Value::Null),
                 }
             })
             .collect();
