@@ -15,6 +15,7 @@ mod partner;
 mod queues;
 mod rendezvous;
 mod serve;
+mod test;
 mod timers;
 mod vault;
 
@@ -75,6 +76,18 @@ pub async fn run(cli: Cli) -> ExitCode {
         Command::Demo => demo::run(given.as_deref()).await,
         Command::Init { dir } => init(&init_dir(given.as_deref(), dir.as_deref())),
         Command::Check => check::run(&project),
+        Command::Test {
+            tenants,
+            filter,
+            junit,
+        } => {
+            let args = test::Args {
+                tenants,
+                filter,
+                junit,
+            };
+            test::run(&project, args).await
+        }
         Command::Invoke {
             tenant,
             script,

@@ -484,7 +484,7 @@ fn request_id() -> String {
     let mut digits = [0u8; 32];
     for (pair, byte) in digits
         .chunks_exact_mut(2)
-        .zip(rand::random::<u128>().to_be_bytes())
+        .zip(crate::random::u128().to_be_bytes())
     {
         pair[0] = HEX[usize::from(byte >> 4)];
         pair[1] = HEX[usize::from(byte & 0xf)];
