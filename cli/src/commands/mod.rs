@@ -505,6 +505,7 @@ fn init(dir: &Path) -> Outcome {
         "  native --project {} get hello Out results/Ada.txt",
         dir.display()
     );
+    outln!("  native --project {} test", dir.display());
     outln!(
         "(.gitignore keeps .native/ out of git; native.d.luau has the host API's types for luau-lsp: \
          add it to luau-lsp.types.definitionFiles)"

@@ -15,7 +15,16 @@ use native_core::outbound::Response;
 /// The Luau side of the harness: the globals, and the world's methods, which raise their
 /// failures at the caller's line.
 const PRELUDE: &str = r#"
-local register, diff, same = ...
+local register, diff, same, now_s = ...
+-- The test's own os.time and os.date read the world's clock, as the scripts' do.
+local time, date = os.time, os.date
+os.time = function(t)
+  if t == nil then return now_s() end
+  return time(t)
+end
+os.date = function(fmt, t)
+  return date(fmt, if t == nil then now_s() else t)
+end
 function test(name, fn)
   if type(name) ~= "string" or type(fn) ~= "function" then
     error("test(name, fn): give the test's name (a string) and its function", 2)
@@ -130,10 +139,12 @@ impl FileVm {
                 lua.create_function(|_, (_, a, e): (Lv, Lv, Lv)| Ok(diff::diff(&a, &e)))?,
             )?;
             diff_t.set_metatable(Some(mt))?;
+            let now_s =
+                lua.create_function(|_, ()| Ok(native_core::ports::now_ms().div_euclid(1000)))?;
             let same = lua.create_function(|_, (a, e): (Lv, Lv)| Ok(diff::equal(&a, &e)))?;
             lua.load(PRELUDE)
                 .set_name("=native test")
-                .call::<Function>((register, diff_t, same))
+                .call::<Function>((register, diff_t, same, now_s))
         };
         let make_world = setup().map_err(|e| format!("cannot set up the test VM: {e}"))?;
         lua.load(source)
