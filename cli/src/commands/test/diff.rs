@@ -13,8 +13,12 @@ const MAX_LINES: usize = 400;
 /// Whether `a` and `b` are equal: the same primitive, or tables with equal entries (their
 /// metatables aside).
 pub fn equal(a: &Value, b: &Value) -> bool {
-    eq(a, b, 0)
+    eq(a, b, 0, &mut Default::default())
 }
+
+/// Pairs of tables being compared or found equal: met again (a table that holds itself, or
+/// one held twice), a pair counts as equal, so that each pair is compared once.
+type Seen = std::collections::HashSet<(usize, usize)>;
 
 fn number(v: &Value) -> Option<f64> {
     match v {
@@ -24,7 +28,7 @@ fn number(v: &Value) -> Option<f64> {
     }
 }
 
-fn eq(a: &Value, b: &Value, depth: usize) -> bool {
+fn eq(a: &Value, b: &Value, depth: usize, seen: &mut Seen) -> bool {
     if let (Some(x), Some(y)) = (number(a), number(b)) {
         return x == y;
     }
@@ -36,12 +40,16 @@ fn eq(a: &Value, b: &Value, depth: usize) -> bool {
             if depth >= MAX_DEPTH {
                 return false;
             }
+            if !seen.insert((x.to_pointer() as usize, y.to_pointer() as usize)) {
+                return true;
+            }
             let (ex, ey) = (entries(x), entries(y));
+            // Keys are looked up as Luau does (a number is a number, a table key is that
+            // table), values compared deeply.
             ex.len() == ey.len()
                 && ex.iter().all(|(k, v)| {
-                    ey.iter()
-                        .find(|(k2, _)| eq(k, k2, depth + 1))
-                        .is_some_and(|(_, v2)| eq(v, v2, depth + 1))
+                    y.raw_get::<Value>(k.clone())
+                        .is_ok_and(|v2| !v2.is_nil() && eq(v, &v2, depth + 1, seen))
                 })
         }
         (Value::String(x), Value::String(y)) => x.as_bytes() == y.as_bytes(),
@@ -52,7 +60,7 @@ fn eq(a: &Value, b: &Value, depth: usize) -> bool {
 /// A table's entries, keys in a stable order: numbers first by value, then strings, then the rest.
 fn entries(t: &mlua::Table) -> Vec<(Value, Value)> {
     let mut out: Vec<(Value, Value)> = t.pairs::<Value, Value>().filter_map(Result::ok).collect();
-    out.sort_by(|(a, _), (b, _)| order(a).cmp(&order(b)));
+    out.sort_by_key(|(a, _)| order(a));
     out
 }
 
@@ -68,11 +76,19 @@ fn order(k: &Value) -> (u8, i64, String) {
 /// `v` rendered as Luau, one entry a line.
 pub fn render(v: &Value) -> String {
     let mut out = String::new();
-    write(v, 0, &mut out);
+    write(v, 0, &mut out, &mut Vec::new());
     out
 }
 
-fn write(v: &Value, depth: usize, out: &mut String) {
+/// The longest rendering, in bytes: a table held many times over is cut here.
+const MAX_RENDER_BYTES: usize = 64 * 1024;
+
+/// Writes `v` at `depth`; `path` holds the tables being written (a table inside itself is
+/// written as `<cycle>`).
+fn write(v: &Value, depth: usize, out: &mut String, path: &mut Vec<usize>) {
+    if out.len() > MAX_RENDER_BYTES {
+        return;
+    }
     match v {
         Value::Nil => out.push_str("nil"),
         Value::Boolean(b) => out.push_str(if *b { "true" } else { "false" }),
@@ -88,10 +104,16 @@ fn write(v: &Value, depth: usize, out: &mut String) {
                 out.push_str("{}");
                 return;
             }
+            let me = t.to_pointer() as usize;
+            if path.contains(&me) {
+                out.push_str("<cycle>");
+                return;
+            }
             if depth >= MAX_DEPTH {
                 out.push_str("{...}");
                 return;
             }
+            path.push(me);
             let sequence = items
                 .iter()
                 .enumerate()
@@ -114,15 +136,21 @@ fn write(v: &Value, depth: usize, out: &mut String) {
                         }
                         other => {
                             out.push('[');
-                            write(other, depth + 1, out);
+                            write(other, depth + 1, out, path);
                             out.push(']');
                         }
                     }
                     out.push_str(" = ");
                 }
-                write(v, depth + 1, out);
+                write(v, depth + 1, out, path);
                 out.push_str(",\n");
+                if out.len() > MAX_RENDER_BYTES {
+                    out.push_str(&pad);
+                    out.push_str("...\n");
+                    break;
+                }
             }
+            path.pop();
             out.push_str(&"  ".repeat(depth));
             out.push('}');
         }
@@ -142,15 +170,13 @@ pub fn diff(actual: &Value, expected: &Value) -> Option<String> {
     }
     let mut out = String::from("assert_eq: not equal (- expected, + actual):");
     let (el, al): (Vec<&str>, Vec<&str>) = (e.lines().collect(), a.lines().collect());
-    let mut shown = 0;
-    for line in lines(&el, &al) {
+    for (shown, line) in lines(&el, &al).into_iter().enumerate() {
         if shown >= MAX_LINES {
             out.push_str("\n  ...");
             break;
         }
         out.push('\n');
         out.push_str(&line);
-        shown += 1;
     }
     Some(out)
 }
@@ -217,9 +243,12 @@ mod tests {
             diff(&v("1"), &v("'1'")).unwrap(),
             "assert_eq: expected \"1\", got 1"
         );
-        // AND a table that holds itself ends
-        let cyc = v("local t = {}; t.t = t; return t");
-        let cyc2 = v("local t = {}; t.t = t; return t");
-        assert!(diff(&cyc, &cyc2).is_some() || equal(&cyc, &cyc2));
+        // AND tables that hold themselves, many times over, compare at once
+        let cyc = v("local t = {}; for i = 1, 40 do t[i] = t end; return t");
+        let cyc2 = v("local t = {}; for i = 1, 40 do t[i] = t end; return t");
+        assert!(equal(&cyc, &cyc2));
+        assert!(!equal(&cyc, &v("{}")));
+        assert!(render(&cyc).contains("<cycle>"));
+        assert!(render(&cyc).len() < 2 * MAX_RENDER_BYTES);
     }
 }

@@ -252,7 +252,13 @@ impl World {
     /// failure.
     pub fn drain(&self) -> Result<Value> {
         let r = self
-            .block_on(drain(&self.rt, DrainOptions::default()))
+            .block_on(drain(
+                &self.rt,
+                DrainOptions {
+                    one_at_a_time: true,
+                    ..Default::default()
+                },
+            ))
             .map_err(err)?;
         let failures: Vec<Value> = r
             .failures
