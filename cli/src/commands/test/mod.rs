@@ -187,26 +187,46 @@ fn seed(file: &str, name: &str) -> u64 {
     h
 }
 
+/// A test file's path in the project, and its VM with the tests it declared, or why it did not
+/// load.
+fn load(shared: &world::Shared, path: &Path) -> (String, Result<vm::FileVm, String>) {
+    let file = path
+        .strip_prefix(&shared.root)
+        .unwrap_or(path)
+        .to_string_lossy()
+        .into_owned();
+    let source = match std::fs::metadata(path) {
+        Ok(m) if m.len() > MAX_FILE_BYTES => Err(format!(
+            "the file is {} bytes; a test file may have {MAX_FILE_BYTES}",
+            m.len()
+        )),
+        _ => std::fs::read_to_string(path).map_err(|e| format!("cannot read it: {e}")),
+    };
+    let vm = source.and_then(|s| vm::FileVm::load(&file, &s));
+    (file, vm)
+}
+
 fn run_files(
     shared: &Arc<world::Shared>,
     files: &[(String, PathBuf)],
     filter: Option<&str>,
 ) -> Vec<Ran> {
+    let loaded: Vec<_> = files
+        .iter()
+        .map(|(tenant, path)| (tenant, load(shared, path)))
+        .collect();
+    let selected =
+        |file: &str, name: &str| filter.is_none_or(|f| format!("{file} :: {name}").contains(f));
+    let count: usize = loaded
+        .iter()
+        .map(|(_, (file, vm))| match vm {
+            Ok(vm) => vm.tests.iter().filter(|(n, _)| selected(file, n)).count(),
+            Err(_) => 1,
+        })
+        .sum();
+    outln!("running {count} test{}", if count == 1 { "" } else { "s" });
     let mut ran = Vec::new();
-    for (tenant, path) in files {
-        let file = path
-            .strip_prefix(&shared.root)
-            .unwrap_or(path)
-            .to_string_lossy()
-            .into_owned();
-        let source = match std::fs::metadata(path) {
-            Ok(m) if m.len() > MAX_FILE_BYTES => Err(format!(
-                "the file is {} bytes; a test file may have {MAX_FILE_BYTES}",
-                m.len()
-            )),
-            _ => std::fs::read_to_string(path).map_err(|e| format!("cannot read it: {e}")),
-        };
-        let vm = source.and_then(|s| vm::FileVm::load(&file, &s));
+    for (tenant, (file, vm)) in loaded {
         let vm = match vm {
             Ok(vm) => vm,
             Err(e) => {
@@ -226,10 +246,10 @@ fn run_files(
             errln!("note: {file} declares no test (call test(name, fn))");
         }
         for (name, f) in &vm.tests {
-            let label = format!("{file} :: {name}");
-            if filter.is_some_and(|f| !label.contains(f)) {
+            if !selected(&file, name) {
                 continue;
             }
+            let label = format!("{file} :: {name}");
             let started = Instant::now();
             let failure = match world::World::new(shared.clone(), tenant, seed(&file, name)) {
                 // The world ends here, before the next test's is made.
