@@ -428,27 +428,37 @@ impl Runtime {
         script: &str,
         body: bytes::Bytes,
     ) -> Result<Vec<u8>> {
+        Ok(match self.invoke_http(tenant, script, body).await? {
+            Answer::Json(text) => text,
+            Answer::Value(v) => v.to_string().into_bytes(),
+            Answer::Reply(r) => r.body,
+        })
+    }
+
+    /// [`Runtime::invoke_json`], with the answer as the script made it: JSON text, or the HTTP
+    /// answer it chose with `native.response` (status, headers, body).
+    pub async fn invoke_http(
+        &self,
+        tenant: &str,
+        script: &str,
+        body: bytes::Bytes,
+    ) -> Result<Answer> {
         let t = self.tenants.load(tenant).await?;
         t.script(script)?;
-        let answer = self
-            .run(
-                Call {
-                    tenant: t,
-                    script: script.into(),
-                    entry: Entry::Invoke,
-                    event: Event::Json(body),
-                    json_answer: true,
-                    attempt: 1,
-                    depth: 0,
-                    width: None,
-                },
-                Origin::new("invoke", None),
-            )
-            .await?;
-        match answer {
-            Answer::Json(text) => Ok(text),
-            Answer::Value(v) => Ok(v.to_string().into_bytes()),
-        }
+        self.run(
+            Call {
+                tenant: t,
+                script: script.into(),
+                entry: Entry::Invoke,
+                event: Event::Json(body),
+                json_answer: true,
+                attempt: 1,
+                depth: 0,
+                width: None,
+            },
+            Origin::new("invoke", None),
+        )
+        .await
     }
 
     /// A work-queue message body: runs `on_queue` of its script, then its deletes.

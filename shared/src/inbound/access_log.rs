@@ -57,8 +57,8 @@ fn shown_path(path: &str) -> Cow<'_, str> {
 ///
 /// Both wrap the router as a whole, in one service whose future is boxed once, rather than as
 /// `Router::layer` middlewares, which box each layer's service and future again for every
-/// request (seven allocations of up to 2.3 KB a request, most of them past the allocator's
-/// per-thread cache); the routes are the same, and so is what the layers do.
+/// request (allocations of kilobytes, most of them past the allocator's per-thread cache:
+/// BENCHMARKS.md, Figures behind the code); the routes are the same, and so is what the layers do.
 pub(super) fn around(app: Router, rt: Arc<Runtime>, body_timeout: Option<Duration>) -> Router {
     Router::new().fallback_service(logged(app, rt, body_timeout))
 }
@@ -156,8 +156,8 @@ where
     };
     // Serialised straight from the struct (strings and numbers: it cannot fail); a `Value` is
     // made only for a sink that reads fields.
-    // Into a buffer of a record's usual size, rather than one grown from empty (three
-    // reallocations a request); serde_json writes UTF-8.
+    // Into a buffer of a record's usual size, rather than one grown from empty (reallocated
+    // at every request: BENCHMARKS.md, Figures behind the code); serde_json writes UTF-8.
     let mut buf = Vec::with_capacity(RECORD_CAPACITY + path.len());
     let text = match serde_json::to_writer(&mut buf, &rec) {
         Ok(()) => String::from_utf8(buf).unwrap_or_default(),
