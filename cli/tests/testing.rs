@@ -253,11 +253,12 @@ fn ids_are_the_same_on_every_run_and_filter_and_junit_work() {
     let dir = project(
         &[(
             "ids",
-            "function on_invoke(ctx, ev)\n  return { ctx.request_id, native.timer.at({ in_s = 60 }, \"ids\", {}) }\nend\nfunction on_queue(ctx, ev)\n  native.timer.at({ in_s = 60 }, \"ids\", {})\nend",
+            "function on_invoke(ctx, ev)\n  return { ctx.request_id, native.timer.at({ in_s = 60 }, \"ids\", {}), tostring(math.random(1, 1000000000)) }\nend\nfunction on_queue(ctx, ev)\n  native.timer.at({ in_s = 60 }, \"ids\", {})\nend",
         )],
         r#"
 test("ids", function(t)
   local ids = t:invoke("ids")
+  table.insert(ids, tostring(math.random(1, 1000000000)))
   -- Messages that one drain runs draw their ids in the same order on every run.
   for _ = 1, 5 do t:send("ids") end
   t:drain()

@@ -161,6 +161,15 @@ impl FileVm {
 
     /// Runs one test's function with `world` as `t`: `Err` with the failure's message.
     pub fn run(&self, f: &Function, world: &Arc<World>) -> Result<(), String> {
+        // The test's own math.random draws from its seed (the world seeded the generator).
+        let randomseed = self
+            .lua
+            .globals()
+            .get::<Table>("math")
+            .and_then(|m| m.get::<Function>("randomseed"));
+        if let Ok(seed) = randomseed {
+            let _ = seed.call::<()>((native_core::random::u64() >> 33) as i32);
+        }
         let host = self.host(Arc::downgrade(world)).map_err(|e| message(&e))?;
         let t: Table = self.make_world.call(host).map_err(|e| message(&e))?;
         f.call::<()>(t).map_err(|e| message(&e))
