@@ -76,6 +76,10 @@ pub enum Command {
         /// Also write the results as JUnit XML to FILE.
         #[arg(long, value_name = "FILE")]
         junit: Option<PathBuf>,
+        /// Fail a test whose own Luau runs longer than this many seconds (the scripts it runs
+        /// keep their own deadlines).
+        #[arg(long, value_name = "S", default_value_t = 60, value_parser = clap::value_parser!(u64).range(1..=3600))]
+        timeout: u64,
     },
     /// Run a script's on_invoke(ctx, ev) and print its return value as JSON, then drain.
     Invoke {

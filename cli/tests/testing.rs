@@ -314,4 +314,18 @@ fn usage_and_config_errors_exit_2() {
         out.contains("tenants/acme/tests/more/a.test.luau:2:"),
         "{out}"
     );
+    // A test that loops forever fails at its --timeout, and the next one runs
+    let dir = project(
+        &[],
+        "test('loops', function(t)\n  while true do end\nend)\ntest('next', function(t) end)",
+    );
+    let started = std::time::Instant::now();
+    let (code, out, _) = native_test(dir.path(), &["--timeout", "1"]);
+    assert_eq!(code, 1, "{out}");
+    assert!(started.elapsed() < std::time::Duration::from_secs(30));
+    assert!(
+        out.contains("a.test.luau:2: the test ran for more than 1 s (--timeout)"),
+        "{out}"
+    );
+    assert!(out.ends_with("\n1 passed, 1 failed\n"), "{out}");
 }

@@ -80,11 +80,13 @@ pub async fn run(cli: Cli) -> ExitCode {
             tenants,
             filter,
             junit,
+            timeout,
         } => {
             let args = test::Args {
                 tenants,
                 filter,
                 junit,
+                timeout: std::time::Duration::from_secs(timeout),
             };
             test::run(&project, args).await
         }

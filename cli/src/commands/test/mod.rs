@@ -30,6 +30,8 @@ pub struct Args {
     pub filter: Option<String>,
     /// Where to write JUnit XML.
     pub junit: Option<PathBuf>,
+    /// How long a test's own Luau may run.
+    pub timeout: Duration,
 }
 
 /// One test's result.
@@ -66,11 +68,13 @@ pub async fn run(project: &Path, args: Args) -> Outcome {
         handle: tokio::runtime::Handle::current(),
     });
     let filter = args.filter.clone();
+    let timeout = args.timeout;
     let started = Instant::now();
     // The tests' Luau and the worlds' waits run on a thread of their own, which may block.
-    let ran = tokio::task::spawn_blocking(move || run_files(&shared, &files, filter.as_deref()))
-        .await
-        .map_err(|e| Failed::script(format!("the test run stopped: {e}")))?;
+    let ran =
+        tokio::task::spawn_blocking(move || run_files(&shared, &files, filter.as_deref(), timeout))
+            .await
+            .map_err(|e| Failed::script(format!("the test run stopped: {e}")))?;
     let elapsed = started.elapsed();
     native_core::ports::freeze_clock(None);
     native_core::random::seed(None);
@@ -189,7 +193,11 @@ fn seed(file: &str, name: &str) -> u64 {
 
 /// A test file's path in the project, and its VM with the tests it declared, or why it did not
 /// load.
-fn load(shared: &world::Shared, path: &Path) -> (String, Result<vm::FileVm, String>) {
+fn load(
+    shared: &world::Shared,
+    path: &Path,
+    timeout: Duration,
+) -> (String, Result<vm::FileVm, String>) {
     let file = path
         .strip_prefix(&shared.root)
         .unwrap_or(path)
@@ -202,7 +210,7 @@ fn load(shared: &world::Shared, path: &Path) -> (String, Result<vm::FileVm, Stri
         )),
         _ => std::fs::read_to_string(path).map_err(|e| format!("cannot read it: {e}")),
     };
-    let vm = source.and_then(|s| vm::FileVm::load(&file, &s));
+    let vm = source.and_then(|s| vm::FileVm::load(&file, &s, timeout));
     (file, vm)
 }
 
@@ -210,10 +218,11 @@ fn run_files(
     shared: &Arc<world::Shared>,
     files: &[(String, PathBuf)],
     filter: Option<&str>,
+    timeout: Duration,
 ) -> Vec<Ran> {
     let loaded: Vec<_> = files
         .iter()
-        .map(|(tenant, path)| (tenant, load(shared, path)))
+        .map(|(tenant, path)| (tenant, load(shared, path, timeout)))
         .collect();
     let selected =
         |file: &str, name: &str| filter.is_none_or(|f| format!("{file} :: {name}").contains(f));

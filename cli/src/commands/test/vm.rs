@@ -4,6 +4,7 @@
 //! the world `t`, whose methods call into [`World`].
 
 use std::sync::{Arc, Mutex, Weak};
+use std::time::{Duration, Instant};
 
 use mlua::{Function, Lua, LuaSerdeExt, MultiValue, Table, Value as Lv};
 use serde_json::Value;
@@ -66,9 +67,17 @@ return function(host)
 end
 "#;
 
+/// The most memory a test file's VM may hold.
+const MAX_MEMORY_BYTES: usize = 512 << 20;
+
 /// A test file's VM and the tests it registered.
 pub struct FileVm {
     lua: Lua,
+    /// When the running test (or the file's loading) is out of time.
+    deadline: Arc<Mutex<Instant>>,
+    /// How long a test's own Luau may run (the scripts it runs have their own deadlines): a
+    /// test that loops forever fails instead of holding the run.
+    timeout: Duration,
     make_world: Function,
     /// The tests in the order the file declared them.
     pub tests: Vec<(String, Function)>,
@@ -98,8 +107,32 @@ fn body(lua: &Lua, v: Lv) -> Result<Vec<u8>, String> {
 impl FileVm {
     /// Loads and runs the test file `source`, named `name` (its path in the project), which
     /// registers its tests.
-    pub fn load(name: &str, source: &str) -> Result<FileVm, String> {
+    pub fn load(name: &str, source: &str, timeout: Duration) -> Result<FileVm, String> {
         let lua = Lua::new();
+        let deadline = Arc::new(Mutex::new(Instant::now() + timeout));
+        let until = deadline.clone();
+        lua.set_interrupt(move |lua| {
+            if Instant::now() > *until.lock().unwrap_or_else(|p| p.into_inner()) {
+                // Where it was running: the test file's path:line.
+                let at = (0..4)
+                    .filter_map(|level| {
+                        lua.inspect_stack(level, |d| {
+                            let src = d.source().short_src?.into_owned();
+                            let line = d.current_line()?;
+                            Some(format!("{src}:{line}: "))
+                        })
+                        .flatten()
+                    })
+                    .next()
+                    .unwrap_or_default();
+                return Err(mlua::Error::runtime(format!(
+                    "{at}the test ran for more than {} s (--timeout)",
+                    timeout.as_secs()
+                )));
+            }
+            Ok(mlua::VmState::Continue)
+        });
+        let _ = lua.set_memory_limit(MAX_MEMORY_BYTES);
         let tests: Arc<Mutex<Vec<(String, Function)>>> = Arc::default();
         let setup = || -> mlua::Result<Function> {
             let json = lua.create_table()?;
@@ -154,6 +187,8 @@ impl FileVm {
         let tests = std::mem::take(&mut *tests.lock().unwrap_or_else(|p| p.into_inner()));
         Ok(FileVm {
             lua,
+            deadline,
+            timeout,
             make_world,
             tests,
         })
@@ -161,6 +196,7 @@ impl FileVm {
 
     /// Runs one test's function with `world` as `t`: `Err` with the failure's message.
     pub fn run(&self, f: &Function, world: &Arc<World>) -> Result<(), String> {
+        *self.deadline.lock().unwrap_or_else(|p| p.into_inner()) = Instant::now() + self.timeout;
         // The test's own math.random draws from its seed (the world seeded the generator).
         let randomseed = self
             .lua
