@@ -333,9 +333,9 @@ impl KvStore for AtomicKv {
         let _one = self.lock.lock().await;
         self.kv.get(pk, sk).await
     }
-    async fn put(&self, item: NewItem, mode: PutMode) -> Result<String> {
+    async fn put_as(&self, item: NewItem, mode: PutMode, token: &str) -> Result<String> {
         let _one = self.lock.lock().await;
-        self.kv.put(item, mode).await
+        self.kv.put_as(item, mode, token).await
     }
     async fn delete(&self, pk: &str, sk: &str, if_version: Option<&str>) -> Result<bool> {
         let _one = self.lock.lock().await;
@@ -365,9 +365,13 @@ impl KvStore for AtomicKv {
         let _one = self.lock.lock().await;
         self.kv.put_batch(items).await
     }
-    async fn transact(&self, ops: Vec<TxOp>) -> Result<std::result::Result<(), usize>> {
+    async fn transact_as(
+        &self,
+        ops: Vec<TxOp>,
+        token: &str,
+    ) -> Result<std::result::Result<(), usize>> {
         let _one = self.lock.lock().await;
-        self.kv.transact(ops).await
+        self.kv.transact_as(ops, token).await
     }
     async fn transact_on(
         &self,

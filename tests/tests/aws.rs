@@ -266,6 +266,7 @@ end"#;
         let kv = DynamoKv::new(c.dynamodb.clone(), &table);
         conformance::kv_conditional_writes_expiry_query(&kv).await;
         conformance::kv_transactions(&kv).await;
+        conformance::kv_own_writes(&kv).await;
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

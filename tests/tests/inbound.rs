@@ -444,3 +444,40 @@ async fn a_script_chooses_its_http_answer_with_native_response() {
         .unwrap();
     assert_eq!(v, json!({ "error": "amount must be positive" }));
 }
+
+/// Error answers echo a caller's path or method name cut to a few hundred bytes: a 63 KB path
+/// or method is not answered (nor logged) whole.
+#[tokio::test]
+async fn errors_echo_a_long_path_or_method_cut_short() {
+    let a = api().await;
+    let auth = format!("Bearer {}", a.acme_key);
+    let long = "x".repeat(63 * 1024);
+    let service = native_core::inbound::rendezvous::SERVICE;
+    for (method, path, status, says) in [
+        (
+            Method::POST,
+            format!("/{long}"),
+            StatusCode::NOT_FOUND,
+            "no endpoint",
+        ),
+        (
+            Method::POST,
+            format!("{service}/{long}"),
+            StatusCode::NOT_FOUND,
+            "no method",
+        ),
+        (
+            Method::from_bytes(long.as_bytes()).unwrap(),
+            "/healthz".to_string(),
+            StatusCode::METHOD_NOT_ALLOWED,
+            "is not allowed",
+        ),
+    ] {
+        let got = a.call(method, &path, Some(&auth), Body::from("{}")).await;
+        assert_eq!(got.0, status, "{}", got.1);
+        let msg = got.1["message"].as_str().unwrap();
+        assert!(msg.contains(says), "{msg:?}");
+        assert!(msg.len() < 1024, "a message of {} bytes", msg.len());
+        assert!(msg.contains("[cut: 64"), "{msg:?}");
+    }
+}

@@ -227,8 +227,14 @@ impl Barriers<'_> {
             .await
         {
             Ok(_) => meta,
-            // Another create of the id wrote meta first; it writes the list row.
-            Err(Error::AlreadyExists { .. }) => return Ok(id),
+            // Another create of the id wrote meta first. It writes the list row, unless it
+            // died first: write it here too (a second list row is never made). The backend
+            // answers this call's own meta, written by an attempt whose answer was lost, as
+            // written (`KvStore::put_as`), so this path is another writer's.
+            Err(Error::AlreadyExists { .. }) => match self.meta(&id).await? {
+                Some(theirs) => theirs,
+                None => return Ok(id),
+            },
             Err(e) => return Err(e),
         };
         self.list_created(&id, &meta).await?;

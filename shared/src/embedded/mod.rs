@@ -366,6 +366,12 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn conformance_kv_own_writes() {
+        let (_d, e) = open();
+        conformance::kv_own_writes(&e).await;
+    }
+
+    #[tokio::test]
     async fn conformance_queue() {
         let (_d, e) = open();
         conformance::queue_delivery_and_dead_letters(&e, QueueKind::Work).await;

@@ -15,6 +15,7 @@
 //! ([`crate::api_keys`]); the tenant is the key's. Every request is logged ([`access_log`]).
 
 mod access_log;
+mod answers;
 pub mod body_limit;
 mod callback;
 pub mod console;
@@ -106,9 +107,7 @@ impl tower::Service<axum::extract::Request> for App {
 
     fn call(&mut self, req: axum::extract::Request) -> Self::Future {
         match &self.console {
-            Some(console) if is_console(req.uri().path()) => {
-                Box::pin(tower::ServiceExt::oneshot(console.clone(), req))
-            }
+            Some(console) if is_console(req.uri().path()) => self.api.console(console.clone(), req),
             // The access log's future is boxed already: returned as it is.
             _ => tower::Service::call(&mut self.api, req),
         }
@@ -228,7 +227,7 @@ fn not_found_error(uri: &axum::http::Uri) -> ApiError {
         Code::NotFound,
         format!(
             "no endpoint {}: the endpoints are POST /v1/invoke/{{script}}, POST {}/{{method}} and GET /healthz",
-            uri.path(),
+            crate::text::echo(uri.path()),
             rendezvous::SERVICE
         ),
     )
@@ -239,8 +238,8 @@ async fn method_not_allowed(method: axum::http::Method, uri: axum::http::Uri) ->
         Code::MethodNotAllowed,
         format!(
             "{} {} is not allowed: use {}",
-            method,
-            uri.path(),
+            crate::text::echo(method.as_str()),
+            crate::text::echo(uri.path()),
             if uri.path() == "/healthz" {
                 "GET"
             } else {

@@ -12,8 +12,8 @@ mod vault;
 mod work;
 
 pub use kv::{
-    check_batch_len, Generation, Item, ItemPage, KvStore, NewItem, TxOp, TxPlan, MAX_BATCH_ITEMS,
-    MAX_TX_OPS,
+    check_batch_len, new_token, Generation, Item, ItemPage, KvStore, NewItem, TxOp, TxPlan,
+    MAX_BATCH_ITEMS, MAX_TX_OPS,
 };
 pub use objects::{InMemory, ListPage, ObjectMeta, ObjectReader, ObjectStore};
 pub use queue::{

@@ -77,7 +77,8 @@ pub(super) async fn call(
             return Err(ApiError::new(
                 Code::Unimplemented,
                 format!(
-                    "no method {method:?} in {}; the methods are {}",
+                    "no method {:?} in {}; the methods are {}",
+                    crate::text::echo(&method),
                     &SERVICE[1..],
                     METHODS.join(", ")
                 ),
