@@ -197,6 +197,12 @@ end)
         "{out}"
     );
     assert!(out.contains("drain allowing failures ... ok"), "{out}");
+    // AND under a failure, what its runs logged as warnings and errors
+    assert!(
+        out.contains("warnings and errors its runs logged:\n  {")
+            && out.contains("message failed; it will be retried"),
+        "{out}"
+    );
     assert!(out.ends_with("\n1 passed, 2 failed\n"), "{out}");
 }
 

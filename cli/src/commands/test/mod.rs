@@ -181,6 +181,36 @@ fn walk(dir: &Path, depth: usize, out: &mut Vec<PathBuf>) {
     }
 }
 
+/// The most log records shown under a failure.
+const MAX_SHOWN_RECORDS: usize = 20;
+
+/// The warnings and errors the runs of a failed test logged (the last
+/// [`MAX_SHOWN_RECORDS`]), as cargo test shows a failed test's output.
+fn warnings(w: &world::World) -> String {
+    let logs = w.logs();
+    let picked: Vec<_> = logs
+        .iter()
+        .filter(|r| matches!(r["level"].as_str(), Some("warn" | "error")))
+        .collect();
+    if picked.is_empty() {
+        return String::new();
+    }
+    let skip = picked.len().saturating_sub(MAX_SHOWN_RECORDS);
+    let mut out = format!(
+        "\nwarnings and errors its runs logged{}:",
+        if skip > 0 {
+            format!(" (the last {MAX_SHOWN_RECORDS} of {})", picked.len())
+        } else {
+            String::new()
+        }
+    );
+    for r in &picked[skip..] {
+        out.push_str("\n  ");
+        out.push_str(&w.name_scripts(&crate::show::text(&r.to_string())));
+    }
+    out
+}
+
 /// A test's seed: the same for the same file and name on every run and machine (FNV-1a).
 fn seed(file: &str, name: &str) -> u64 {
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
@@ -262,7 +292,10 @@ fn run_files(
             let started = Instant::now();
             let failure = match world::World::new(shared.clone(), tenant, seed(&file, name)) {
                 // The world ends here, before the next test's is made.
-                Ok(w) => vm.run(f, &Arc::new(w)).err(),
+                Ok(w) => {
+                    let w = Arc::new(w);
+                    vm.run(f, &w).err().map(|e| e + &warnings(&w))
+                }
                 Err(e) => Some(format!("cannot make the test's world: {e}")),
             };
             outln!(
