@@ -296,6 +296,47 @@ test("other", function(t) end)
 }
 
 #[test]
+fn a_partner_acks_through_a_callback_url_and_the_url_is_the_same_on_every_run() {
+    // GIVEN a script that makes a barrier of one member and hands out its callback URL
+    let dir = project(
+        &[
+            (
+                "make",
+                r#"function on_invoke(ctx, ev)
+  native.barrier.create({ id = "b1", members = { "a" }, continue_with = "done" })
+  return native.barrier.callback_url("b1", "a")
+end"#,
+            ),
+            (
+                "done",
+                "function on_queue(ctx, ev)\n  native.bucket.Data.put('done', 'yes')\nend",
+            ),
+        ],
+        r#"
+test("callback", function(t)
+  local url = t:invoke("make")
+  -- WHEN the partner POSTs its outcome to the URL
+  local r = t:http("POST", url, { ok = true }, { authorization = "" })
+  assert_eq(r.status, 200, r.body)
+  t:drain()
+  -- THEN the member is acked and the continuation ran
+  assert_eq(t:get("Data", "done"), "yes")
+  error("url " .. url)
+end)
+"#,
+    );
+    let (code, first, _) = native_test(dir.path(), &[]);
+    let (_, again, _) = native_test(dir.path(), &[]);
+    assert_eq!(code, 1, "{first}");
+    assert!(
+        first.contains("a.test.luau:10: url http://127.0.0.1:8787/v1/callback/"),
+        "{first}"
+    );
+    // AND the URL (its key from the test's seed, its expiry from the frozen clock) is the same
+    assert_eq!(first, again);
+}
+
+#[test]
 fn usage_and_config_errors_exit_2() {
     let dir = project(&[], "test('x', function() end)");
     // An unknown tenant
