@@ -64,7 +64,7 @@ pub enum Command {
     Check,
     /// Run the project's tests: every tenants/<tenant>/tests/**/*.test.luau. Each file calls
     /// test(name, fn); each fn(t) gets a fresh world (the project's scripts over an empty store,
-    /// the clock frozen at 2026-01-01, ids seeded per test, outbound HTTP stubbed); the
+    /// the clock frozen at 2026-01-01, the same ids on every run, outbound HTTP stubbed); the
     /// project's .native/ is never touched. See docs/testing.md. Exit 0, 1 when a test failed,
     /// 2 for a usage or config error.
     Test {
