@@ -337,6 +337,72 @@ end)
 }
 
 #[test]
+fn a_job_http_request_in_the_background_is_answered_by_a_stub() {
+    // GIVEN a tenant whose job:http charges through an API, and whose continuation stores the
+    // answer
+    let tmp = tempfile::tempdir().unwrap();
+    let p = tmp.path();
+    std::fs::write(
+        p.join("deployment.json"),
+        r#"{ "buckets": { "map": { "Out": "shop-out" } }, "batch": { "bucket": "shop-batch", "prefix": "t/" } }"#,
+    )
+    .unwrap();
+    std::fs::create_dir_all(p.join("tenants/shop/scripts")).unwrap();
+    std::fs::create_dir_all(p.join("tenants/shop/tests")).unwrap();
+    std::fs::write(
+        p.join("tenants/shop/config.json"),
+        r#"{ "queue": true, "batch": true, "router": "router", "http": { "allow": ["pay.example.com"] }, "vault": ["pay.key"] }"#,
+    )
+    .unwrap();
+    let scripts = [
+        (
+            "router",
+            "local function on_route(ctx, ev)\n  local r = native.batch.route(ev)\n  return r and r.script and { script = r.script, event = r.event } or nil\nend",
+        ),
+        (
+            "charge",
+            r#"function on_invoke(ctx, ev)
+  local job = native.batch.new()
+  job:http("charge", { method = "POST", url = "https://pay.example.com/charges",
+    headers = { authorization = "Bearer {{vault:pay.key}}" }, body = "7", vault = { "header" } })
+  job:continue_with("charged")
+  return job:submit()
+end"#,
+        ),
+        (
+            "charged",
+            r#"function on_queue(ctx, ev)
+  local job = native.batch.hydrate(ev)
+  if not job then return end
+  native.bucket.Out.put("charged", job:body("charge"))
+end"#,
+        ),
+    ];
+    for (name, src) in scripts {
+        std::fs::write(p.join(format!("tenants/shop/scripts/{name}.luau")), src).unwrap();
+    }
+    std::fs::write(
+        p.join("tenants/shop/tests/charge.test.luau"),
+        r#"
+test("a charge answered in the background", function(t)
+  t:vault("pay.key", "sk_live_123")
+  t:stub("pay.example.com", "/charges", { status = 201, body = "charged 7" })
+  t:invoke("charge")
+  -- WHEN the queues drain (the request runs in the background, its done.json comes after)
+  t:drain()
+  -- THEN the stub answered it, with the secret filled in, and the continuation stored it
+  assert_eq(t:requests()[1].headers.authorization, "Bearer sk_live_123")
+  assert_eq(t:get("Out", "charged"), "charged 7")
+end)
+"#,
+    )
+    .unwrap();
+    let (code, out, err) = native_test(p, &[]);
+    assert_eq!(code, 0, "{out}\n{err}");
+    assert!(out.ends_with("\n1 passed, 0 failed\n"), "{out}");
+}
+
+#[test]
 fn usage_and_config_errors_exit_2() {
     let dir = project(&[], "test('x', function() end)");
     // An unknown tenant
