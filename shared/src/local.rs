@@ -74,7 +74,7 @@ impl Project {
     pub fn record_served(&self, addr: std::net::SocketAddr) -> Result<()> {
         let path = self.root.join(".native").join(SERVED_FILE);
         std::fs::write(&path, served_base(addr) + "\n")
-            .map_err(|e| crate::Error::config(&format!(".native/{SERVED_FILE}"), "-", e))
+            .map_err(|e| crate::Error::config(format!(".native/{SERVED_FILE}"), "-", e))
     }
 
     /// Forgets the address [`Project::record_served`] recorded, when `native serve` stops: the
@@ -464,11 +464,12 @@ async fn one(
         let d = q.delete(kind, &m.receipt).await;
         lease.done(&m.receipt);
         d?;
+        let (tenant, trace) = rt.owner_of_message(kind, &m.body).await;
         rt.services.log.write(&json!({
             "ts_ms": crate::ports::now_ms(), "level": "error",
             "msg": "message breached its chain's width; it is a dead letter now",
-            "queue": kind.name(), "attempt": m.receive_count, "error": error,
-            "trace": crate::ports::trace_of_body(&m.body),
+            "queue": kind.name(), "attempt": m.receive_count, "tenant": tenant, "error": error,
+            "trace": trace,
         }));
         return Ok(Outcome::Failed(Box::new(Failed {
             failure,
@@ -483,10 +484,11 @@ async fn one(
     } else {
         "message failed; it will be retried after the visibility timeout"
     };
+    let (tenant, trace) = rt.owner_of_message(kind, &m.body).await;
     rt.services.log.write(&json!({
         "ts_ms": crate::ports::now_ms(), "level": "error", "msg": msg,
-        "queue": kind.name(), "attempt": m.receive_count, "error": error,
-        "trace": crate::ports::trace_of_body(&m.body),
+        "queue": kind.name(), "attempt": m.receive_count, "tenant": tenant, "error": error,
+        "trace": trace,
     }));
     let delay = if last { 0 } else { opts.retry_delay_s };
     let r = q.retry_later(kind, &m.receipt, delay, &error).await;

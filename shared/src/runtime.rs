@@ -800,6 +800,41 @@ impl Runtime {
     }
 }
 
+impl Runtime {
+    /// The tenant and the chain of a queued message, as its run names them, for the lines,
+    /// dead letters and listings that speak of a message that failed: a work message's own; an
+    /// object event's tenant by its folder, and its chain the writer's when a script wrote the
+    /// object (and it is still there), else the one the event itself names (an object from
+    /// outside), as [`Runtime::handle_event_message`] gives its run.
+    pub async fn owner_of_message(
+        &self,
+        kind: crate::ports::QueueKind,
+        body: &str,
+    ) -> (Option<String>, Option<String>) {
+        let tenant = crate::events::owner(&self.services.deployment, kind, body);
+        if kind == crate::ports::QueueKind::Work {
+            return (tenant, crate::ports::trace_of_body(body));
+        }
+        let Ok(Notification::Records(records)) = parse_notification(body) else {
+            return (tenant, None);
+        };
+        let Some(r) = records.first() else {
+            return (tenant, None);
+        };
+        let mut written = None;
+        if let (Some(t), true) = (&tenant, r.event_name.starts_with("ObjectCreated")) {
+            if let Ok(services) = self.services_for(t).await {
+                if let Ok(Some(meta)) = services.backends.objects.head(&r.bucket, &r.key).await {
+                    written = meta.trace;
+                }
+            }
+        }
+        let chain =
+            written.unwrap_or_else(|| event_trace(&r.bucket, &r.key, &r.etag, &r.event_name));
+        (tenant, Some(chain))
+    }
+}
+
 /// The chain id of an event of an object from outside: 16 hex digits of a digest of the
 /// object's place, version and the kind of event (the same on every retry of the event).
 fn event_trace(bucket: &str, key: &str, etag: &str, event_name: &str) -> String {
