@@ -248,10 +248,17 @@ async fn a_failed_run_of_an_outside_object_names_its_tenant_and_chain(backend: B
         .iter()
         .find(|r| r["msg"] == "about to fail")
         .expect("the run logged");
-    let chain = run["trace"].as_str().expect("the run has a chain").to_string();
+    let chain = run["trace"]
+        .as_str()
+        .expect("the run has a chain")
+        .to_string();
     let failed: Vec<_> = records
         .iter()
-        .filter(|r| r["msg"].as_str().is_some_and(|m| m.starts_with("message failed")))
+        .filter(|r| {
+            r["msg"]
+                .as_str()
+                .is_some_and(|m| m.starts_with("message failed"))
+        })
         .collect();
     assert_eq!(failed.len(), report.failures.len(), "{records:?}");
     for f in failed {
