@@ -18,6 +18,7 @@ pub const HELLO: &[File] = files!("hello":
     "tenants/hello/scripts/router.luau",
     "tenants/hello/scripts/greet.luau",
     "tenants/hello/scripts/finish.luau",
+    "tenants/hello/tests/greeting.test.luau",
 );
 
 /// `examples/barrier`: the seed's sender, router, ack and finalize scripts.

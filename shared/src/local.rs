@@ -160,6 +160,10 @@ pub struct DrainOptions {
     pub retry_delay_s: u32,
     /// Give up waiting after this long.
     pub max_wait: Duration,
+    /// Run the messages of a receive one after another, in the order received, instead of at
+    /// once: `native test`, whose ids are drawn from one seeded generator, gets the same ids on
+    /// every run only when the runs draw in the same order.
+    pub one_at_a_time: bool,
 }
 
 impl Default for DrainOptions {
@@ -168,6 +172,7 @@ impl Default for DrainOptions {
             wait: false,
             retry_delay_s: crate::ports::VISIBILITY_TIMEOUT_S,
             max_wait: Duration::from_secs(1800),
+            one_at_a_time: false,
         }
     }
 }
@@ -218,17 +223,25 @@ pub async fn drain(rt: &Arc<Runtime>, opts: DrainOptions) -> Result<DrainReport>
             // max_concurrent still holds: runs from the queue wait for their turn), so that
             // scripts use every core and their writes share commits; each run leaves its
             // sync to the pass, which syncs once for all of them below.
-            let runs: Vec<_> = received
-                .iter()
-                .map(|m| {
-                    let (rt, held, m) = (rt.clone(), held.clone(), m.clone());
-                    // The run's future is kilobytes (the script's whole call in it): boxed
-                    // where it is made, so that the task moves a pointer, not the future.
-                    tokio::spawn(crate::ports::durability::caller_flushing(async move {
-                        Box::pin(one(&rt, &opts, kind, &m, &held)).await
-                    }))
-                })
-                .collect();
+            let spawn = |m: &Message| {
+                let (rt, held, m) = (rt.clone(), held.clone(), m.clone());
+                // The run's future is kilobytes (the script's whole call in it): boxed
+                // where it is made, so that the task moves a pointer, not the future.
+                tokio::spawn(crate::ports::durability::caller_flushing(async move {
+                    Box::pin(one(&rt, &opts, kind, &m, &held)).await
+                }))
+            };
+            let mut runs = Vec::with_capacity(received.len());
+            if opts.one_at_a_time {
+                for m in &received {
+                    runs.push(spawn(m).await);
+                }
+            } else {
+                let started: Vec<_> = received.iter().map(spawn).collect();
+                for run in started {
+                    runs.push(run.await);
+                }
+            }
             let mut pass = Pass {
                 rt,
                 report: &mut report,
@@ -236,7 +249,7 @@ pub async fn drain(rt: &Arc<Runtime>, opts: DrainOptions) -> Result<DrainReport>
             };
             let (mut failed, mut give_back) = (None, Vec::new());
             for (m, run) in received.iter().zip(runs) {
-                match run.await {
+                match run {
                     Ok(Ok(Outcome::Handled)) => pass.handled.push(m.receipt.clone()),
                     Ok(Ok(Outcome::Failed(f))) => {
                         if f.retrying {

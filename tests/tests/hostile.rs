@@ -412,6 +412,7 @@ async fn run_case(i: usize, case: &Case) -> Value {
             wait: true,
             retry_delay_s: 0,
             max_wait: Duration::from_secs(5),
+            ..Default::default()
         };
         match drain(&rt, opts).await {
             Ok(r) => {

@@ -15,6 +15,7 @@ mod partner;
 mod queues;
 mod rendezvous;
 mod serve;
+mod test;
 mod timers;
 mod vault;
 
@@ -75,6 +76,20 @@ pub async fn run(cli: Cli) -> ExitCode {
         Command::Demo => demo::run(given.as_deref()).await,
         Command::Init { dir } => init(&init_dir(given.as_deref(), dir.as_deref())),
         Command::Check => check::run(&project),
+        Command::Test {
+            tenants,
+            filter,
+            junit,
+            timeout,
+        } => {
+            let args = test::Args {
+                tenants,
+                filter,
+                junit,
+                timeout: std::time::Duration::from_secs(timeout),
+            };
+            test::run(&project, args).await
+        }
         Command::Invoke {
             tenant,
             script,
@@ -495,6 +510,7 @@ fn init(dir: &Path) -> Outcome {
         "  native --project {} get hello Out results/Ada.txt",
         dir.display()
     );
+    outln!("  native --project {} test", dir.display());
     outln!(
         "(.gitignore keeps .native/ out of git; native.d.luau has the host API's types for luau-lsp: \
          add it to luau-lsp.types.definitionFiles)"

@@ -136,7 +136,7 @@ impl Barriers<'_> {
         let id = spec
             .id
             .clone()
-            .unwrap_or_else(|| format!("{:032x}", rand::random::<u128>()));
+            .unwrap_or_else(|| format!("{:032x}", crate::random::u128()));
         check_id(&id)?;
         spec.validate()?;
         if spec.continue_with.is_some() && !self.queue_enabled {
@@ -191,7 +191,7 @@ impl Barriers<'_> {
         }
         // This call's own generation: if another create of the id writes meta first, these
         // rows are never read, however late they land.
-        let generation = format!("{:012x}", rand::random::<u64>() >> 16);
+        let generation = format!("{:012x}", crate::random::u64() >> 16);
         let prefix = model::pending_prefix(Some(&generation));
         for chunk in spec.members.chunks(MAX_BATCH_ITEMS) {
             self.budget.spend(1)?;

@@ -310,6 +310,10 @@ impl Engine {
             outbox: RefCell::new(Vec::new()),
             timers: RefCell::new(Vec::new()),
         });
+        // Under `native test` the script's math.random draws from the test's seed too.
+        if crate::random::seeded() {
+            seed_math(&vm.lua, crate::random::u64());
+        }
         let armed = interrupt::arm(
             interrupt::deadline_in(timeout),
             interrupt::Timeout {
@@ -496,7 +500,7 @@ fn request_id() -> String {
     let mut digits = [0u8; 32];
     for (pair, byte) in digits
         .chunks_exact_mut(2)
-        .zip(rand::random::<u128>().to_be_bytes())
+        .zip(crate::random::u128().to_be_bytes())
     {
         pair[0] = HEX[usize::from(byte >> 4)];
         pair[1] = HEX[usize::from(byte & 0xf)];
@@ -506,6 +510,18 @@ fn request_id() -> String {
     std::str::from_utf8(&digits)
         .expect("hex digits are ASCII")
         .to_owned()
+}
+
+/// Seeds the VM's `math.random` (Luau seeds it from the VM's address and the time).
+fn seed_math(lua: &mlua::Lua, seed: u64) {
+    let randomseed = lua
+        .globals()
+        .get::<mlua::Table>("math")
+        .and_then(|m| m.get::<mlua::Function>("randomseed"));
+    if let Ok(f) = randomseed {
+        // Luau's randomseed takes an int.
+        let _ = f.call::<()>((seed >> 33) as i32);
+    }
 }
 
 /// The error under mlua's wrapping (callback errors, added context).

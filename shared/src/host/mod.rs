@@ -27,6 +27,7 @@ mod timer;
 #[cfg(test)]
 mod types_test;
 
+pub use db::db_pk;
 pub use function::{add_method, add_method_mut, function, method, method_mut, Signature};
 pub use invocation::{too_deep, Invocation};
 pub use json::{from_lua, to_json_text, to_lua};

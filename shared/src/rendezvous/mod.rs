@@ -151,7 +151,7 @@ fn gen_key(generation: u64) -> String {
 }
 
 fn token() -> String {
-    format!("{:016x}", rand::random::<u64>())
+    format!("{:016x}", crate::random::u64())
 }
 
 /// The stored row of a barrier, in partition `pk`.

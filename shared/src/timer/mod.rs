@@ -153,7 +153,7 @@ pub fn parse_id(id: &str) -> Result<i64> {
 }
 
 fn new_id(at_ms: i64) -> String {
-    format!("{at_ms:013}-{:016x}", rand::random::<u64>())
+    format!("{at_ms:013}-{:016x}", crate::random::u64())
 }
 
 /// A timer made but not yet written ([`Timers::prepare`]): a script's timer, held until its
