@@ -59,6 +59,9 @@ pub enum Command {
     Init {
         /// Where to make the project.
         dir: Option<PathBuf>,
+        /// The example tenant's name (default: hello).
+        #[arg(long, value_name = "NAME", default_value = "hello")]
+        tenant: String,
     },
     /// Validate deployment.json and every tenant config, and compile every script.
     Check,

@@ -560,3 +560,27 @@ fn invoking_a_script_that_is_not_there_logs_no_invoked_line() {
         .code(0)
         .err_has("\"msg\":\"invoked\"");
 }
+
+#[test]
+fn init_names_the_example_tenant_with_tenant() {
+    // GIVEN `native init --tenant shop`
+    let tmp = tempfile::tempdir().unwrap();
+    let p = tmp.path().join("proj");
+    let made = native_in(
+        tmp.path(),
+        &["init", p.to_str().unwrap(), "--tenant", "shop"],
+    );
+    made.code(0);
+    assert!(
+        made.stdout.contains("with the tenant \"shop\""),
+        "{}",
+        made.stdout
+    );
+    // THEN the example runs under that name, and no hello was made
+    assert!(!p.join("tenants/hello").exists());
+    native(&p, &["invoke", "shop", "start", r#"{"name":"Ada"}"#]).code(0);
+    // AND a name that is not one is refused
+    native_in(tmp.path(), &["init", "x", "--tenant", "../up"])
+        .code(2)
+        .err_has("--tenant");
+}

@@ -74,7 +74,7 @@ pub async fn run(cli: Cli) -> ExitCode {
     let project = given.clone().unwrap_or_else(find_project);
     let result = match cli.command {
         Command::Demo => demo::run(given.as_deref()).await,
-        Command::Init { dir } => init(&init_dir(given.as_deref(), dir.as_deref())),
+        Command::Init { dir, tenant } => init(&init_dir(given.as_deref(), dir.as_deref()), &tenant),
         Command::Check => check::run(&project),
         Command::Test {
             tenants,
@@ -493,21 +493,34 @@ fn init_dir(project: Option<&Path>, dir: Option<&Path>) -> std::path::PathBuf {
     }
 }
 
-fn init(dir: &Path) -> Outcome {
-    crate::examples::write(dir, crate::examples::HELLO)
+fn init(dir: &Path, tenant: &str) -> Outcome {
+    native_core::keys::check_name("tenant", tenant)
+        .map_err(|why| Failed::usage(format!("--tenant: {why}")))?;
+    // The example tenant's files, in a folder of the name asked for.
+    let hello: Vec<crate::examples::Owned> = crate::examples::HELLO
+        .iter()
+        .map(|(path, text)| {
+            let path = match path.strip_prefix("tenants/hello/") {
+                Some(rest) => format!("tenants/{tenant}/{rest}"),
+                None => path.to_string(),
+            };
+            (path, text.to_string())
+        })
+        .collect();
+    crate::examples::write_owned(dir, &hello)
         .and_then(|()| crate::examples::write(dir, crate::examples::EDITOR))
         .and_then(|()| crate::examples::ignore_state(dir))
         .map_err(|e| Failed::usage(format!("cannot make a project in {}: {e}", dir.display())))?;
     outln!(
-        "made a project in {} with the tenant \"hello\"; try:",
+        "made a project in {} with the tenant {tenant:?}; try:",
         dir.display()
     );
     outln!(
-        "  native --project {} invoke hello start '{{\"name\":\"Ada\"}}'",
+        "  native --project {} invoke {tenant} start '{{\"name\":\"Ada\"}}'",
         dir.display()
     );
     outln!(
-        "  native --project {} get hello Out results/Ada.txt",
+        "  native --project {} get {tenant} Out results/Ada.txt",
         dir.display()
     );
     outln!("  native --project {} test", dir.display());
