@@ -252,6 +252,15 @@ async fn unknown_members_oversized_outcomes_and_unknown_barriers_are_refused(bac
         .unwrap_err()
         .to_string();
     assert!(err.contains("unknown barrier \"nope\""), "{err}");
+    // Ids that a URL parser takes as steps of a path are refused at create; ids that links
+    // percent-encode are not.
+    for step in [".", ".."] {
+        let err = b.create(spec(step, 1)).await.unwrap_err().to_string();
+        assert!(err.contains("is a step of a URL path"), "{step}: {err}");
+    }
+    for fine in ["%2e", "a/..", "...", ".x", "?#\\"] {
+        b.create(spec(fine, 1)).await.unwrap();
+    }
     let st = b.status("b1", None, 10).await.unwrap().unwrap();
     assert_eq!(
         (st.pending, st.resolved),

@@ -93,6 +93,19 @@ pub fn check_id(id: &str) -> Result<()> {
     Ok(())
 }
 
+/// Checks the id of a barrier being created: [`check_id`], and not `.` or `..`, which every
+/// URL parser takes as a step of the path (`%2e` too), so that no link to the barrier (the
+/// console's) could reach it. Other characters are percent-encoded in links.
+pub fn check_new_id(id: &str) -> Result<()> {
+    check_id(id)?;
+    if id == "." || id == ".." {
+        return Err(Error::InvalidInput(format!(
+            "barrier id {id:?} is a step of a URL path ('.' or '..'), which no link can name: choose another id"
+        )));
+    }
+    Ok(())
+}
+
 impl Barriers<'_> {
     fn row(&self, id: &str, sk: &str, value: String, expires_at_s: i64) -> NewItem {
         NewItem {
@@ -137,7 +150,7 @@ impl Barriers<'_> {
             .id
             .clone()
             .unwrap_or_else(|| format!("{:032x}", rand::random::<u128>()));
-        check_id(&id)?;
+        check_new_id(&id)?;
         spec.validate()?;
         if spec.continue_with.is_some() && !self.queue_enabled {
             return Err(Error::InvalidInput(format!(
