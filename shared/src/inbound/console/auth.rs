@@ -6,7 +6,10 @@
 //!   (`native console --aws` makes one per run).
 //! - `?token=` on any console URL sets the token as a cookie (`HttpOnly`, `SameSite=Strict`,
 //!   path `/console/`) and redirects to the same URL without it, so the token leaves the address
-//!   bar and the history; later requests carry the cookie.
+//!   bar and the history (in every spelling of its name: `?tok%65n=` too); later requests
+//!   carry the cookie.
+//! - At most [`MAX_FAILED_TOKENS_PER_S`] wrong tokens are compared a second; past them every
+//!   token is answered 429 until the next second.
 //! - Every action is a POST carrying the process's CSRF token in a hidden field; with
 //!   `SameSite=Strict` another site's form cannot even send the cookie, and without the page it
 //!   cannot know the field.
@@ -22,6 +25,32 @@ use subtle::ConstantTimeEq;
 pub const COOKIE: &str = "native_console";
 /// The token's file under `.native/`.
 pub const TOKEN_FILE: &str = "console-token";
+
+/// Wrong tokens the console compares in one second, from every caller together; past them,
+/// every token is refused for the rest of that second (429) without being compared. A token
+/// cannot be guessed (256 bits), but a flood of guesses is noise and work.
+pub const MAX_FAILED_TOKENS_PER_S: u32 = 20;
+
+/// The wrong tokens of the current second.
+#[derive(Debug, Default)]
+pub struct Failures(std::sync::Mutex<(u64, u32)>);
+
+impl Failures {
+    /// Whether a token may be compared in second `now_s`.
+    pub fn open(&self, now_s: u64) -> bool {
+        let g = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        g.0 != now_s || g.1 < MAX_FAILED_TOKENS_PER_S
+    }
+
+    /// A wrong token in second `now_s`.
+    pub fn failed(&self, now_s: u64) {
+        let mut g = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        if g.0 != now_s {
+            *g = (now_s, 0);
+        }
+        g.1 = g.1.saturating_add(1);
+    }
+}
 
 /// A new random token: 32 bytes in hex.
 pub fn new_token() -> String {
@@ -97,6 +126,19 @@ pub fn set_cookie(token: &str) -> String {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn past_the_wrong_tokens_of_a_second_none_is_compared_until_the_next() {
+        let f = Failures::default();
+        for _ in 0..MAX_FAILED_TOKENS_PER_S {
+            assert!(f.open(7));
+            f.failed(7);
+        }
+        assert!(!f.open(7), "the second's share is spent");
+        assert!(f.open(8), "the next second compares again");
+        f.failed(8);
+        assert!(f.open(8));
+    }
+
     use super::*;
 
     #[test]

@@ -57,6 +57,8 @@ pub struct Console {
     /// rendezvous waiters are the deployment's. Not so for a console of a deployment on AWS.
     runs_scripts: bool,
     renders: tokio::sync::Semaphore,
+    /// Wrong tokens of the current second ([`auth::MAX_FAILED_TOKENS_PER_S`]).
+    failures: auth::Failures,
 }
 
 impl Console {
@@ -70,6 +72,7 @@ impl Console {
             source,
             runs_scripts,
             renders: tokio::sync::Semaphore::new(MAX_RENDERS),
+            failures: auth::Failures::default(),
         })
     }
 
@@ -140,23 +143,32 @@ pub fn router(console: Arc<Console>) -> Router {
 /// cookie, answers everything else 401.
 async fn guard(State(c): State<Arc<Console>>, req: Request, next: Next) -> Response {
     let query = Form::parse(req.uri().query().unwrap_or(""));
+    let now_s = crate::ports::now_ms().max(0) as u64 / 1000;
+    let given = query.get("token").or(auth::from_cookie(req.headers()));
+    if given.is_some() && !c.failures.open(now_s) {
+        let mut r = unauthorized(&format!(
+            "more than {} wrong console tokens this second: wait a second",
+            auth::MAX_FAILED_TOKENS_PER_S
+        ));
+        *r.status_mut() = StatusCode::TOO_MANY_REQUESTS;
+        r.headers_mut()
+            .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+        return r;
+    }
+    if given.is_some_and(|t| !auth::same(t, &c.token)) {
+        c.failures.failed(now_s);
+    }
     if let Some(given) = query.get("token") {
         if !auth::same(given, &c.token) {
             return unauthorized("this console URL's token is not this console's");
         }
-        // The same page without the token in its address.
+        // The same page without the token in its address, however it was spelled.
         let path = req.uri().path().to_string();
-        let rest: Vec<&str> = req
-            .uri()
-            .query()
-            .unwrap_or("")
-            .split('&')
-            .filter(|p| !p.is_empty() && !p.starts_with("token="))
-            .collect();
+        let rest = Form::without(req.uri().query().unwrap_or(""), "token");
         let to = if rest.is_empty() {
             path
         } else {
-            format!("{path}?{}", rest.join("&"))
+            format!("{path}?{rest}")
         };
         let mut r = see_other(&to);
         if let Ok(v) = HeaderValue::from_str(&auth::set_cookie(&c.token)) {
