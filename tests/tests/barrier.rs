@@ -219,6 +219,26 @@ async fn backend_calls_per_ack_and_create(backend: Backend) {
         404,
         "a 10 000-member barrier fits the ceiling"
     );
+    // A glance (the console's barrier page) costs the same at any size: its counts stop at the
+    // cap, and say so.
+    let mut calls = Vec::new();
+    for n in [1000, 10_000] {
+        c.0.set(0);
+        let (st, capped) = b.glance(&format!("big{n}"), 500).await.unwrap().unwrap();
+        calls.push(c.0.get());
+        assert_eq!(
+            (st.pending, capped.pending, capped.failed),
+            (500, true, false)
+        );
+        assert_eq!((st.total, capped.added), (n as u64, false));
+    }
+    assert_eq!(
+        calls[0], calls[1],
+        "backend calls of a glance at 1 000 and 10 000 members"
+    );
+    c.0.set(0);
+    let (st, capped) = b.glance("b", 500).await.unwrap().unwrap();
+    assert!(st.complete && !capped.pending, "{st:?}");
 }
 
 async fn unknown_members_oversized_outcomes_and_unknown_barriers_are_refused(backend: Backend) {
