@@ -1696,7 +1696,7 @@ fn slow_readers(ctx: &mut Ctx) -> Result<Figures, String> {
             h2,
             &long,
             None,
-            4,
+            2,
             100,
         ),
         (
@@ -1707,13 +1707,13 @@ fn slow_readers(ctx: &mut Ctx) -> Result<Figures, String> {
             2,
             100,
         ),
-        ("HTTP/1.1, no key: an unknown path", h1, "/x", None, 20, 300),
+        ("HTTP/1.1, no key: an unknown path", h1, "/x", None, 20, 200),
         (
             "HTTP/1.1, a key: a script answering 2 MB",
             h1,
             "/v1/invoke/fat",
             key,
-            20,
+            10,
             4,
         ),
     ];
