@@ -10,7 +10,8 @@
 //!   carry the cookie.
 //! - At most [`MAX_FAILED_TOKENS_PER_S`] wrong tokens are compared a second; past them every
 //!   token is answered 429 until the next second.
-//! - Every action is a POST carrying the process's CSRF token in a hidden field; with
+//! - Every action is a POST carrying its sign-in's CSRF token in a hidden field (each
+//!   `?token=` sign-in starts a session with a cookie of its own, [`csrf_of`]); with
 //!   `SameSite=Strict` another site's form cannot even send the cookie, and without the page it
 //!   cannot know the field.
 //! - Tokens are compared in constant time.
@@ -105,15 +106,48 @@ pub fn same(a: &str, b: &str) -> bool {
 
 /// The token a request's cookie carries, if any.
 pub fn from_cookie(headers: &HeaderMap) -> Option<&str> {
+    cookie(headers, COOKIE)
+}
+
+/// The session a request's cookie names, if any: made at each sign-in (`?token=`), so that each
+/// has a CSRF token of its own ([`csrf_of`]).
+pub fn session(headers: &HeaderMap) -> Option<&str> {
+    cookie(headers, SESSION_COOKIE)
+}
+
+/// The cookie that names the session.
+pub const SESSION_COOKIE: &str = "native_console_session";
+
+/// The CSRF token of `session` under the console's `secret`: forms of one sign-in are refused
+/// in another. (A client that sends the token's cookie alone has the session "".)
+pub fn csrf_of(secret: &str, session: &str) -> String {
+    use sha2::Digest;
+    let mut h = sha2::Sha256::new();
+    h.update(secret.as_bytes());
+    h.update(b"\0");
+    h.update(session.as_bytes());
+    hex::encode(h.finalize())
+}
+
+/// The value of the cookie `name` a request carries, if any.
+fn cookie<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
     headers
         .get_all(header::COOKIE)
         .iter()
         .filter_map(|v| v.to_str().ok())
         .flat_map(|v| v.split(';'))
         .find_map(|pair| {
-            let (name, value) = pair.trim().split_once('=')?;
-            (name == COOKIE).then_some(value)
+            let (k, value) = pair.trim().split_once('=')?;
+            (k == name).then_some(value)
         })
+}
+
+/// The `Set-Cookie` value that names a new `session`.
+pub fn set_session(session: &str) -> String {
+    format!(
+        "{SESSION_COOKIE}={session}; Path={}; HttpOnly; SameSite=Strict",
+        super::ROOT
+    )
 }
 
 /// The `Set-Cookie` value that keeps `token`.
@@ -126,6 +160,24 @@ pub fn set_cookie(token: &str) -> String {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn each_session_has_a_csrf_token_of_its_own() {
+        let secret = new_token();
+        let (a, b) = (new_token(), new_token());
+        assert_eq!(csrf_of(&secret, &a), csrf_of(&secret, &a));
+        assert_ne!(csrf_of(&secret, &a), csrf_of(&secret, &b));
+        assert_ne!(csrf_of(&secret, &a), csrf_of(&new_token(), &a));
+        let mut h = HeaderMap::new();
+        h.insert(
+            header::COOKIE,
+            format!("{COOKIE}=t; {SESSION_COOKIE}={a}").parse().unwrap(),
+        );
+        assert_eq!(
+            (from_cookie(&h), session(&h)),
+            (Some("t"), Some(a.as_str()))
+        );
+    }
+
     #[test]
     fn past_the_wrong_tokens_of_a_second_none_is_compared_until_the_next() {
         let f = Failures::default();

@@ -8,7 +8,8 @@
 //!   (`/console/tenants/{tenant}/barriers/{id}`); lists page with a cursor, filter by state,
 //!   and refresh themselves while open (a little JavaScript polls the page; without it every
 //!   page still reads, and every action is a plain form).
-//! - Access is the operator token's alone ([`auth`]); actions are POSTs with a CSRF token.
+//! - Access is the operator token's alone ([`auth`]); actions are POSTs with the CSRF token of
+//!   their sign-in's session.
 //! - Everything a tenant wrote is escaped by construction ([`html`]); the pages also forbid
 //!   inline script and framing (`Content-Security-Policy`), and send no referrer.
 //! - Reads and actions go through the primitives (the same calls the CLI's verbs make), on a
@@ -45,11 +46,17 @@ pub const MAX_RENDERS: usize = 4;
 /// The largest form body an action takes.
 const MAX_FORM_BYTES: usize = 64 * 1024;
 
+tokio::task_local! {
+    /// The session of the request being answered ([`auth::session`]).
+    static SESSION: String;
+}
+
 /// What the console serves: a runtime's backends and tenants, and how to reach it.
 #[derive(Debug)]
 pub struct Console {
     rt: Arc<Runtime>,
     token: String,
+    /// The secret each session's CSRF token is made from ([`auth::csrf_of`]).
     csrf: String,
     /// What the pages look at, for their header ("project /path", "AWS: table t, ...").
     source: String,
@@ -171,13 +178,18 @@ async fn guard(State(c): State<Arc<Console>>, req: Request, next: Next) -> Respo
             format!("{path}?{rest}")
         };
         let mut r = see_other(&to);
-        if let Ok(v) = HeaderValue::from_str(&auth::set_cookie(&c.token)) {
-            r.headers_mut().insert(header::SET_COOKIE, v);
+        for cookie in [auth::set_cookie(&c.token), auth::set_session(&new_token())] {
+            if let Ok(v) = HeaderValue::from_str(&cookie) {
+                r.headers_mut().append(header::SET_COOKIE, v);
+            }
         }
         return r;
     }
     match auth::from_cookie(req.headers()) {
-        Some(t) if auth::same(t, &c.token) => next.run(req).await,
+        Some(t) if auth::same(t, &c.token) => {
+            let session = auth::session(req.headers()).unwrap_or("").to_string();
+            SESSION.scope(session, next.run(req)).await
+        }
         Some(_) => unauthorized(
             "the console's token has changed; open the URL that native printed at start",
         ),
@@ -310,7 +322,11 @@ where
     };
     let handle = tokio::runtime::Handle::current();
     let c2 = c.clone();
-    match tokio::task::spawn_blocking(move || handle.block_on(work(c2))).await {
+    // The page is made on a thread of its own: the session goes with it, for its forms.
+    let session = SESSION.try_with(String::clone).unwrap_or_default();
+    match tokio::task::spawn_blocking(move || handle.block_on(SESSION.scope(session, work(c2))))
+        .await
+    {
         Ok(Ok(r)) => r,
         Ok(Err(p)) => p.into_response(),
         Err(e) => Problem::new(
@@ -332,7 +348,7 @@ pub(crate) async fn action_form(c: &Console, body: Body) -> Result<Form, Problem
             )
         })?;
     let form = Form::parse(&String::from_utf8_lossy(&bytes));
-    if !auth::same(form.str("csrf"), &c.csrf) {
+    if !auth::same(form.str("csrf"), &c.csrf()) {
         return Err(Problem::new(
             StatusCode::FORBIDDEN,
             "this form is not from this console's pages (or the console restarted since the page was loaded): reload the page and try again",
@@ -459,8 +475,12 @@ impl Console {
         &self.rt
     }
 
-    pub(crate) fn csrf(&self) -> &str {
-        &self.csrf
+    /// The CSRF token of the session of the request being answered.
+    pub(crate) fn csrf(&self) -> String {
+        auth::csrf_of(
+            &self.csrf,
+            &SESSION.try_with(String::clone).unwrap_or_default(),
+        )
     }
 
     pub(crate) fn runs_scripts(&self) -> bool {

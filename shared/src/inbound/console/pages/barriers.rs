@@ -244,7 +244,7 @@ async fn one_page(c: &Console, name: &str, id: &str, q: &Form) -> PageResult {
                     ("class", "inline"),
                 ],
                 |h| {
-                    h.hidden("csrf", c.csrf());
+                    h.hidden("csrf", &c.csrf());
                     h.open("input", &[("name", "reason"), ("placeholder", "reason"), ("value", "cancelled by the operator"), ("maxlength", "1024")]);
                     h.raw("<button type=\"submit\" class=\"danger\">Cancel barrier</button>");
                 },
@@ -309,7 +309,7 @@ fn members_table(
                                 ("class", "inline ack"),
                             ],
                             |h| {
-                                h.hidden("csrf", c.csrf())
+                                h.hidden("csrf", &c.csrf())
                                     .hidden("member", &m.name)
                                     .hidden("outcome", "ok");
                                 h.raw("<button type=\"submit\">Ack ok</button>");
@@ -324,7 +324,7 @@ fn members_table(
                                 ("class", "inline fail"),
                             ],
                             |h| {
-                                h.hidden("csrf", c.csrf())
+                                h.hidden("csrf", &c.csrf())
                                     .hidden("member", &m.name)
                                     .hidden("outcome", "failed");
                                 h.open(
