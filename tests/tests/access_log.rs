@@ -186,3 +186,48 @@ async fn a_record_is_bounded_and_console_requests_are_logged_without_their_token
     assert_eq!(statuses, [json!(404), json!(404), json!(500), json!(303)]);
     assert_eq!(records[3]["path"], "/console/");
 }
+
+/// The console's guard over real requests: a token in the query in any spelling is taken out
+/// by the redirect, and past the wrong tokens of a second none is compared (429).
+#[tokio::test]
+async fn the_console_strips_its_token_in_every_spelling_and_limits_wrong_ones() {
+    use axum::body::Body;
+    use native_core::inbound::console;
+    use tower::ServiceExt;
+    let (_p, _key, rt) = acme(&[]).await;
+    let token = console::new_token();
+    let router = console::router(console::Console::new(
+        rt,
+        token.clone(),
+        "test".into(),
+        true,
+    ));
+    let get = |uri: String| {
+        let router = router.clone();
+        async move {
+            router
+                .oneshot(axum::http::Request::get(uri).body(Body::empty()).unwrap())
+                .await
+                .unwrap()
+        }
+    };
+    for spelling in ["token", "tok%65n", "%74oken", "t%6F%6B%65%6E"] {
+        let r = get(format!("/console/dlq?a=1&{spelling}={token}&b=2")).await;
+        assert_eq!(r.status(), 303, "{spelling}");
+        let to = r.headers()["location"].to_str().unwrap();
+        assert_eq!(to, "/console/dlq?a=1&b=2", "{spelling}");
+    }
+    let wrong = "0".repeat(64);
+    let mut statuses = Vec::new();
+    // (Up to 100, in case the first ones straddle two seconds.)
+    while statuses.len() < 100 && !statuses.contains(&429) {
+        statuses.push(
+            get(format!("/console/?token={wrong}"))
+                .await
+                .status()
+                .as_u16(),
+        );
+    }
+    assert!(statuses.contains(&401), "{statuses:?}");
+    assert!(statuses.contains(&429), "{statuses:?}");
+}

@@ -495,6 +495,33 @@ async fn waits_answer_older_generations_at_once_and_time_out_on_current_and_futu
         r.wait("default", "none", 1, Duration::ZERO).await,
         "barrier",
     );
+    // AND a tenant parks at most max_rendezvous_waits waits at once (a tenant of its own:
+    // waits are counted per tenant in the process)
+    let mut capped = e.rdv(if matches!(backend, Backend::Embedded) {
+        "waits-e"
+    } else {
+        "waits-a"
+    });
+    capped.max_waits = 1;
+    capped.create(spec("b", 2)).await.unwrap();
+    let parked = capped.wait("default", "b", 1, Duration::from_secs(2));
+    let second = async {
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        capped.wait("default", "b", 1, Duration::from_secs(2)).await
+    };
+    let (first, second) = tokio::join!(parked, second);
+    assert_eq!(first.unwrap().1, WaitOutcome::TimedOut);
+    let e = second.unwrap_err().to_string();
+    assert!(
+        e.contains("limit max_rendezvous_waits exceeded") && e.contains("may have 1"),
+        "{e}"
+    );
+    // THEN once the first has ended, a wait parks again
+    let (_, out) = capped
+        .wait("default", "b", 1, Duration::ZERO)
+        .await
+        .unwrap();
+    assert_eq!(out, WaitOutcome::TimedOut);
 }
 
 async fn a_trip_releases_every_waiter_together_and_a_delete_ends_waits_with_not_found(

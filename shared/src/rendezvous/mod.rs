@@ -113,6 +113,8 @@ pub struct Rendezvous<'a, B: Budget + ?Sized> {
     pub max_namespaces: u64,
     /// The most barriers of the tenant over all its namespaces; unbounded unless set.
     pub max_tenant_barriers: u64,
+    /// The most waits of the tenant parked at once in this process; unbounded unless set.
+    pub max_waits: u64,
 }
 
 static SYSTEM_CLOCK: fn() -> i64 = now_ms;
@@ -253,6 +255,7 @@ impl<'a, B: Budget + ?Sized> Rendezvous<'a, B> {
             max_barriers: MAX_BARRIERS_PER_NAMESPACE,
             max_namespaces: u64::MAX,
             max_tenant_barriers: u64::MAX,
+            max_waits: u64::MAX,
         }
     }
 
@@ -995,6 +998,7 @@ impl<'a, B: Budget + ?Sized> Rendezvous<'a, B> {
         model::check_positive("expected_generation", expected_generation)?;
         model::check_timeout(timeout.as_secs())?;
         let until = tokio::time::Instant::now() + timeout;
+        let _parked = notify::park(self.tenant, self.max_waits)?;
         // Registered before the first read, so a trip between the read and the wait is seen.
         let mut sub = notify::subscribe(self.tenant, ns, name);
         let mut pause = POLL_FIRST;
