@@ -12,15 +12,27 @@ mod fault_proxy;
 
 #[cfg(feature = "aws")]
 mod with_aws {
+    use std::sync::Arc;
+    use std::time::{Duration, Instant};
+
+    use native_core::aws::lambda::{self, InvokeRequest, SqsEvent};
+    use native_core::aws::sdk::sqs;
     use native_core::aws::{
         emulator_sdk_config, Clients, DynamoKv, QueueUrls, SdkConfig, SqsQueues,
     };
     use native_core::barrier::{CreateSpec, Filter, Outcome};
+    use native_core::config::Deployment;
+    use native_core::ports::now_ms;
     use native_core::ports::{KvStore, NewItem, PutMode};
+    use native_core::runtime::{self, Runtime};
+    use native_core::timer::TickOptions;
     use native_core::Error;
     use native_tests::aws_endpoint as endpoint;
-    use native_tests::aws_env::{clients, make_queue, make_table, unique};
-    use native_tests::barriers::{barriers, Count};
+    use native_tests::aws_env::Stack;
+    use native_tests::aws_env::{clients, lambda_record, make_queue, make_table, unique};
+    use native_tests::barriers::{barriers, barriers as barriers_of, Count};
+    use native_tests::MemLog;
+    use serde_json::{json, Value};
 
     use super::fault_proxy::{Call, Fault, Faults, Proxy};
 
@@ -202,5 +214,460 @@ mod with_aws {
                 work_dlq: Some(work_dlq),
             },
         )
+    }
+
+    // The seed flows through the functions' entry points, every kind of fault at 5 % and 20 %.
+
+    /// The scripts of the suite's tenant: a claim, a send and its work, a barrier's create,
+    /// ack and continuation, and reads of what was done.
+    const SCRIPTS: &[(&str, &str)] = &[
+        (
+            "claim",
+            "function on_invoke(ctx, ev)
+               if native.db.put_if_absent('claims', ev.k, ev.who) then return { ok = true } end
+               return { ok = false, holder = native.db.get('claims', ev.k) }
+             end",
+        ),
+        (
+            "send",
+            "function on_invoke(ctx, ev) native.queue.send('work', { n = ev.n }) return true end",
+        ),
+        (
+            "work",
+            "function on_queue(ctx, ev) native.db.put('done', 'n' .. ev.n, true) end",
+        ),
+        (
+            "bar",
+            "function on_invoke(ctx, ev)
+               return native.barrier.create({ id = ev.id, members = { 'a', 'b', 'c' }, continue_with = 'fin' })
+             end",
+        ),
+        (
+            "ack",
+            "function on_invoke(ctx, ev) native.barrier.ack(ev.id, ev.m, { ok = true }) return true end",
+        ),
+        (
+            "fin",
+            "function on_queue(ctx, ev) native.db.put('done', 'fin-' .. ev.barrier, true) end",
+        ),
+        (
+            "done",
+            "function on_invoke(ctx, ev)
+               local r = {}
+               for _, k in ipairs(ev.keys) do r[k] = native.db.get('done', k) ~= nil end
+               return r
+             end",
+        ),
+    ];
+
+    /// An invocation's deadline in the suite, and the margin past it that any invocation may
+    /// take at most (the SDK's answer to a cancelled call, the log).
+    const DEADLINE: Duration = Duration::from_secs(10);
+    const MARGIN: Duration = Duration::from_secs(1);
+
+    /// The flows of one run: claims (`put_if_absent`), queue sends, barriers of 3 members
+    /// (each created, acked and continued), made by this many callers at once.
+    const CLAIMS: u32 = 100;
+    const SENDS: u32 = 100;
+    const BARRIERS: u32 = 12;
+    const CALLERS: usize = 6;
+    /// How long a stalled request is held before it is forwarded.
+    const STALL: Duration = Duration::from_millis(700);
+
+    /// What a run of the seed flows found.
+    #[derive(Debug, Default)]
+    struct Report {
+        invocations: usize,
+        failed: usize,
+        false_claims: Vec<String>,
+        late: Vec<String>,
+        unreadable: Vec<String>,
+        lost_sends: Vec<u32>,
+        unlisted: Vec<String>,
+        not_continued: Vec<String>,
+        dead_letters: usize,
+    }
+
+    /// Internal names and dumps that a caller must never read.
+    fn unreadable(message: &str) -> bool {
+        [
+            "Error {",
+            "DispatchFailure(",
+            "ConnectorError",
+            "ServiceError(",
+            "b#acme",
+            "d#acme",
+            "K#",
+            "raw: Response",
+        ]
+        .iter()
+        .any(|bad| message.contains(bad))
+    }
+
+    struct Suite {
+        stack: Stack,
+        rt: Arc<Runtime>,
+        report: std::sync::Mutex<Report>,
+    }
+
+    impl Suite {
+        /// Invokes `script` until it succeeds (at most 8 times, as a caller retries a
+        /// retryable failure), checking each attempt's time and message; its answer, if any.
+        async fn invoke(&self, script: &str, event: impl Fn(u32) -> Value) -> Option<(u32, Value)> {
+            for attempt in 0..8 {
+                let req = InvokeRequest {
+                    tenant: "acme".into(),
+                    script: script.into(),
+                    event: event(attempt),
+                };
+                let start = Instant::now();
+                let deadline_ms = (now_ms() as u64) + DEADLINE.as_millis() as u64;
+                let out = lambda::invoke_by(&self.rt, req, deadline_ms).await;
+                let took = start.elapsed();
+                let mut r = self.report.lock().unwrap();
+                r.invocations += 1;
+                if took > DEADLINE + MARGIN {
+                    let what = match &out {
+                        Ok(_) => "answered".to_string(),
+                        Err(e) => e.to_string(),
+                    };
+                    r.late.push(format!("{script} took {took:?}: {what}"));
+                }
+                match out {
+                    Ok(v) => return Some((attempt, v)),
+                    Err(e) => {
+                        r.failed += 1;
+                        let text = e.to_string();
+                        if unreadable(&text) {
+                            r.unreadable.push(text);
+                        }
+                    }
+                }
+            }
+            None
+        }
+
+        /// Takes the work queue's messages to the `queue` function as Lambda does, deleting
+        /// those it answered as done, until `want` says it has what it waits for or `limit`
+        /// passed; a dispatch guard's tick runs (five minutes ahead) when work is missing.
+        async fn drain(&self, limit: Duration, want: impl AsyncFnMut() -> bool) {
+            let mut want = want;
+            let sqs = &self.stack.clients.sqs;
+            let url = self.stack.config.work_queue_url.clone();
+            let start = Instant::now();
+            let mut idle = 0;
+            while start.elapsed() < limit {
+                let out = sqs
+                    .receive_message()
+                    .queue_url(&url)
+                    .max_number_of_messages(10)
+                    .visibility_timeout(2)
+                    .message_system_attribute_names(
+                        sqs::types::MessageSystemAttributeName::ApproximateReceiveCount,
+                    )
+                    .send()
+                    .await
+                    .unwrap();
+                if out.messages().is_empty() {
+                    idle += 1;
+                    if want().await {
+                        return;
+                    }
+                    if idle % 5 == 0 {
+                        let b = &self.rt.services.backends;
+                        let mut opts = TickOptions::local();
+                        opts.now_ms += 5 * 60 * 1000;
+                        // A failed tick is tried again at the next idle round.
+                        let _ = runtime::tick(&*b.kv, &*b.queue, &*b.objects, opts).await;
+                    }
+                    tokio::time::sleep(Duration::from_millis(300)).await;
+                    continue;
+                }
+                let mut ev = SqsEvent::default();
+                ev.records = out.messages().iter().map(lambda_record).collect();
+                let deadline_ms = (now_ms() as u64) + DEADLINE.as_millis() as u64;
+                let start = Instant::now();
+                let resp = lambda::handle_work_batch_by(&self.rt, ev.clone(), deadline_ms).await;
+                if start.elapsed() > DEADLINE + MARGIN {
+                    self.report
+                        .lock()
+                        .unwrap()
+                        .late
+                        .push(format!("work batch: {:?}", start.elapsed()));
+                }
+                let failed: Vec<_> = resp
+                    .batch_item_failures
+                    .iter()
+                    .map(|f| f.item_identifier.clone())
+                    .collect();
+                for m in &ev.records {
+                    if !failed.contains(m.message_id.as_ref().unwrap()) {
+                        sqs.delete_message()
+                            .queue_url(&url)
+                            .receipt_handle(m.receipt_handle.clone().unwrap())
+                            .send()
+                            .await
+                            .unwrap();
+                    }
+                }
+            }
+        }
+
+        /// Which of `keys` the `done` partition has, read with the faults off.
+        async fn done(&self, keys: &[String]) -> Vec<String> {
+            let mut have = Vec::new();
+            for chunk in keys.chunks(100) {
+                let req = InvokeRequest {
+                    tenant: "acme".into(),
+                    script: "done".into(),
+                    event: json!({ "keys": chunk }),
+                };
+                let got = lambda::invoke(&self.rt, req).await.unwrap();
+                have.extend(
+                    chunk
+                        .iter()
+                        .filter(|k| got[k.as_str()] == json!(true))
+                        .cloned(),
+                );
+            }
+            have
+        }
+    }
+
+    /// Runs the seed flows behind a proxy that meets `rate` of the requests with a fault of
+    /// each kind (stalls of [`STALL`]), and reports what held.
+    async fn seed_flows(ep: &str, seed: u64, rate: f64) -> (Report, u64, usize) {
+        let d =
+            Deployment::from_json("deployment.json", r#"{ "buckets": { "map": {} } }"#).unwrap();
+        let stack = native_tests::aws_env::stack(ep, &d).await;
+        for (key, body) in std::iter::once((
+            "acme/config.json".to_string(),
+            r#"{ "queue": true }"#.to_string(),
+        ))
+        .chain(
+            SCRIPTS
+                .iter()
+                .map(|(n, src)| (format!("acme/scripts/{n}.luau"), src.to_string())),
+        ) {
+            stack
+                .backends
+                .objects
+                .put(
+                    &stack.config.scripts_bucket,
+                    &key,
+                    body.into(),
+                    PutMode::Overwrite,
+                )
+                .await
+                .unwrap();
+        }
+        let proxy = Proxy::start(ep, Faults::all(seed, rate, STALL)).await;
+        let sdk = quick_retries(&proxy.endpoint).await;
+        let rt = Arc::new(
+            lambda::runtime_for(&stack.config, &Clients::new(&sdk))
+                .with_log(Arc::new(MemLog::default())),
+        );
+        let suite = Suite {
+            stack,
+            rt,
+            report: Default::default(),
+        };
+        let run = format!("{seed:x}");
+        let s = &suite;
+        // The claims, then the sends, then the barriers, [`CALLERS`] at once.
+        let claims = futures_lite(0..CLAIMS, |i| {
+            let run = run.clone();
+            async move {
+                let got = s
+                    .invoke(
+                        "claim",
+                        |a| json!({ "k": format!("{run}-{i}"), "who": format!("{run}-{i}-{a}") }),
+                    )
+                    .await;
+                if let Some((attempt, v)) = got {
+                    if v["ok"] == json!(false) {
+                        // "Taken" by this very call: its own write, its answer lost. (Taken by
+                        // an earlier attempt that failed is another caller's, as it should.)
+                        let holder = v["holder"].as_str().unwrap_or("");
+                        if holder == format!("{run}-{i}-{attempt}") {
+                            s.report
+                                .lock()
+                                .unwrap()
+                                .false_claims
+                                .push(format!("{i}: {holder}"));
+                        }
+                    }
+                }
+            }
+        });
+        claims.await;
+        let mut sent = Vec::new();
+        let sends = futures_lite(0..SENDS, |n| async move {
+            s.invoke("send", |_| json!({ "n": n })).await.map(|_| n)
+        });
+        for n in sends.await.into_iter().flatten() {
+            sent.push(n);
+        }
+        let bars = futures_lite(0..BARRIERS, |i| {
+            let run = run.clone();
+            async move {
+                let id = format!("b{run}-{i}");
+                s.invoke("bar", |_| json!({ "id": id })).await?;
+                for m in ["a", "b", "c"] {
+                    s.invoke("ack", |_| json!({ "id": id, "m": m })).await?;
+                }
+                Some(id)
+            }
+        });
+        let barriers: Vec<String> = bars.await.into_iter().flatten().collect();
+        let mut want: Vec<String> = sent.iter().map(|n| format!("n{n}")).collect();
+        want.extend(barriers.iter().map(|id| format!("fin-{id}")));
+        suite
+            .drain(Duration::from_secs(40), async || {
+                proxy.set_rate(0.0);
+                let have = s.done(&want).await;
+                proxy.set_rate(rate);
+                have.len() == want.len()
+            })
+            .await;
+        proxy.set_rate(0.0);
+        let have = suite.done(&want).await;
+        let mut r = suite.report.into_inner().unwrap();
+        r.lost_sends = sent
+            .iter()
+            .copied()
+            .filter(|n| !have.contains(&format!("n{n}")))
+            .collect();
+        r.not_continued = barriers
+            .iter()
+            .filter(|id| !have.contains(&format!("fin-{id}")))
+            .cloned()
+            .collect();
+        let count = Count::default();
+        let listed = barriers_of(
+            &*suite.stack.backends.kv,
+            &*suite.stack.backends.queue,
+            &count,
+        )
+        .list(Filter::All, None, 1000)
+        .await
+        .unwrap();
+        r.unlisted = barriers
+            .iter()
+            .filter(|id| !listed.barriers.iter().any(|l| &l.id == *id))
+            .cloned()
+            .collect();
+        let dlq = suite.stack.config.work_dlq_url.clone().unwrap();
+        let attrs = suite
+            .stack
+            .clients
+            .sqs
+            .get_queue_attributes()
+            .queue_url(dlq)
+            .attribute_names(sqs::types::QueueAttributeName::ApproximateNumberOfMessages)
+            .send()
+            .await
+            .unwrap();
+        r.dead_letters = attrs.attributes().unwrap()
+            [&sqs::types::QueueAttributeName::ApproximateNumberOfMessages]
+            .parse()
+            .unwrap();
+        let seen = proxy.seen();
+        (r, seen.requests, seen.faults.len())
+    }
+
+    /// Runs `f` for each of `items`, [`CALLERS`] at a time; the results in order.
+    async fn futures_lite<I, F, Fut, T>(items: I, f: F) -> Vec<T>
+    where
+        I: IntoIterator,
+        F: Fn(I::Item) -> Fut,
+        Fut: std::future::Future<Output = T>,
+    {
+        let mut out = Vec::new();
+        let mut items = items.into_iter().peekable();
+        while items.peek().is_some() {
+            let wave: Vec<Fut> = items.by_ref().take(CALLERS).map(&f).collect();
+            out.extend(join_all(wave).await);
+        }
+        out
+    }
+
+    /// Awaits every future of `futs` together; their outputs in order.
+    async fn join_all<Fut: std::future::Future>(futs: Vec<Fut>) -> Vec<Fut::Output> {
+        let mut futs: Vec<_> = futs.into_iter().map(Box::pin).collect();
+        let mut out: Vec<Option<Fut::Output>> = futs.iter().map(|_| None).collect();
+        std::future::poll_fn(|cx| {
+            let mut pending = false;
+            for (f, o) in futs.iter_mut().zip(out.iter_mut()) {
+                if o.is_none() {
+                    match f.as_mut().poll(cx) {
+                        std::task::Poll::Ready(v) => *o = Some(v),
+                        std::task::Poll::Pending => pending = true,
+                    }
+                }
+            }
+            if pending {
+                std::task::Poll::Pending
+            } else {
+                std::task::Poll::Ready(())
+            }
+        })
+        .await;
+        out.into_iter().map(|o| o.unwrap()).collect()
+    }
+
+    async fn seed_flows_hold(rate: f64, seed: u64) {
+        let Some(ep) = endpoint() else { return };
+        let start = Instant::now();
+        let (r, requests, faults) = seed_flows(&ep, seed, rate).await;
+        eprintln!(
+            "{:.0} % faults (seed {seed}): {faults} of {requests} requests met a fault; {} invocations, {} failed and were retried; {:?}",
+            rate * 100.0,
+            r.invocations,
+            r.failed,
+            start.elapsed()
+        );
+        assert!(faults > 0, "no fault was injected");
+        assert!(
+            r.false_claims.is_empty(),
+            "claims answered taken for their own write: {:?}",
+            r.false_claims
+        );
+        assert!(
+            r.lost_sends.is_empty(),
+            "acknowledged sends lost: {:?}",
+            r.lost_sends
+        );
+        assert!(
+            r.unlisted.is_empty(),
+            "barriers not listed: {:?}",
+            r.unlisted
+        );
+        assert!(
+            r.not_continued.is_empty(),
+            "barriers never continued: {:?}",
+            r.not_continued
+        );
+        assert!(
+            r.late.is_empty(),
+            "past the deadline plus {MARGIN:?}: {:?}",
+            r.late
+        );
+        assert!(
+            r.unreadable.is_empty(),
+            "messages with dumps or internal names: {:?}",
+            r.unreadable
+        );
+        assert_eq!(r.dead_letters, 0, "dead letters");
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+    async fn the_seed_flows_hold_at_5_percent_faults() {
+        seed_flows_hold(0.05, 5).await;
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+    async fn the_seed_flows_hold_at_20_percent_faults() {
+        seed_flows_hold(0.20, 20).await;
     }
 }
