@@ -216,6 +216,69 @@ mod with_aws {
         )
     }
 
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_held_backend_is_unavailable_within_the_deadline_not_the_tenants_limit() {
+        let Some(ep) = endpoint() else { return };
+        // GIVEN a function whose every DynamoDB read is held for 30 s
+        let d =
+            Deployment::from_json("deployment.json", r#"{ "buckets": { "map": {} } }"#).unwrap();
+        let stack = native_tests::aws_env::stack(&ep, &d).await;
+        for (key, body) in [
+            ("acme/config.json", "{}"),
+            (
+                "acme/scripts/get.luau",
+                "function on_invoke(ctx, ev) return native.db.get('p', 'k') end",
+            ),
+        ] {
+            stack
+                .backends
+                .objects
+                .put(
+                    &stack.config.scripts_bucket,
+                    key,
+                    body.into(),
+                    PutMode::Overwrite,
+                )
+                .await
+                .unwrap();
+        }
+        let proxy = Proxy::start(
+            &ep,
+            Faults {
+                seed: 1,
+                rate: 1.0,
+                kinds: vec![Fault::Stall],
+                stall: Duration::from_secs(30),
+                pick: Some(Box::new(|c| c.service == "dynamodb" && c.op == "GetItem")),
+                once: false,
+            },
+        )
+        .await;
+        let sdk = quick_retries(&proxy.endpoint).await;
+        let rt = lambda::runtime_for(&stack.config, &Clients::new(&sdk));
+        // WHEN a script reads an item with 4 s left to the function
+        let start = Instant::now();
+        let req = InvokeRequest {
+            tenant: "acme".into(),
+            script: "get".into(),
+            event: json!({}),
+        };
+        let e = lambda::invoke_by(&rt, req, now_ms() as u64 + 4000)
+            .await
+            .unwrap_err();
+        // THEN it fails by the deadline (4 s less the 2 s kept back), as the backend's delay:
+        // an HTTP caller gets 503 with Retry-After, not the tenant's 429
+        let took = start.elapsed();
+        assert!(took < Duration::from_secs(3), "{took:?}");
+        let text = e.to_string();
+        assert!(text.contains("get.luau:1: backend unavailable: "), "{text}");
+        assert!(!text.contains("limit timeout_s"), "{text}");
+        let api = native_core::inbound::ApiError::from(e);
+        assert_eq!(api.code.status().as_u16(), 503, "{}", api.message);
+        assert!(api.retry_after_s.is_some());
+        assert!(proxy.seen().count(Fault::Stall) >= 1);
+    }
+
     // The seed flows through the functions' entry points, every kind of fault at 5 % and 20 %.
 
     /// The scripts of the suite's tenant: a claim, a send and its work, a barrier's create,
