@@ -279,6 +279,52 @@ mod with_aws {
         assert!(proxy.seen().count(Fault::Stall) >= 1);
     }
 
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_rendezvous_wait_ends_at_its_timeout_while_the_store_holds_its_polls() {
+        use native_core::rendezvous::{CreateBarrier, Rendezvous, WaitOutcome};
+        let Some(ep) = endpoint() else { return };
+        // GIVEN a rendezvous barrier, and a table whose reads are held for 30 s once the wait
+        // has read it
+        let faults = Faults {
+            seed: 3,
+            rate: 0.0,
+            kinds: vec![Fault::Stall],
+            stall: Duration::from_secs(30),
+            pick: Some(Box::new(|c| c.service == "dynamodb")),
+            once: false,
+        };
+        let (proxy, kv) = kv_behind(&ep, faults).await;
+        let queue = queue_port(&ep).await;
+        let count = Count::default();
+        let rdv = Rendezvous::new(&kv, &queue, "acme", &count);
+        rdv.create(CreateBarrier {
+            namespace: "default".into(),
+            name: "b".into(),
+            expected_processes: 2,
+            delete_inactive_after_seconds: 3600,
+            ..CreateBarrier::default()
+        })
+        .await
+        .unwrap();
+        let proxy = Arc::new(proxy);
+        let p = proxy.clone();
+        tokio::spawn(async move {
+            tokio::time::sleep(Duration::from_millis(300)).await;
+            p.set_rate(1.0);
+        });
+        // WHEN a peer waits 3 s for the generation to trip
+        let start = Instant::now();
+        let (_, outcome) = rdv
+            .wait("default", "b", 1, Duration::from_secs(3))
+            .await
+            .unwrap();
+        // THEN it times out at 3 s, not when the store answers
+        let took = start.elapsed();
+        assert_eq!(outcome, WaitOutcome::TimedOut);
+        assert!(took < Duration::from_millis(3500), "{took:?}");
+        assert!(proxy.seen().count(Fault::Stall) >= 1);
+    }
+
     // The seed flows through the functions' entry points, every kind of fault at 5 % and 20 %.
 
     /// The scripts of the suite's tenant: a claim, a send and its work, a barrier's create,
