@@ -280,6 +280,49 @@ mod with_aws {
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn an_api_key_lookup_held_by_the_store_answers_503_in_time() {
+        use tower::ServiceExt;
+        let Some(ep) = endpoint() else { return };
+        // GIVEN a tenant's API key, and a function whose DynamoDB reads are held for 30 s
+        let d =
+            Deployment::from_json("deployment.json", r#"{ "buckets": { "map": {} } }"#).unwrap();
+        let stack = native_tests::aws_env::stack(&ep, &d).await;
+        let key = native_core::api_keys::create(&*stack.backends.kv, "acme", "ci")
+            .await
+            .unwrap();
+        let proxy = Proxy::start(
+            &ep,
+            Faults {
+                seed: 4,
+                rate: 1.0,
+                kinds: vec![Fault::Stall],
+                stall: Duration::from_secs(30),
+                pick: Some(Box::new(|c| c.service == "dynamodb" && c.op == "GetItem")),
+                once: false,
+            },
+        )
+        .await;
+        let sdk = quick_retries(&proxy.endpoint).await;
+        let rt = Arc::new(lambda::runtime_for(&stack.config, &Clients::new(&sdk)));
+        // WHEN a caller invokes with it
+        let req = axum::http::Request::post("/v1/invoke/get")
+            .header("authorization", format!("Bearer {}", key.key))
+            .header("content-type", "application/json")
+            .body(axum::body::Body::from("{}"))
+            .unwrap();
+        let start = Instant::now();
+        let resp = native_core::inbound::router(rt).oneshot(req).await.unwrap();
+        // THEN it is told 503, retry, by the lookup's bound, not when the store answers
+        let took = start.elapsed();
+        assert_eq!(resp.status().as_u16(), 503);
+        assert!(resp.headers().contains_key("retry-after"));
+        assert!(
+            took < native_core::inbound::KEY_LOOKUP_TIMEOUT + MARGIN,
+            "{took:?}"
+        );
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn a_rendezvous_wait_ends_at_its_timeout_while_the_store_holds_its_polls() {
         use native_core::rendezvous::{CreateBarrier, Rendezvous, WaitOutcome};
         let Some(ep) = endpoint() else { return };
