@@ -419,10 +419,10 @@ mod with_aws {
 
     /// The flows of one run: claims (`put_if_absent`), queue sends, barriers of 3 members
     /// (each created, acked and continued), made by this many callers at once.
-    const CLAIMS: u32 = 100;
-    const SENDS: u32 = 100;
-    const BARRIERS: u32 = 12;
-    const CALLERS: usize = 6;
+    const CLAIMS: u32 = 60;
+    const SENDS: u32 = 60;
+    const BARRIERS: u32 = 10;
+    const CALLERS: usize = 8;
     /// How long a stalled request is held before it is forwarded.
     const STALL: Duration = Duration::from_millis(700);
 
@@ -619,16 +619,17 @@ mod with_aws {
             lambda::runtime_for(&stack.config, &Clients::new(&sdk))
                 .with_log(Arc::new(MemLog::default())),
         );
-        let suite = Suite {
+        let suite = Arc::new(Suite {
             stack,
             rt,
             report: Default::default(),
-        };
+        });
         let run = format!("{seed:x}");
         let s = &suite;
-        // The claims, then the sends, then the barriers, [`CALLERS`] at once.
-        let claims = futures_lite(0..CLAIMS, |i| {
-            let run = run.clone();
+        // The claims, then the sends, then the barriers, [`CALLERS`] at once, each a task of
+        // its own as each Lambda request is.
+        let claims = in_tasks(0..CLAIMS, |i| {
+            let (s, run) = (s.clone(), run.clone());
             async move {
                 let got = s
                     .invoke(
@@ -654,14 +655,15 @@ mod with_aws {
         });
         claims.await;
         let mut sent = Vec::new();
-        let sends = futures_lite(0..SENDS, |n| async move {
-            s.invoke("send", |_| json!({ "n": n })).await.map(|_| n)
+        let sends = in_tasks(0..SENDS, |n| {
+            let s = s.clone();
+            async move { s.invoke("send", |_| json!({ "n": n })).await.map(|_| n) }
         });
         for n in sends.await.into_iter().flatten() {
             sent.push(n);
         }
-        let bars = futures_lite(0..BARRIERS, |i| {
-            let run = run.clone();
+        let bars = in_tasks(0..BARRIERS, |i| {
+            let (s, run) = (s.clone(), run.clone());
             async move {
                 let id = format!("b{run}-{i}");
                 s.invoke("bar", |_| json!({ "id": id })).await?;
@@ -684,7 +686,7 @@ mod with_aws {
             .await;
         proxy.set_rate(0.0);
         let have = suite.done(&want).await;
-        let mut r = suite.report.into_inner().unwrap();
+        let mut r = std::mem::take(&mut *suite.report.lock().unwrap());
         r.lost_sends = sent
             .iter()
             .copied()
@@ -728,44 +730,28 @@ mod with_aws {
         (r, seen.requests, seen.faults.len())
     }
 
-    /// Runs `f` for each of `items`, [`CALLERS`] at a time; the results in order.
-    async fn futures_lite<I, F, Fut, T>(items: I, f: F) -> Vec<T>
+    /// Runs `f` for each of `items` in a task of its own, [`CALLERS`] at a time; the results
+    /// in order.
+    async fn in_tasks<I, F, Fut, T>(items: I, f: F) -> Vec<T>
     where
         I: IntoIterator,
         F: Fn(I::Item) -> Fut,
-        Fut: std::future::Future<Output = T>,
+        Fut: std::future::Future<Output = T> + Send + 'static,
+        T: Send + 'static,
     {
         let mut out = Vec::new();
         let mut items = items.into_iter().peekable();
         while items.peek().is_some() {
-            let wave: Vec<Fut> = items.by_ref().take(CALLERS).map(&f).collect();
-            out.extend(join_all(wave).await);
+            let wave: Vec<_> = items
+                .by_ref()
+                .take(CALLERS)
+                .map(|i| tokio::spawn(f(i)))
+                .collect();
+            for task in wave {
+                out.push(task.await.unwrap());
+            }
         }
         out
-    }
-
-    /// Awaits every future of `futs` together; their outputs in order.
-    async fn join_all<Fut: std::future::Future>(futs: Vec<Fut>) -> Vec<Fut::Output> {
-        let mut futs: Vec<_> = futs.into_iter().map(Box::pin).collect();
-        let mut out: Vec<Option<Fut::Output>> = futs.iter().map(|_| None).collect();
-        std::future::poll_fn(|cx| {
-            let mut pending = false;
-            for (f, o) in futs.iter_mut().zip(out.iter_mut()) {
-                if o.is_none() {
-                    match f.as_mut().poll(cx) {
-                        std::task::Poll::Ready(v) => *o = Some(v),
-                        std::task::Poll::Pending => pending = true,
-                    }
-                }
-            }
-            if pending {
-                std::task::Poll::Pending
-            } else {
-                std::task::Poll::Ready(())
-            }
-        })
-        .await;
-        out.into_iter().map(|o| o.unwrap()).collect()
     }
 
     async fn seed_flows_hold(rate: f64, seed: u64) {
