@@ -370,17 +370,33 @@ impl Engine {
         let out = match (out, &inv) {
             (Ok(v), Some(i)) if !i.outbox.borrow().is_empty() => {
                 let queue = &services.backends.queue;
-                let within = host::chain::send_within(i.deadline);
+                let within = host::chain::send_within(i.deadline, not_after);
                 crate::blocking::wait(
                     handle,
                     tokio::time::timeout(within, host::chain::send_outbox(queue, i.take_outbox())),
                 )
                 .unwrap_or_else(|_| {
                     Err(Error::Timeout(format!(
-                        "the messages {} sent did not reach the queue within {} s",
+                        "the messages {} sent did not reach the queue within {:.1} s",
                         call.script,
-                        within.as_secs()
+                        within.as_secs_f64()
                     )))
+                })
+                .map_err(|e| match e {
+                    // The queue's own error does not know whose messages they were.
+                    Error::Backend {
+                        backend,
+                        message,
+                        source,
+                    } => Error::Backend {
+                        backend,
+                        message: format!(
+                            "the messages script {:?} of tenant {:?} sent could not be queued: {message}",
+                            call.script, call.tenant.name
+                        ),
+                        source,
+                    },
+                    e => e,
                 })
                 .map(|()| v)
             }
