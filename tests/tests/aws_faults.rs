@@ -280,6 +280,74 @@ mod with_aws {
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_held_assume_role_ends_by_the_invocations_deadline() {
+        let Some(ep) = endpoint() else { return };
+        // GIVEN a function that scopes each tenant with the tenant role, and STS held 30 s
+        let d =
+            Deployment::from_json("deployment.json", r#"{ "buckets": { "map": {} } }"#).unwrap();
+        let stack = native_tests::aws_env::stack(&ep, &d).await;
+        for (key, body) in [
+            ("acme/config.json", "{}"),
+            (
+                "acme/scripts/get.luau",
+                "function on_invoke(ctx, ev) return native.db.get('p', 'k') end",
+            ),
+        ] {
+            stack
+                .backends
+                .objects
+                .put(
+                    &stack.config.scripts_bucket,
+                    key,
+                    body.into(),
+                    PutMode::Overwrite,
+                )
+                .await
+                .unwrap();
+        }
+        let proxy = Proxy::start(
+            &ep,
+            Faults {
+                seed: 6,
+                rate: 1.0,
+                kinds: vec![Fault::Stall],
+                stall: Duration::from_secs(30),
+                pick: Some(Box::new(|c| c.service == "sts")),
+                once: false,
+            },
+        )
+        .await;
+        let sdk = quick_retries(&proxy.endpoint).await;
+        let scope = Arc::new(native_core::aws::StsTenantScope::new(
+            &sdk,
+            "arn:aws:iam::123456789012:role/native-TenantRole-TEST",
+            &stack.config,
+        ));
+        let rt = lambda::runtime_for(&stack.config, &Clients::new(&sdk)).with_tenant_scope(scope);
+        // WHEN a script is invoked with 4 s left to the function
+        let start = Instant::now();
+        let req = InvokeRequest {
+            tenant: "acme".into(),
+            script: "get".into(),
+            event: json!({}),
+        };
+        let e = lambda::invoke_by(&rt, req, now_ms() as u64 + 4000)
+            .await
+            .unwrap_err();
+        // THEN it fails by the deadline (4 s less the 2 s kept back), retryable, saying why
+        let took = start.elapsed();
+        assert!(took < Duration::from_secs(3), "{took:?}");
+        let text = e.to_string();
+        assert!(
+            text.contains("AssumeRole") && text.contains("retry"),
+            "{text}"
+        );
+        let api = native_core::inbound::ApiError::from(e);
+        assert_eq!(api.code.status().as_u16(), 503, "{}", api.message);
+        assert!(proxy.seen().count(Fault::Stall) >= 1);
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn an_api_key_lookup_held_by_the_store_answers_503_in_time() {
         use tower::ServiceExt;
         let Some(ep) = endpoint() else { return };
