@@ -216,13 +216,12 @@ mod with_aws {
         )
     }
 
-    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn a_held_backend_is_unavailable_within_the_deadline_not_the_tenants_limit() {
-        let Some(ep) = endpoint() else { return };
-        // GIVEN a function whose every DynamoDB read is held for 30 s
+    /// A deployment in moto whose tenant `acme` has a script `get` (`native.db.get`), and the
+    /// SDK's configuration through a proxy that holds every request `pick` takes for 30 s.
+    async fn held(ep: &str, pick: fn(&Call) -> bool) -> (Stack, Proxy, SdkConfig) {
         let d =
             Deployment::from_json("deployment.json", r#"{ "buckets": { "map": {} } }"#).unwrap();
-        let stack = native_tests::aws_env::stack(&ep, &d).await;
+        let stack = native_tests::aws_env::stack(ep, &d).await;
         for (key, body) in [
             ("acme/config.json", "{}"),
             (
@@ -243,18 +242,26 @@ mod with_aws {
                 .unwrap();
         }
         let proxy = Proxy::start(
-            &ep,
+            ep,
             Faults {
                 seed: 1,
                 rate: 1.0,
                 kinds: vec![Fault::Stall],
                 stall: Duration::from_secs(30),
-                pick: Some(Box::new(|c| c.service == "dynamodb" && c.op == "GetItem")),
+                pick: Some(Box::new(pick)),
                 once: false,
             },
         )
         .await;
         let sdk = quick_retries(&proxy.endpoint).await;
+        (stack, proxy, sdk)
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_held_backend_is_unavailable_within_the_deadline_not_the_tenants_limit() {
+        let Some(ep) = endpoint() else { return };
+        // GIVEN a function whose every DynamoDB read is held for 30 s
+        let (stack, proxy, sdk) = held(&ep, |c| c.service == "dynamodb" && c.op == "GetItem").await;
         let rt = lambda::runtime_for(&stack.config, &Clients::new(&sdk));
         // WHEN a script reads an item with 4 s left to the function
         let start = Instant::now();
@@ -283,41 +290,7 @@ mod with_aws {
     async fn a_held_assume_role_ends_by_the_invocations_deadline() {
         let Some(ep) = endpoint() else { return };
         // GIVEN a function that scopes each tenant with the tenant role, and STS held 30 s
-        let d =
-            Deployment::from_json("deployment.json", r#"{ "buckets": { "map": {} } }"#).unwrap();
-        let stack = native_tests::aws_env::stack(&ep, &d).await;
-        for (key, body) in [
-            ("acme/config.json", "{}"),
-            (
-                "acme/scripts/get.luau",
-                "function on_invoke(ctx, ev) return native.db.get('p', 'k') end",
-            ),
-        ] {
-            stack
-                .backends
-                .objects
-                .put(
-                    &stack.config.scripts_bucket,
-                    key,
-                    body.into(),
-                    PutMode::Overwrite,
-                )
-                .await
-                .unwrap();
-        }
-        let proxy = Proxy::start(
-            &ep,
-            Faults {
-                seed: 6,
-                rate: 1.0,
-                kinds: vec![Fault::Stall],
-                stall: Duration::from_secs(30),
-                pick: Some(Box::new(|c| c.service == "sts")),
-                once: false,
-            },
-        )
-        .await;
-        let sdk = quick_retries(&proxy.endpoint).await;
+        let (stack, proxy, sdk) = held(&ep, |c| c.service == "sts").await;
         let scope = Arc::new(native_core::aws::StsTenantScope::new(
             &sdk,
             "arn:aws:iam::123456789012:role/native-TenantRole-TEST",
@@ -352,25 +325,10 @@ mod with_aws {
         use tower::ServiceExt;
         let Some(ep) = endpoint() else { return };
         // GIVEN a tenant's API key, and a function whose DynamoDB reads are held for 30 s
-        let d =
-            Deployment::from_json("deployment.json", r#"{ "buckets": { "map": {} } }"#).unwrap();
-        let stack = native_tests::aws_env::stack(&ep, &d).await;
+        let (stack, proxy, sdk) = held(&ep, |c| c.service == "dynamodb" && c.op == "GetItem").await;
         let key = native_core::api_keys::create(&*stack.backends.kv, "acme", "ci")
             .await
             .unwrap();
-        let proxy = Proxy::start(
-            &ep,
-            Faults {
-                seed: 4,
-                rate: 1.0,
-                kinds: vec![Fault::Stall],
-                stall: Duration::from_secs(30),
-                pick: Some(Box::new(|c| c.service == "dynamodb" && c.op == "GetItem")),
-                once: false,
-            },
-        )
-        .await;
-        let sdk = quick_retries(&proxy.endpoint).await;
         let rt = Arc::new(lambda::runtime_for(&stack.config, &Clients::new(&sdk)));
         // WHEN a caller invokes with it
         let req = axum::http::Request::post("/v1/invoke/get")
@@ -388,6 +346,7 @@ mod with_aws {
             took < native_core::inbound::KEY_LOOKUP_TIMEOUT + MARGIN,
             "{took:?}"
         );
+        assert!(proxy.seen().count(Fault::Stall) >= 1);
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
