@@ -1303,7 +1303,7 @@ fn partner_answers_ok_false_when_a_query_fails() {
     r.ok();
     assert_eq!(
         r.out(),
-        "a: 1 queries, 0 rows: failed: query x: command exited with 3: no such table\n"
+        "a: 1 query, 0 rows: failed: query x: command exited with 3: no such table\n"
     );
     let (done, _) = check_done(p.path(), "a");
     assert_eq!(
@@ -1338,7 +1338,7 @@ fn partner_answers_ok_false_when_a_query_fails() {
     assert!(
         r.ok()
             .out()
-            .starts_with("b: 1 queries, 0 rows: failed: query x: no fixture file"),
+            .starts_with("b: 1 query, 0 rows: failed: query x: no fixture file"),
         "{}",
         r.out()
     );

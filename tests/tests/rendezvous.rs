@@ -1440,7 +1440,8 @@ async fn store_calls_per_arrival_are_as_documented(backend: Backend) {
             c.0.get()
         }
     };
-    // THEN the figures of BENCHMARKS.md: namespace, barrier, one transaction per arrival
+    // THEN the figures of BENCHMARKS.md, Rendezvous: namespace, barrier, one transaction per
+    // arrival
     assert_eq!(count("a", "p0").await, 3, "an arrival");
     assert_eq!(count("a", "p0").await, 4, "a repeat");
     assert_eq!(count("a", "p1").await, 3, "the tripping arrival");
@@ -1827,6 +1828,16 @@ async fn the_router_answers_each_form_and_ends_calls_at_the_caller_s_deadline() 
         serde_json::from_slice::<Value>(&body).unwrap()["code"],
         "unimplemented"
     );
+    // AND without a key, a form not served is 401 first: who asks before what they sent
+    let no_key = Request::post("/com.evrblk.grackle.v1beta.GrackleApi/GetBarrier")
+        .header("content-type", "application/x-www-form-urlencoded")
+        .body(Body::from("a=1"))
+        .unwrap();
+    let r = native_core::inbound::router(rt.clone())
+        .oneshot(no_key)
+        .await
+        .unwrap();
+    assert_eq!(r.status().as_u16(), 401);
     let (parts, body, _) = send(
         "Nope",
         &[("content-type", "application/json")],

@@ -41,6 +41,13 @@ pub async fn run(project: &Path, tenant: &str, target: Target) -> Outcome {
     let t = DirTenants::new(&p.root).load(tenant).await?;
     let file = format!("tenants/{tenant}/config.json");
     let sdk = load_sdk_config().await;
+    // Without a region the SDK cannot name an endpoint, and its error is a debug string
+    // (`DispatchFailure(...)`): say what to set instead, as every other AWS verb does.
+    if sdk.region().is_none_or(|r| r.as_ref().is_empty()) && sdk.endpoint_url().is_none() {
+        return Err(Failed::usage(
+            "not deployed: no AWS region is set: set AWS_REGION (e.g. eu-west-1), or a region in your AWS profile",
+        ));
+    }
     let mut names = target.functions.clone();
     let mut bucket = target.bucket.clone();
     if let Some(stack) = &target.stack {

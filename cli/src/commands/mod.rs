@@ -458,7 +458,10 @@ async fn invoke(
     let trace = native_core::observe::new_trace();
     let run = rt.invoke(tenant, script, event);
     let out = native_core::observe::in_context(|c| c.chain = Some(trace.clone()), run).await;
-    crate::show::started_chain(&rt, "invoked", tenant, script, &trace);
+    // A tenant or script that is not there ran nothing: no "invoked" line for it.
+    if !matches!(out, Err(native_core::Error::NotFound { .. })) {
+        crate::show::started_chain(&rt, "invoked", tenant, script, &trace);
+    }
     let out = out?;
     let text = serde_json::to_string_pretty(&out).unwrap_or_default();
     outln!("{}", crate::show::json(&text));

@@ -80,9 +80,10 @@ pub fn timeouts() -> aws_config::timeout::TimeoutConfig {
 /// The SDK's own client loads the system's root certificates and builds a TLS configuration
 /// from them in `validate_base_client_config`, which every SDK client calls as it is made:
 /// five times before a function's first poll for an event (S3, DynamoDB, SQS, Secrets Manager,
-/// STS), each parsing every certificate again. That was most of a cold start (see
-/// BENCHMARKS.md). Made here once, on the first request, and shared by every client built from
-/// the same configuration; the first event pays one build, no client pays more.
+/// STS), each parsing every certificate again. That was most of a cold start (BENCHMARKS.md,
+/// Lambda binaries and cold start). Made here once, on the first request, and shared by every
+/// client built from the same configuration; the first event pays one build, no client pays
+/// more.
 #[derive(Debug, Default)]
 struct LazyHttps {
     inner: std::sync::OnceLock<SharedHttpClient>,
@@ -116,10 +117,10 @@ impl HttpClient for LazyHttps {
 ///
 /// Where the environment holds keys and a region (a Lambda function's always does), they are
 /// given to the loader as they are: the SDK's default chains would pick them first anyway, but
-/// building those chains cost a start more than an SDK client does (0.7 million instructions:
-/// the web identity link makes an STS client of its own, the instance metadata links an HTTP
-/// client each). Elsewhere (a container's credentials endpoint, profiles) the default chains
-/// run as usual.
+/// building those chains cost a start more than an SDK client does (BENCHMARKS.md, Lambda
+/// binaries and cold start): the web identity link makes an STS client of its own, the instance
+/// metadata links an HTTP client each. Elsewhere (a container's credentials endpoint, profiles)
+/// the default chains run as usual.
 pub async fn load_sdk_config() -> SdkConfig {
     let set = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
     let mut loader = with_http_client(aws_config::defaults(BehaviorVersion::latest()));

@@ -251,8 +251,8 @@ fn connect(db: &Path) -> Result<Connection> {
     // Plans made once per statement, not once per call. Without the query planner stability
     // guarantee SQLite plans a `LIMIT ?` with the value bound to it, marks the statement to be
     // made again whenever that parameter is bound, and so parses and plans each of the
-    // backend's paged reads (a queue's due messages, a key-value query) at every call: 45 000
-    // instructions each time, a sixth of a queued message's cost in the bench.
+    // backend's paged reads (a queue's due messages, a key-value query) at every call
+    // (BENCHMARKS.md, Queue throughput).
     conn.set_db_config(
         rusqlite::config::DbConfig::SQLITE_DBCONFIG_ENABLE_QPSG,
         true,
@@ -296,8 +296,8 @@ fn lost(root: &Path, db: &Path) -> Error {
 
 /// Runs `sql` from the connection's cache of prepared statements, as
 /// `Connection::execute` does without one: SQLite parses and plans each statement once per
-/// connection, not at every call (23 000 instructions an `INSERT` of a message, which it cost
-/// at every send; [`connect`] keeps room for all of them).
+/// connection, not at every call (an `INSERT` of a message was parsed at every send:
+/// BENCHMARKS.md, Queue throughput; [`connect`] keeps room for all of them).
 pub(crate) fn execute<P: rusqlite::Params>(
     c: &Connection,
     sql: &str,

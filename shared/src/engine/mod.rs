@@ -95,6 +95,8 @@ pub enum Answer {
     Value(serde_json::Value),
     /// As JSON text, for a call with [`Call::json_answer`].
     Json(Vec<u8>),
+    /// An HTTP answer the script chose with `native.response`.
+    Reply(host::Reply),
 }
 
 impl Answer {
@@ -104,6 +106,7 @@ impl Answer {
             Answer::Value(v) => Ok(v),
             Answer::Json(text) => serde_json::from_slice(&text)
                 .map_err(|e| Error::InvalidInput(format!("the answer is not JSON: {e}"))),
+            Answer::Reply(r) => Ok(r.body_value()),
         }
     }
 }
@@ -305,6 +308,7 @@ impl Engine {
             width,
             width_left: Cell::new(width),
             outbox: RefCell::new(Vec::new()),
+            timers: RefCell::new(Vec::new()),
         });
         let armed = interrupt::arm(
             interrupt::deadline_in(timeout),
@@ -366,39 +370,41 @@ impl Engine {
                 ))
             }
         };
-        // Messages the script sent waited for it to succeed (host::chain).
+        // Messages the script sent and timers it set waited for it to succeed (host::chain).
         let out = match (out, &inv) {
-            (Ok(v), Some(i)) if !i.outbox.borrow().is_empty() => {
-                let queue = &services.backends.queue;
+            (Ok(v), Some(i)) if !i.outbox.borrow().is_empty() || !i.timers.borrow().is_empty() => {
+                let (queue, kv) = (&services.backends.queue, &services.backends.kv);
                 let within = host::chain::send_within(i.deadline, not_after);
-                crate::blocking::wait(
-                    handle,
-                    tokio::time::timeout(within, host::chain::send_outbox(queue, i.take_outbox())),
-                )
-                .unwrap_or_else(|_| {
-                    Err(Error::Timeout(format!(
-                        "the messages {} sent did not reach the queue within {:.1} s",
-                        call.script,
-                        within.as_secs_f64()
-                    )))
-                })
-                .map_err(|e| match e {
-                    // The queue's own error does not know whose messages they were.
-                    Error::Backend {
-                        backend,
-                        message,
-                        source,
-                    } => Error::Backend {
-                        backend,
-                        message: format!(
-                            "the messages script {:?} of tenant {:?} sent could not be queued: {message}",
-                            call.script, call.tenant.name
-                        ),
-                        source,
-                    },
-                    e => e,
-                })
-                .map(|()| v)
+                let (timers, outbox) = (i.timers.take(), i.take_outbox());
+                let work = async {
+                    crate::timer::write_prepared(kv.as_ref(), timers).await?;
+                    host::chain::send_outbox(queue, outbox).await
+                };
+                crate::blocking::wait(handle, tokio::time::timeout(within, work))
+                    .unwrap_or_else(|_| {
+                        Err(Error::Timeout(format!(
+                            "the messages and timers {} set did not reach the backend within {:.1} s",
+                            call.script,
+                            within.as_secs_f64()
+                        )))
+                    })
+                    .map_err(|e| match e {
+                        // The backend's own error does not know whose messages they were.
+                        Error::Backend {
+                            backend,
+                            message,
+                            source,
+                        } => Error::Backend {
+                            backend,
+                            message: format!(
+                                "the messages and timers script {:?} of tenant {:?} set could not be written: {message}",
+                                call.script, call.tenant.name
+                            ),
+                            source,
+                        },
+                        e => e,
+                    })
+                    .map(|()| v)
             }
             (other, _) => other,
         };
@@ -466,6 +472,12 @@ fn run_in(
             }
         }));
     }
+    // `native.response(...)`: the answer the script chose, for any caller.
+    if let Value::UserData(ud) = &out {
+        if let Ok(reply) = ud.borrow::<host::Reply>() {
+            return Ok(Answer::Reply(reply.clone()));
+        }
+    }
     if call.json_answer {
         let what = format_args!("the value {name} returned");
         return host::to_json_text(lua, out, false, &what).map(Answer::Json);
@@ -493,8 +505,8 @@ impl std::fmt::Display for BadEvent {
 impl std::error::Error for BadEvent {}
 
 /// A new invocation id: 32 lower-case hex digits of a random 128-bit number (written here
-/// rather than through `format!`, which is a tenth of a no-op invocation's work, and into an
-/// array, as a digit-by-digit `collect` was another 4% of it).
+/// rather than through `format!`, and into an array rather than collected digit by digit: each
+/// cost a no-op invocation measurably, BENCHMARKS.md, Figures behind the code).
 fn request_id() -> String {
     const HEX: &[u8; 16] = b"0123456789abcdef";
     let mut digits = [0u8; 32];
@@ -506,7 +518,7 @@ fn request_id() -> String {
         pair[1] = HEX[usize::from(byte & 0xf)];
     }
     // Hex digits are ASCII: checked in a few word-sized steps (a lossy conversion walks it in
-    // UTF-8 chunks, 1.5% of a no-op call).
+    // UTF-8 chunks: BENCHMARKS.md, Figures behind the code).
     std::str::from_utf8(&digits)
         .expect("hex digits are ASCII")
         .to_owned()

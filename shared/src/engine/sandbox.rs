@@ -67,8 +67,8 @@ end
 /// call with its own error handler) and two lookups. Compiled without line information, so
 /// that `error(msg, 2)` in an entry point names no position, as when the host called it
 /// directly. `type` and `rawget` are the read-only globals' builtins, which Luau calls without
-/// a frame (a `type` passed in as a local would be a full call that interns its answer: 270
-/// instructions).
+/// a frame (a `type` passed in as a local would be a full call that interns its answer:
+/// BENCHMARKS.md, Figures behind the code).
 const ENTER: &str = r#"
 local frame = ...
 return function(main, name, ev)
@@ -110,8 +110,8 @@ struct Loaded {
 
 /// A VM made for no tenant yet: the trimmed standard library, the host's helpers, the
 /// `native` table (its `config` a placeholder) and the sandbox, all of which are the same for
-/// every tenant of a deployment. Nearly all of a VM's making (callgrind: 95% of its
-/// instructions), so a server makes one ahead, off the request path, for the next tenant's
+/// every tenant of a deployment. Nearly all of a VM's making (BENCHMARKS.md, First invoke and
+/// memory per tenant), so a server makes one ahead, off the request path, for the next tenant's
 /// first invoke ([`super::spare`]).
 pub struct Blank {
     lua: Lua,

@@ -176,6 +176,7 @@ impl Draft {
             id: self.id.clone(),
             bucket,
             done_key: format!("{folder}{}done.json", job_dir(&self.id)),
+            state_key: Some(format!("{folder}{}", state_key(&self.id))),
         };
         let at = created_ms.saturating_add(after_s as i64 * 1000);
         let condition = crate::batch::stale::Stale::condition(&guard);

@@ -53,6 +53,8 @@ pub struct Invocation {
     pub width_left: Cell<u32>,
     /// Messages sent, to go out when the invocation succeeds ([`super::chain`]).
     pub outbox: RefCell<Vec<super::chain::Pending>>,
+    /// Timers set with `native.timer.at`, written when the invocation succeeds.
+    pub timers: RefCell<Vec<crate::timer::Prepared>>,
 }
 
 impl Invocation {

@@ -20,6 +20,7 @@ mod ndjson;
 mod queue;
 mod readonly;
 mod rendezvous;
+mod response;
 mod rows;
 mod services;
 mod timer;
@@ -32,6 +33,7 @@ pub use json::{from_lua, to_json_text, to_lua};
 pub use json_seed::{parse_value as parse_json, Short as ShortJson};
 pub use log::message_text;
 pub use readonly::deep_readonly;
+pub use response::Reply;
 pub use services::Services;
 
 use std::fmt::Display;
@@ -60,6 +62,7 @@ pub fn native_table(lua: &Lua, deployment: &Deployment) -> mlua::Result<Table> {
     native.set("timer", timer::module(lua)?)?;
     native.set("rendezvous", rendezvous::module(lua)?)?;
     native.set("http", http::module(lua)?)?;
+    native.set("response", response::function(lua)?)?;
     readonly::deep_readonly(lua, &native)?;
     Ok(native)
 }
@@ -136,8 +139,8 @@ pub(crate) fn opt_whole(
             return Err(raise(
                 lua,
                 format!(
-                    "{func}: {field} must be a number from {lo} to {hi}, not a {}",
-                    other.type_name()
+                    "{func}: {field} must be a number from {lo} to {hi}, not {}",
+                    function::a_type(&other)
                 ),
             ))
         }

@@ -15,6 +15,7 @@
 //! ([`crate::api_keys`]); the tenant is the key's. Every request is logged ([`access_log`]).
 
 mod access_log;
+mod answers;
 pub mod body_limit;
 mod callback;
 pub mod console;
@@ -67,7 +68,7 @@ pub fn app(rt: Arc<Runtime>, hygiene: &Hygiene) -> App {
 ///
 /// A request goes to one or the other by its path, without a router: merged into one, every
 /// API request went through a router that only ever chose its fallback (a route lookup, URL
-/// parameters and a boxed future: 3 000 instructions of a served no-op's 68 000).
+/// parameters and a boxed future: BENCHMARKS.md, Figures behind the code).
 #[derive(Clone)]
 pub struct App {
     api: access_log::Logged,
@@ -106,9 +107,7 @@ impl tower::Service<axum::extract::Request> for App {
 
     fn call(&mut self, req: axum::extract::Request) -> Self::Future {
         match &self.console {
-            Some(console) if is_console(req.uri().path()) => {
-                Box::pin(tower::ServiceExt::oneshot(console.clone(), req))
-            }
+            Some(console) if is_console(req.uri().path()) => self.api.console(console.clone(), req),
             // The access log's future is boxed already: returned as it is.
             _ => tower::Service::call(&mut self.api, req),
         }
@@ -243,7 +242,7 @@ fn not_found_error(uri: &axum::http::Uri) -> ApiError {
         Code::NotFound,
         format!(
             "no endpoint {}: the endpoints are POST /v1/invoke/{{script}}, POST {}/{{method}} and GET /healthz",
-            uri.path(),
+            crate::text::echo(uri.path()),
             rendezvous::SERVICE
         ),
     )
@@ -254,8 +253,8 @@ async fn method_not_allowed(method: axum::http::Method, uri: axum::http::Uri) ->
         Code::MethodNotAllowed,
         format!(
             "{} {} is not allowed: use {}",
-            method,
-            uri.path(),
+            crate::text::echo(method.as_str()),
+            crate::text::echo(uri.path()),
             if uri.path() == "/healthz" {
                 "GET"
             } else {

@@ -123,7 +123,7 @@ async fn resolve(t: &Target, policy: Policy) -> Result<Vec<SocketAddr>, Failure>
         for a in &addrs {
             if let Some(why) = refusal(a.ip()) {
                 return Err(Failure::Refused(format!(
-                    "{} resolves to {}, which is {why}; requests to private, loopback, link-local, special-purpose and this machine's own addresses are refused",
+                    "{} resolves to {}, which is {why}; requests to private, loopback, link-local, special-purpose and this machine's own addresses are refused (a deployment that must reach them, such as tests against a local server, sets \"http\": {{ \"allow_private_networks\": true }} in deployment.json, or NATIVE_HTTP_ALLOW_PRIVATE_NETWORKS=true on AWS)",
                     t.host,
                     a.ip()
                 )));

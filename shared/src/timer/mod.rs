@@ -134,6 +134,30 @@ fn new_id(at_ms: i64) -> String {
     format!("{at_ms:013}-{:016x}", rand::random::<u64>())
 }
 
+/// A timer made but not yet written ([`Timers::prepare`]): a script's timer, held until its
+/// invocation succeeds, as its messages are.
+#[derive(Debug)]
+pub struct Prepared {
+    /// The id [`Timers::set`] would have returned.
+    pub id: String,
+    row: NewItem,
+    index: NewItem,
+}
+
+/// Writes timers made by [`Timers::prepare`], each row in turn, then the tenant's index row
+/// once (the newest): a tick that sees the index row finds every timer.
+pub async fn write_prepared(kv: &dyn KvStore, timers: Vec<Prepared>) -> Result<()> {
+    let mut index = None;
+    for t in timers {
+        kv.put(t.row, PutMode::Create).await?;
+        index = Some(t.index);
+    }
+    match index {
+        Some(index) => kv.put(index, PutMode::Overwrite).await.map(|_| ()),
+        None => Ok(()),
+    }
+}
+
 /// The timers of one tenant.
 pub struct Timers<'a> {
     /// The key-value table.
@@ -164,6 +188,19 @@ impl Timers<'_> {
         self.budget.spend(1)?;
         self.kv.put(index, PutMode::Overwrite).await?;
         Ok(id)
+    }
+
+    /// [`Timers::set`] without the writes: the timer's id and rows, its backend calls counted
+    /// now, to be written by [`write_prepared`] when (and only if) the invocation that set it
+    /// succeeds. A failed run then leaves no timer, and its retries do not multiply them.
+    pub fn prepare(&self, at_ms: i64, script: &str, body: String) -> Result<Prepared> {
+        let (row, index) = self.rows(at_ms, script, body, None)?;
+        self.budget.spend(Self::SET_CALLS)?;
+        Ok(Prepared {
+            id: row.sk.clone(),
+            row,
+            index,
+        })
     }
 
     /// A timer for a primitive to write inside a transaction of its own (a barrier's dispatch

@@ -202,7 +202,7 @@ fn see_other(to: &str) -> Response {
 async fn missing(uri: axum::http::Uri) -> Response {
     Problem::new(
         StatusCode::NOT_FOUND,
-        format!("no console page {}", uri.path()),
+        format!("no console page {}", crate::text::echo(uri.path())),
     )
     .into_response()
 }
