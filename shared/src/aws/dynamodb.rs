@@ -106,6 +106,12 @@ impl DynamoKv {
         &self.table
     }
 
+    /// What failed, naming the table and no key: keys hold the core's own layout
+    /// (`b#<tenant>#<barrier>`), which is no business of a script or a caller.
+    fn cannot(&self, what: &str) -> String {
+        format!("cannot {what} table {}", self.table)
+    }
+
     /// Whether an unconditional put of `ops` holds `version`, read after the transaction's
     /// conditions failed: a transaction whose puts are all conditional learns that from the
     /// failure itself (`ALL_OLD`), one with an [`PutMode::Overwrite`] put reads it (the one
@@ -230,7 +236,7 @@ impl KvStore for DynamoKv {
             .consistent_read(true)
             .send()
             .await
-            .map_err(|e| sdk_err("dynamodb", format!("cannot get item {pk:?}/{sk:?}"), e))?;
+            .map_err(|e| sdk_err("dynamodb", self.cannot("read an item of"), e))?;
         Ok(out.item().and_then(|a| item_of(a, now_s())))
     }
 
@@ -258,7 +264,7 @@ impl KvStore for DynamoKv {
                 if holds_version(old_item_of(&e), version) {
                     return Ok(version.to_string());
                 }
-                let what = format!("item {:?}/{:?}", item.pk, item.sk);
+                let what = format!("an item of table {}", self.table);
                 Err(match mode {
                     PutMode::Create => Error::AlreadyExists { what },
                     _ => Error::Precondition {
@@ -266,11 +272,7 @@ impl KvStore for DynamoKv {
                     },
                 })
             }
-            Err(e) => Err(sdk_err(
-                "dynamodb",
-                format!("cannot put item {:?}/{:?}", item.pk, item.sk),
-                e,
-            )),
+            Err(e) => Err(sdk_err("dynamodb", self.cannot("write an item of"), e)),
         }
     }
 
@@ -294,13 +296,9 @@ impl KvStore for DynamoKv {
             // An expired item that DynamoDB had not removed yet was not there.
             Ok(out) => Ok(out.attributes().and_then(|a| item_of(a, now)).is_some()),
             Err(e) if conditional_failed(&e) => Err(Error::Precondition {
-                what: format!("item {pk:?}/{sk:?} changed or is gone"),
+                what: format!("an item of table {} changed or is gone", self.table),
             }),
-            Err(e) => Err(sdk_err(
-                "dynamodb",
-                format!("cannot delete item {pk:?}/{sk:?}"),
-                e,
-            )),
+            Err(e) => Err(sdk_err("dynamodb", self.cannot("delete an item of"), e)),
         }
     }
 
@@ -339,13 +337,10 @@ impl KvStore for DynamoKv {
                 .set_expression_attribute_values(Some(values))
                 .limit((limit + 1 - items.len()) as i32)
                 .set_exclusive_start_key(start.take());
-            let out = req.send().await.map_err(|e| {
-                sdk_err(
-                    "dynamodb",
-                    format!("cannot query partition {pk:?} for prefix {prefix:?}"),
-                    e,
-                )
-            })?;
+            let out = req
+                .send()
+                .await
+                .map_err(|e| sdk_err("dynamodb", self.cannot("query"), e))?;
             items.extend(out.items().iter().filter_map(|a| item_of(a, now)));
             match out.last_evaluated_key() {
                 Some(k) if items.len() <= limit => start = Some(k.clone()),
@@ -406,13 +401,7 @@ impl KvStore for DynamoKv {
                 .set_exclusive_start_key(start.take())
                 .send()
                 .await
-                .map_err(|e| {
-                    sdk_err(
-                        "dynamodb",
-                        format!("cannot query partition {pk:?} backwards for prefix {prefix:?}"),
-                        e,
-                    )
-                })?;
+                .map_err(|e| sdk_err("dynamodb", self.cannot("query"), e))?;
             items.extend(
                 out.items()
                     .iter()
@@ -456,7 +445,7 @@ impl KvStore for DynamoKv {
                 .request_items(&self.table, writes)
                 .send()
                 .await
-                .map_err(|e| sdk_err("dynamodb", "cannot batch-write items", e))?;
+                .map_err(|e| sdk_err("dynamodb", self.cannot("batch-write items of"), e))?;
             writes = out
                 .unprocessed_items()
                 .and_then(|u| u.get(&self.table))
@@ -564,7 +553,11 @@ impl KvStore for DynamoKv {
                 },
                 None => Err(sdk_err(
                     "dynamodb",
-                    format!("transaction of {} operations failed", ops.len()),
+                    format!(
+                        "a transaction of {} operations on table {} failed",
+                        ops.len(),
+                        self.table
+                    ),
                     e,
                 )),
             },

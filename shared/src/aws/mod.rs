@@ -19,6 +19,7 @@ mod tenant_scope;
 mod vault;
 
 use std::sync::Arc;
+use std::time::Duration;
 
 pub use config::{AwsConfig, ENV_FILE};
 pub use dynamodb::DynamoKv;
@@ -43,9 +44,34 @@ use crate::ports::Backends;
 use crate::Error;
 
 /// Gives the loader the SDK's HTTP client: hyper with rustls on ring, the only TLS stack in
-/// the build, made on first use ([`LazyHttps`]).
+/// the build, made on first use ([`LazyHttps`]), and the timeouts of every call ([`timeouts`]).
 fn with_http_client(loader: aws_config::ConfigLoader) -> aws_config::ConfigLoader {
-    loader.http_client(SharedHttpClient::new(LazyHttps::default()))
+    loader
+        .http_client(SharedHttpClient::new(LazyHttps::default()))
+        .timeout_config(timeouts())
+}
+
+/// How long a connection may take to open ([`timeouts`]).
+pub const CONNECT_TIMEOUT: Duration = Duration::from_millis(3100);
+/// How long a connection may stay silent while an answer is awaited or read.
+pub const READ_TIMEOUT: Duration = Duration::from_secs(5);
+/// How long one attempt of a call may take, its answer read.
+pub const ATTEMPT_TIMEOUT: Duration = Duration::from_secs(6);
+/// How long a call may take with its retries: under a function's 25 s, so that a held backend
+/// fails the call (a retryable error) while the function can still answer.
+pub const OPERATION_TIMEOUT: Duration = Duration::from_secs(15);
+
+/// Every SDK call's deadlines (issue 50: without them a held request waited 60 s and more,
+/// past the invocation's deadline and the function's). The invocation's own deadline bounds a
+/// script's calls sooner ([`crate::host::Invocation::block_on`]); these bound every other wait
+/// (the tenant's load, STS, an API key's lookup, the tick).
+pub fn timeouts() -> aws_config::timeout::TimeoutConfig {
+    aws_config::timeout::TimeoutConfig::builder()
+        .connect_timeout(CONNECT_TIMEOUT)
+        .read_timeout(READ_TIMEOUT)
+        .operation_attempt_timeout(ATTEMPT_TIMEOUT)
+        .operation_timeout(OPERATION_TIMEOUT)
+        .build()
 }
 
 /// The SDK's HTTPS client, made when the first request needs a connection rather than when
@@ -200,14 +226,49 @@ fn queue_urls(config: &AwsConfig) -> QueueUrls {
     }
 }
 
-/// Turns an SDK error into a [`Error::Backend`] whose message has the whole error chain (the
-/// SDK's `Display` alone says only "service error").
+/// Turns an SDK error into a [`Error::Backend`] whose message reads: what failed, then the
+/// service's error code and message (`NoSuchBucket: The specified bucket does not exist`), or
+/// the chain of causes of a failure on the way (`dispatch failure: ...: connection closed
+/// before message completed`, `request has timed out: ...`). No `Debug` dump of the SDK's
+/// error (request ids, headers): that stays in the error's source, for the log.
 pub(crate) fn sdk_err<E>(backend: &'static str, what: impl std::fmt::Display, e: E) -> Error
 where
     E: std::error::Error + Send + Sync + 'static,
 {
-    let detail = aws_sdk_s3::error::DisplayErrorContext(&e).to_string();
+    let detail = describe(&e);
     Error::backend(backend, format!("{what}: {detail}"), e)
+}
+
+/// The readable text of an SDK error: see [`sdk_err`].
+fn describe(e: &(dyn std::error::Error + 'static)) -> String {
+    use aws_sdk_s3::error::ErrorMetadata;
+    let mut parts: Vec<String> = Vec::new();
+    let mut next = Some(e);
+    while let Some(err) = next {
+        if let Some(meta) = err.downcast_ref::<ErrorMetadata>() {
+            // The service's own answer: its code and message say it all.
+            let said = match (meta.code(), meta.message()) {
+                (Some(c), Some(m)) => format!("{c}: {m}"),
+                (Some(c), None) => c.to_string(),
+                (None, Some(m)) => m.to_string(),
+                (None, None) => "the service answered with an error and no code".into(),
+            };
+            parts.retain(|p| !p.starts_with("unhandled error") && p != "service error");
+            parts.push(said);
+            break;
+        }
+        let text = err.to_string();
+        // A modeled error's text (`Code: message`) is whole: the wrapper's "service error"
+        // adds nothing.
+        if !text.is_empty() && !parts.iter().any(|p| p.contains(&text)) {
+            parts.push(text);
+        }
+        next = err.source();
+    }
+    if parts.len() > 1 && parts[0] == "service error" {
+        parts.remove(0);
+    }
+    crate::text::cut_text(parts.join(": "), 600)
 }
 
 /// A random version token.

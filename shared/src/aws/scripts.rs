@@ -94,6 +94,65 @@ impl S3Tenants {
         Ok(out)
     }
 
+    /// Lists the tenant's files and reads them if they changed since `previous` (the tenant
+    /// and fingerprint cached), within the time left to the request ([`crate::budget`]); a
+    /// cold load whose listing fails is tried again while there is time. `None`: no tenant.
+    async fn check(
+        &self,
+        tenant: &str,
+        previous: Option<&(Option<Arc<Tenant>>, Fingerprint)>,
+    ) -> Result<(Option<Arc<Tenant>>, Fingerprint)> {
+        let end = crate::budget::current();
+        let mut wait = Duration::from_millis(100);
+        let files = loop {
+            let listed = match end {
+                Some(end) => tokio::time::timeout_at(end.into(), self.fingerprint(tenant))
+                    .await
+                    .unwrap_or_else(|_| Err(self.stalled(tenant))),
+                None => self.fingerprint(tenant).await,
+            };
+            match listed {
+                Ok(files) => break files,
+                // A cold load (nothing cached to serve) tries again within the deadline.
+                Err(Error::Backend { .. })
+                    if previous.is_none()
+                        && end.is_some_and(|end| Instant::now() + wait * 2 < end) =>
+                {
+                    tokio::time::sleep(wait).await;
+                    wait *= 2;
+                }
+                Err(e) => return Err(e),
+            }
+        };
+        let tenant_now = match previous {
+            Some((t, fp)) if *fp == files => t.clone(),
+            _ if files.is_empty() => None,
+            _ => {
+                let read = self.read(tenant, &files);
+                let t = match end {
+                    Some(end) => tokio::time::timeout_at(end.into(), read)
+                        .await
+                        .unwrap_or_else(|_| Err(self.stalled(tenant)))?,
+                    None => read.await?,
+                };
+                Some(Arc::new(t))
+            }
+        };
+        Ok((tenant_now, files))
+    }
+
+    /// The error of a load that the request's deadline ended.
+    fn stalled(&self, tenant: &str) -> Error {
+        Error::Backend {
+            backend: "s3",
+            message: format!(
+                "the scripts of tenant {tenant:?} could not be read from bucket {} before the request's deadline; retry",
+                self.bucket
+            ),
+            source: None,
+        }
+    }
+
     /// Reads every file of the fingerprint and builds the tenant.
     async fn read(&self, tenant: &str, files: &Fingerprint) -> Result<Tenant> {
         let mut config = TenantConfig::default();
@@ -144,11 +203,26 @@ impl TenantSource for S3Tenants {
                 None => None,
             }
         };
-        let files = self.fingerprint(tenant).await?;
-        let tenant_now = match previous {
-            Some((t, fp)) if fp == files => t,
-            _ if files.is_empty() => None,
-            _ => Some(Arc::new(self.read(tenant, &files).await?)),
+        let (tenant_now, files) = match self.check(tenant, previous.as_ref()).await {
+            Ok(checked) => checked,
+            // The bucket failed or stalled: a tenant loaded before keeps working on what it
+            // was, and is checked again after `recheck`, not at every event.
+            Err(e @ Error::Backend { .. }) => match previous {
+                Some((Some(cached), _)) => {
+                    tracing::warn!(
+                        tenant,
+                        bucket = %self.bucket,
+                        error = %e,
+                        "the re-check of a tenant's scripts failed; its cached scripts are used until the next one"
+                    );
+                    if let Some(c) = self.cache().get_mut(tenant) {
+                        c.checked = Instant::now();
+                    }
+                    return Ok(cached);
+                }
+                _ => return Err(e),
+            },
+            Err(e) => return Err(e),
         };
         self.cache().insert(
             tenant.to_string(),
@@ -329,6 +403,132 @@ mod tests {
         let t5 = src.load("acme").await.unwrap();
         assert_eq!(t5.scripts.keys().collect::<Vec<_>>(), ["b"]);
         assert!(!t5.config.queue);
+    }
+
+    /// A bucket that fails every call while `down` is set, as S3 does in an outage.
+    #[derive(Debug)]
+    struct Outage {
+        store: Arc<dyn ObjectStore>,
+        down: std::sync::atomic::AtomicBool,
+    }
+
+    impl Outage {
+        fn check(&self) -> Result<()> {
+            if self.down.load(std::sync::atomic::Ordering::SeqCst) {
+                return Err(Error::Backend {
+                    backend: "s3",
+                    message: "cannot list scripts-b: SlowDown: Please reduce your request rate."
+                        .into(),
+                    source: None,
+                });
+            }
+            Ok(())
+        }
+    }
+
+    #[async_trait]
+    impl ObjectStore for Outage {
+        async fn put_in_chain(
+            &self,
+            bucket: &str,
+            key: &str,
+            data: bytes::Bytes,
+            mode: PutMode,
+            depth: u32,
+            trace: Option<&str>,
+        ) -> Result<crate::ports::ObjectMeta> {
+            self.check()?;
+            self.store
+                .put_in_chain(bucket, key, data, mode, depth, trace)
+                .await
+        }
+        async fn get(
+            &self,
+            bucket: &str,
+            key: &str,
+        ) -> Result<Option<(crate::ports::ObjectMeta, bytes::Bytes)>> {
+            self.check()?;
+            self.store.get(bucket, key).await
+        }
+        async fn open(
+            &self,
+            bucket: &str,
+            key: &str,
+        ) -> Result<
+            Option<(
+                crate::ports::ObjectMeta,
+                Box<dyn crate::ports::ObjectReader>,
+            )>,
+        > {
+            self.check()?;
+            self.store.open(bucket, key).await
+        }
+        async fn head(&self, bucket: &str, key: &str) -> Result<Option<crate::ports::ObjectMeta>> {
+            self.check()?;
+            self.store.head(bucket, key).await
+        }
+        async fn delete(&self, bucket: &str, key: &str) -> Result<()> {
+            self.check()?;
+            self.store.delete(bucket, key).await
+        }
+        async fn list(
+            &self,
+            bucket: &str,
+            prefix: &str,
+            after: Option<&str>,
+            limit: usize,
+        ) -> Result<crate::ports::ListPage> {
+            self.check()?;
+            self.store.list(bucket, prefix, after, limit).await
+        }
+    }
+
+    #[tokio::test]
+    async fn a_cached_tenant_keeps_working_through_an_outage_of_the_bucket() {
+        use std::sync::atomic::Ordering;
+        let dir = tempfile::tempdir().unwrap();
+        let store: Arc<dyn ObjectStore> = Arc::new(Embedded::open(dir.path(), vec![]).unwrap());
+        store
+            .put(
+                "scripts-b",
+                "acme/scripts/a.luau",
+                "return 1".into(),
+                PutMode::Overwrite,
+            )
+            .await
+            .unwrap();
+        let outage = Arc::new(Outage {
+            store,
+            down: Default::default(),
+        });
+        let src = S3Tenants::new(outage.clone(), "scripts-b", Duration::from_millis(100));
+        // GIVEN a tenant loaded, then the bucket failing every call
+        let t1 = src.load("acme").await.unwrap();
+        outage.down.store(true, Ordering::SeqCst);
+        tokio::time::sleep(Duration::from_millis(150)).await;
+        // WHEN its re-check is due
+        let t2 = src.load("acme").await.unwrap();
+        // THEN the cached tenant answers, and the failed check counts as one: the next
+        // request within `recheck` does not call the bucket again
+        assert!(Arc::ptr_eq(&t1, &t2));
+        let checked = src.cache().get("acme").unwrap().checked;
+        assert!(checked.elapsed() < Duration::from_millis(100));
+        // AND a tenant never loaded fails with the bucket's error, after trying again within
+        // the request's deadline
+        let end = Instant::now() + Duration::from_millis(800);
+        let e = crate::budget::within(end, src.load("beta"))
+            .await
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("SlowDown"), "{e}");
+        assert!(
+            Instant::now() < end,
+            "the cold load gave up within the deadline"
+        );
+        // AND once the bucket is back, the next re-check reads it
+        outage.down.store(false, Ordering::SeqCst);
+        tokio::time::sleep(Duration::from_millis(150)).await;
+        assert!(Arc::ptr_eq(&t1, &src.load("acme").await.unwrap()));
     }
 
     #[tokio::test]

@@ -366,6 +366,57 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn contents_noted_for_collection_when_a_process_died_are_collected_after_it() {
+        use crate::ports::{ObjectStore, PutMode};
+        use sha2::{Digest, Sha256};
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        let path_of = |data: &[u8]| {
+            let d = hex::encode(Sha256::digest(data));
+            (root.join("blobs").join(&d[..2]).join(&d), d)
+        };
+        // GIVEN two contents noted for collection, as a synced overwrite leaves them when its
+        // process dies before it collects: one that no object names, one named again since
+        let e = Embedded::open(root, vec![]).unwrap();
+        e.put("b", "gone", "old".into(), PutMode::Overwrite)
+            .await
+            .unwrap();
+        e.put("b", "kept", "still".into(), PutMode::Overwrite)
+            .await
+            .unwrap();
+        drop(e);
+        let ((old, old_blob), (still, still_blob)) = (path_of(b"old"), path_of(b"still"));
+        let c = rusqlite::Connection::open(root.join(DB_FILE)).unwrap();
+        c.execute("DELETE FROM objects WHERE key = 'gone'", [])
+            .unwrap();
+        for b in [&old_blob, &still_blob] {
+            c.execute("INSERT INTO collect (blob) VALUES (?1)", [b])
+                .unwrap();
+        }
+        drop(c);
+        // WHEN the project is opened again and makes its first synced write
+        let e = Embedded::open(root, vec![]).unwrap();
+        assert!(old.exists());
+        e.put("b", "new", "new".into(), PutMode::Overwrite)
+            .await
+            .unwrap();
+        // THEN the content no object names is gone, the named one stays, and no note is left
+        assert!(!old.exists(), "the orphaned content is collected");
+        assert!(still.exists(), "a content an object names is kept");
+        assert_eq!(
+            e.get("b", "kept").await.unwrap().unwrap().1,
+            bytes::Bytes::from_static(b"still")
+        );
+        let notes: i64 = e
+            .read(|c| {
+                c.query_row("SELECT count(*) FROM collect", [], |r| r.get(0))
+                    .map_err(db_err)
+            })
+            .unwrap();
+        assert_eq!(notes, 0);
+    }
+
+    #[tokio::test]
     async fn conformance_kv_own_writes() {
         let (_d, e) = open();
         conformance::kv_own_writes(&e).await;

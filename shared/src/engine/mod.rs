@@ -378,7 +378,7 @@ impl Engine {
         let out = match (out, &inv) {
             (Ok(v), Some(i)) if !i.outbox.borrow().is_empty() || !i.timers.borrow().is_empty() => {
                 let (queue, kv) = (&services.backends.queue, &services.backends.kv);
-                let within = host::chain::send_within(i.deadline);
+                let within = host::chain::send_within(i.deadline, not_after);
                 let (timers, outbox) = (i.timers.take(), i.take_outbox());
                 let work = async {
                     crate::timer::write_prepared(kv.as_ref(), timers).await?;
@@ -387,10 +387,26 @@ impl Engine {
                 crate::blocking::wait(handle, tokio::time::timeout(within, work))
                     .unwrap_or_else(|_| {
                         Err(Error::Timeout(format!(
-                            "the messages and timers {} set did not reach the backend within {} s",
+                            "the messages and timers {} set did not reach the backend within {:.1} s",
                             call.script,
-                            within.as_secs()
+                            within.as_secs_f64()
                         )))
+                    })
+                    .map_err(|e| match e {
+                        // The backend's own error does not know whose messages they were.
+                        Error::Backend {
+                            backend,
+                            message,
+                            source,
+                        } => Error::Backend {
+                            backend,
+                            message: format!(
+                                "the messages and timers script {:?} of tenant {:?} set could not be written: {message}",
+                                call.script, call.tenant.name
+                            ),
+                            source,
+                        },
+                        e => e,
                     })
                     .map(|()| v)
             }

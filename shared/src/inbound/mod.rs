@@ -143,6 +143,9 @@ async fn route(routes: Router, rt: &Arc<Runtime>, req: axum::extract::Request) -
     }
 }
 
+/// The longest a request waits for its API key to be checked.
+pub const KEY_LOOKUP_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(4);
+
 /// The tenant whose key the request carries, or why there is none.
 pub(crate) async fn tenant_of(rt: &Runtime, headers: &HeaderMap) -> Result<String, ApiError> {
     let header = match headers.get(header::AUTHORIZATION) {
@@ -153,11 +156,23 @@ pub(crate) async fn tenant_of(rt: &Runtime, headers: &HeaderMap) -> Result<Strin
         ),
     };
     let key = api_keys::bearer(header).map_err(|e| ApiError::unauthenticated(e.to_string()))?;
-    match rt
+    let lookup = rt
         .verified_keys()
-        .authenticate(&rt.services.backends.kv, key)
-        .await?
-    {
+        .authenticate(&rt.services.backends.kv, key);
+    // A held store answers as unavailable, never keeps the caller (issue 50: 60.9 s).
+    let looked_up = tokio::time::timeout(KEY_LOOKUP_TIMEOUT, lookup)
+        .await
+        .map_err(|_| ApiError {
+            retry_after_s: Some(2),
+            ..ApiError::new(
+                Code::Unavailable,
+                format!(
+                    "the API key could not be checked within {} s: the key store is slow or unavailable; retry",
+                    KEY_LOOKUP_TIMEOUT.as_secs()
+                ),
+            )
+        })?;
+    match looked_up? {
         Ok(tenant) => {
             access_log::note_tenant(&tenant);
             Ok(tenant)

@@ -48,6 +48,9 @@ pub struct Call {
     pub op: String,
 }
 
+/// Which requests may meet a fault.
+pub type Pick = Box<dyn Fn(&Call) -> bool + Send + Sync>;
+
 /// What the proxy does.
 pub struct Faults {
     /// The generator's seed.
@@ -59,7 +62,7 @@ pub struct Faults {
     /// How long a stalled request is held.
     pub stall: Duration,
     /// Which requests may meet a fault (every one when `None`).
-    pub pick: Option<Box<dyn Fn(&Call) -> bool + Send + Sync>>,
+    pub pick: Option<Pick>,
     /// At most one fault for each request (by its body): the SDK's retry of it goes through,
     /// so that a test sees what a retry makes of a fault, not the SDK giving up.
     pub once: bool,
