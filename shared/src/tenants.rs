@@ -169,6 +169,9 @@ fn stamp_of(dir: &Path, files: &[(String, PathBuf)]) -> Stamp {
     Stamp { seen, racy }
 }
 
+/// A tenant as read, with the stamp of its files then.
+type Read = (Stamp, Arc<Tenant>);
+
 /// Tenants in a project folder: `tenants/<tenant>/config.json`, `.luaurc` and
 /// `tenants/<tenant>/scripts/**.luau`. A tenant is read once and kept; each load then looks at
 /// its files' modification times, sizes and inodes (a `stat` each) and reads it again when
@@ -177,7 +180,7 @@ fn stamp_of(dir: &Path, files: &[(String, PathBuf)]) -> Stamp {
 #[derive(Debug)]
 pub struct DirTenants {
     root: PathBuf,
-    cache: Mutex<HashMap<String, Arc<(Stamp, Arc<Tenant>)>>>,
+    cache: Mutex<HashMap<String, Arc<Read>>>,
 }
 
 impl DirTenants {
