@@ -12,6 +12,8 @@ use crate::config::{Luaurc, Script, Tenant, TenantConfig};
 use crate::keys::check_name;
 use crate::{Error, Result};
 
+mod watch;
+
 /// A source of tenants.
 #[async_trait]
 pub trait TenantSource: std::fmt::Debug + Send + Sync {
@@ -72,11 +74,21 @@ pub fn assemble(tenant: &str, shown: &str, files: Vec<(String, String)>) -> Resu
     Tenant::with_modules(tenant, config, scripts, modules, luaurc)
 }
 
+/// A tenant's files: each one's path in the tenant folder, and on disk.
+pub type Files = Vec<(String, PathBuf)>;
+
 /// The tenant files under `dir` (a tenant's folder), by path in it, sorted: what
 /// [`assemble`] reads and `native deploy` uploads. Folders under `scripts/` are walked at most
 /// [`MAX_DEPTH`] deep; hidden ones (`.git`) are skipped.
-pub fn files_of(dir: &Path) -> Result<Vec<(String, PathBuf)>> {
+pub fn files_of(dir: &Path) -> Result<Files> {
+    walk(dir).map(|(files, _)| files)
+}
+
+/// [`files_of`], and the folders walked: the tenant's, `scripts/` when there is one, and each
+/// folder under it.
+fn walk(dir: &Path) -> Result<(Files, Vec<PathBuf>)> {
     let mut out = Vec::new();
+    let mut walked = vec![dir.to_path_buf()];
     for top in ["config.json", ".luaurc"] {
         let p = dir.join(top);
         if p.is_file() {
@@ -96,6 +108,7 @@ pub fn files_of(dir: &Path) -> Result<Vec<(String, PathBuf)>> {
                 ))
             }
         };
+        walked.push(path);
         for entry in rd.flatten() {
             let name = entry.file_name().to_string_lossy().into_owned();
             let p = entry.path();
@@ -119,13 +132,16 @@ pub fn files_of(dir: &Path) -> Result<Vec<(String, PathBuf)>> {
         }
     }
     out.sort();
-    Ok(out)
+    Ok((out, walked))
 }
 
 /// What a tenant's files looked like when it was read: each file's and folder's modification
 /// time, size and inode. A different stamp means something was edited, added or removed.
 #[derive(Debug)]
 struct Stamp {
+    /// Where the system can say so for one call a load: a watch over the folders, made before
+    /// the files were read. Without one, `seen` and `racy` are compared.
+    watch: Option<watch::Watch>,
     seen: Vec<(PathBuf, Option<Meta>)>,
     /// Whether a file was modified so shortly before it was read that a second edit could
     /// leave the same time and size (file systems keep times in clock ticks of a few ms): such
@@ -139,7 +155,7 @@ type Meta = (std::time::SystemTime, u64, u64);
 /// How recent a modification makes a stamp racy.
 const RACY: std::time::Duration = std::time::Duration::from_millis(100);
 
-fn stamp_of(dir: &Path, files: &[(String, PathBuf)]) -> Stamp {
+fn stamp_of(dir: &Path, files: &[(String, PathBuf)], watch: Option<watch::Watch>) -> Stamp {
     // The folders: a file made, removed or renamed in one changes its time.
     let mut folders: Vec<PathBuf> = vec![dir.to_path_buf(), dir.join("scripts")];
     for (_, p) in files {
@@ -166,7 +182,7 @@ fn stamp_of(dir: &Path, files: &[(String, PathBuf)]) -> Stamp {
             (p, m)
         })
         .collect();
-    Stamp { seen, racy }
+    Stamp { watch, seen, racy }
 }
 
 /// A tenant as read, with the stamp of its files then.
@@ -241,8 +257,21 @@ impl DirTenants {
             });
         }
         let shown = format!("tenants/{tenant}/");
-        let files = files_of(&dir)?;
-        let stamp = stamp_of(&dir, &files);
+        // The watch goes on before the files are read, so a write from then on is seen; the
+        // folders are walked again after, for one made between the walk and the watch.
+        let (mut files, mut folders) = walk(&dir)?;
+        let mut watch = None;
+        for _ in 0..3 {
+            watch = watch::Watch::new(folders.iter().map(PathBuf::as_path));
+            let again = walk(&dir)?;
+            if again.1 == folders {
+                files = again.0;
+                break;
+            }
+            (files, folders) = again;
+            watch = None;
+        }
+        let stamp = stamp_of(&dir, &files, watch);
         let mut texts = Vec::with_capacity(files.len());
         for (rel, path) in files {
             let text = std::fs::read_to_string(&path)
@@ -265,7 +294,10 @@ fn meta(p: &Path) -> Option<Meta> {
 
 /// Whether every file and folder of `stamp` is as it was.
 fn unchanged(stamp: &Stamp) -> bool {
-    !stamp.racy && stamp.seen.iter().all(|(p, was)| meta(p) == *was)
+    match &stamp.watch {
+        Some(w) => !w.changed(),
+        None => !stamp.racy && stamp.seen.iter().all(|(p, was)| meta(p) == *was),
+    }
 }
 
 #[async_trait]
