@@ -327,3 +327,36 @@ impl TenantSource for DirTenants {
         self.names()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::{Duration, SystemTime};
+
+    fn age(path: &Path, by_s: u64) {
+        let f = std::fs::File::options().write(true).open(path).unwrap();
+        f.set_modified(SystemTime::now() - Duration::from_secs(by_s))
+            .unwrap();
+    }
+
+    #[test]
+    fn without_a_watch_the_stamp_sees_an_edit_of_the_same_size_and_distrusts_fresh_files() {
+        // GIVEN a tenant folder with a module, stamped without a watch
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("scripts/lib/a.luau");
+        std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+        std::fs::write(&file, "return 1").unwrap();
+        let files = files_of(dir.path()).unwrap();
+        // WHEN it was written just now THEN the stamp is racy: counted as changed
+        assert!(!unchanged(&stamp_of(dir.path(), &files, None)));
+        // WHEN the files and folders are older THEN an unchanged folder is unchanged
+        age(&file, 60);
+        std::thread::sleep(RACY);
+        let stamp = stamp_of(dir.path(), &files, None);
+        assert!(unchanged(&stamp));
+        // WHEN the module is rewritten with text of the same size THEN the stamp says so
+        std::fs::write(&file, "return 2").unwrap();
+        age(&file, 30);
+        assert!(!unchanged(&stamp));
+    }
+}
