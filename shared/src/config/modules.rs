@@ -22,6 +22,11 @@ pub const MAX_MODULES: usize = 2000;
 /// The deepest a module may sit under `scripts/`, in folders.
 pub const MAX_DEPTH: usize = 8;
 
+/// The longest name a module may have (`lib/orders`), in bytes: Luau names a chunk's file in
+/// error messages and debug information with at most 256 bytes, and `require` finds the
+/// requiring file by that name.
+pub const MAX_NAME_BYTES: usize = 200;
+
 /// The longest path `require` is given that is looked at, in bytes.
 const MAX_PATH_BYTES: usize = 512;
 
@@ -41,6 +46,12 @@ pub fn module_name(rel: &str) -> Option<Result<String, String>> {
         if let Err(why) = check_name("module or folder", part) {
             return Some(Err(why));
         }
+    }
+    if name.len() > MAX_NAME_BYTES {
+        return Some(Err(format!(
+            "a module's path under scripts/ is at most {MAX_NAME_BYTES} bytes; this one is {}",
+            name.len()
+        )));
     }
     Some(Ok(name.to_string()))
 }
