@@ -75,7 +75,7 @@ pub async fn run(cli: Cli) -> ExitCode {
     let result = match cli.command {
         Command::Demo => demo::run(given.as_deref()).await,
         Command::Init { dir, tenant } => init(&init_dir(given.as_deref(), dir.as_deref()), &tenant),
-        Command::Check => check::run(&project),
+        Command::Check => check::run(&project).await,
         Command::Test {
             tenants,
             filter,

@@ -1,5 +1,6 @@
-//! Tenants in the scripts bucket: `<tenant>/config.json` and `<tenant>/scripts/<name>.luau`,
-//! as `native deploy` uploads them.
+//! Tenants in the scripts bucket: `<tenant>/config.json`, `<tenant>/.luaurc` and
+//! `<tenant>/scripts/**.luau` (scripts, and modules in subfolders), as `native deploy` uploads
+//! them.
 //!
 //! A warm function keeps each tenant in memory. At most every [`RECHECK_EVERY`] it lists the
 //! tenant's folder (one cheap request) and compares each file's etag with what it loaded; only
@@ -12,7 +13,7 @@ use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
 
-use crate::config::{Script, Tenant, TenantConfig};
+use crate::config::Tenant;
 use crate::keys::check_name;
 use crate::ports::ObjectStore;
 use crate::tenants::TenantSource;
@@ -21,8 +22,7 @@ use crate::{Error, Result};
 /// How long a loaded tenant is used without looking at the bucket.
 pub const RECHECK_EVERY: Duration = Duration::from_secs(5);
 
-/// The most files a tenant folder may have (one listing page is 1000).
-const MAX_FILES: usize = 5000;
+use crate::tenants::MAX_FILES;
 
 /// `(key, etag)` of every file that makes a tenant, sorted by key.
 type Fingerprint = Vec<(String, String)>;
@@ -71,17 +71,13 @@ impl S3Tenants {
                 .await?;
             for o in page.objects {
                 let rel = &o.key[prefix.len()..];
-                let wanted = rel == "config.json"
-                    || rel
-                        .strip_prefix("scripts/")
-                        .is_some_and(|n| n.ends_with(".luau") && !n.contains('/'));
-                if wanted {
+                if crate::tenants::is_tenant_file(rel) {
                     out.push((o.key, o.etag));
                 }
             }
             if out.len() > MAX_FILES {
                 return Err(Error::InvalidInput(format!(
-                    "tenant {tenant:?} has more than {MAX_FILES} scripts in s3://{}/{prefix}",
+                    "tenant {tenant:?} has more than {MAX_FILES} scripts and modules in s3://{}/{prefix}",
                     self.bucket
                 )));
             }
@@ -155,28 +151,19 @@ impl S3Tenants {
 
     /// Reads every file of the fingerprint and builds the tenant.
     async fn read(&self, tenant: &str, files: &Fingerprint) -> Result<Tenant> {
-        let mut config = TenantConfig::default();
-        let mut scripts = Vec::new();
+        let shown = format!("s3://{}/{tenant}/", self.bucket);
+        let mut texts = Vec::with_capacity(files.len());
         for (key, _) in files {
-            let shown = format!("s3://{}/{key}", self.bucket);
+            let rel = &key[tenant.len() + 1..];
             let Some((_, data)) = self.objects.get(&self.bucket, key).await? else {
                 // Deleted between the listing and now: the next check sees it gone.
                 continue;
             };
             let text = String::from_utf8(data.to_vec())
-                .map_err(|_| Error::config(&shown, "-", "is not UTF-8 text"))?;
-            let rel = &key[tenant.len() + 1..];
-            if rel == "config.json" {
-                config = TenantConfig::from_json(&shown, &text)?;
-            } else if let Some(name) = rel
-                .strip_prefix("scripts/")
-                .and_then(|n| n.strip_suffix(".luau"))
-            {
-                check_name("script", name).map_err(|why| Error::config(&shown, "-", why))?;
-                scripts.push(Script::from_file(&shown, name, &text)?);
-            }
+                .map_err(|_| Error::config(format!("{shown}{rel}"), "-", "is not UTF-8 text"))?;
+            texts.push((rel.to_string(), text));
         }
-        Tenant::new(tenant, config, scripts)
+        crate::tenants::assemble(tenant, &shown, texts)
     }
 }
 
@@ -266,11 +253,11 @@ impl TenantSource for S3Tenants {
 /// The most keys of the scripts bucket read to list its tenants.
 pub const MAX_LISTED: usize = 100_000;
 
-/// Uploads a tenant folder (`config.json`, `scripts/*.luau`) to `<tenant>/` of the scripts
-/// bucket and deletes scripts there that the folder no longer has: what `native deploy` does
-/// after `native check` passed. `config.json` goes last, so a warm function that re-reads
-/// between two uploads sees new scripts before the config that may name them. Returns the keys
-/// written and deleted.
+/// Uploads a tenant folder (`config.json`, `.luaurc`, `scripts/**.luau`: its scripts and
+/// modules) to `<tenant>/` of the scripts bucket and deletes scripts, modules and a `.luaurc`
+/// there that the folder no longer has: what `native deploy` does after `native check` passed.
+/// `config.json` goes last, so a warm function that re-reads between two uploads sees new
+/// scripts before the config that may name them. Returns the keys written and deleted.
 pub async fn upload_tenant(
     store: &dyn ObjectStore,
     bucket: &str,
@@ -279,34 +266,36 @@ pub async fn upload_tenant(
 ) -> Result<(Vec<String>, Vec<String>)> {
     check_name("tenant", tenant).map_err(Error::InvalidInput)?;
     let io = |what: String, e: std::io::Error| Error::InvalidInput(format!("{what}: {e}"));
-    let mut files = Vec::new();
-    let sdir = dir.join("scripts");
-    if sdir.is_dir() {
-        for entry in std::fs::read_dir(&sdir)
-            .map_err(|e| io(format!("cannot read {}", sdir.display()), e))?
+    // Scripts and modules first, `.luaurc` and `config.json` last.
+    let mut files: Vec<(String, std::path::PathBuf)> = Vec::new();
+    let mut last = Vec::new();
+    for (rel, path) in crate::tenants::files_of(dir)? {
+        let key = format!("{tenant}/{rel}");
+        if let Some(name) = rel
+            .strip_prefix("scripts/")
+            .and_then(|n| n.strip_suffix(".luau"))
         {
-            let path = entry
-                .map_err(|e| io(format!("cannot read {}", sdir.display()), e))?
-                .path();
-            if let Some(name) = path
-                .file_name()
-                .and_then(|n| n.to_str())
-                .and_then(|n| n.strip_suffix(".luau"))
-            {
+            let checked = if name.contains('/') {
+                crate::config::modules::module_name(&rel["scripts/".len()..])
+                    .unwrap_or(Ok(String::new()))
+                    .map(|_| ())
+            } else {
                 check_name("script", name)
-                    .map_err(|why| Error::config(path.display(), "-", why))?;
-                files.push((format!("{tenant}/scripts/{name}.luau"), path));
-            }
+            };
+            checked.map_err(|why| Error::config(path.display(), "-", why))?;
+            files.push((key, path));
+        } else if rel != "config.json" {
+            last.push((key, path));
         }
     }
-    files.sort();
     let config = dir.join("config.json");
+    files.append(&mut last);
     if config.is_file() {
         files.push((format!("{tenant}/config.json"), config));
     }
     if files.is_empty() {
         return Err(Error::InvalidInput(format!(
-            "{} has no config.json and no scripts/*.luau: nothing to deploy",
+            "{} has no config.json and no scripts/**.luau: nothing to deploy",
             dir.display()
         )));
     }
@@ -319,13 +308,16 @@ pub async fn upload_tenant(
             .await?;
         written.push(key.clone());
     }
+    // Scripts, modules and a `.luaurc` the folder no longer has go.
     let mut deleted = Vec::new();
-    let prefix = format!("{tenant}/scripts/");
+    let prefix = format!("{tenant}/");
     let mut after: Option<String> = None;
     loop {
         let page = store.list(bucket, &prefix, after.as_deref(), 1000).await?;
         for o in &page.objects {
-            if o.key.ends_with(".luau") && !written.contains(&o.key) {
+            let rel = &o.key[prefix.len()..];
+            let ours = rel != "config.json" && crate::tenants::is_tenant_file(rel);
+            if ours && !written.contains(&o.key) {
                 deleted.push(o.key.clone());
             }
         }
@@ -529,6 +521,63 @@ mod tests {
         outage.down.store(false, Ordering::SeqCst);
         tokio::time::sleep(Duration::from_millis(150)).await;
         assert!(Arc::ptr_eq(&t1, &src.load("acme").await.unwrap()));
+    }
+
+    #[tokio::test]
+    async fn modules_and_aliases_are_deployed_loaded_and_rechecked() {
+        // GIVEN a tenant folder with a script, modules in subfolders and a .luaurc
+        let dir = tempfile::tempdir().unwrap();
+        let store: Arc<dyn ObjectStore> = Arc::new(Embedded::open(dir.path(), vec![]).unwrap());
+        let t = dir.path().join("acme");
+        std::fs::create_dir_all(t.join("scripts/lib/util")).unwrap();
+        std::fs::write(t.join("config.json"), "{}").unwrap();
+        std::fs::write(
+            t.join(".luaurc"),
+            r#"{"aliases": {"lib": "./scripts/lib"}}"#,
+        )
+        .unwrap();
+        std::fs::write(t.join("scripts/main.luau"), "return 1").unwrap();
+        std::fs::write(t.join("scripts/lib/orders.luau"), "return {}").unwrap();
+        std::fs::write(t.join("scripts/lib/util/init.luau"), "return {}").unwrap();
+        // WHEN it is deployed and loaded
+        let (written, _) = upload_tenant(&*store, "scripts-b", "acme", &t)
+            .await
+            .unwrap();
+        // THEN the modules go first, the configs last, and the loader sees all of them
+        assert_eq!(
+            written,
+            [
+                "acme/scripts/lib/orders.luau",
+                "acme/scripts/lib/util/init.luau",
+                "acme/scripts/main.luau",
+                "acme/.luaurc",
+                "acme/config.json"
+            ]
+        );
+        let src = S3Tenants::new(store.clone(), "scripts-b", Duration::from_millis(100));
+        let t1 = src.load("acme").await.unwrap();
+        assert_eq!(t1.scripts.keys().collect::<Vec<_>>(), ["main"]);
+        assert_eq!(
+            t1.modules.keys().collect::<Vec<_>>(),
+            ["lib/orders", "lib/util/init"]
+        );
+        assert_eq!(
+            t1.resolve("main", "@lib/util").unwrap().name,
+            "lib/util/init"
+        );
+        // WHEN a module is edited and one removed, and deployed again
+        std::fs::write(t.join("scripts/lib/orders.luau"), "return { v = 2 }").unwrap();
+        std::fs::remove_dir_all(t.join("scripts/lib/util")).unwrap();
+        let (_, deleted) = upload_tenant(&*store, "scripts-b", "acme", &t)
+            .await
+            .unwrap();
+        assert_eq!(deleted, ["acme/scripts/lib/util/init.luau"]);
+        // THEN the re-check after its interval loads the new module and drops the old
+        tokio::time::sleep(Duration::from_millis(150)).await;
+        let t2 = src.load("acme").await.unwrap();
+        assert_eq!(t2.modules.keys().collect::<Vec<_>>(), ["lib/orders"]);
+        assert_eq!(t2.modules["lib/orders"].source, "return { v = 2 }");
+        assert_ne!(t1.version, t2.version);
     }
 
     #[tokio::test]

@@ -6,11 +6,13 @@ mod bytecode;
 mod frame;
 pub mod handoff;
 mod interrupt;
+pub mod names;
 mod removed;
+mod require;
 mod sandbox;
 mod spare;
 
-pub use bytecode::{bytecode, cached_count, compile, compile_count_of};
+pub use bytecode::{bytecode, cached_count, compile, compile_count_of, compile_module};
 pub use sandbox::{Blank, Vm};
 
 use std::cell::{Cell, RefCell};
@@ -309,6 +311,8 @@ impl Engine {
             width_left: Cell::new(width),
             outbox: RefCell::new(Vec::new()),
             timers: RefCell::new(Vec::new()),
+            required: RefCell::new(Vec::new()),
+            requiring: RefCell::new(Vec::new()),
         });
         // Under `native test` the script's math.random draws from the test's seed too.
         if crate::random::seeded() {

@@ -115,7 +115,7 @@ struct Loaded {
 /// first invoke ([`super::spare`]).
 pub struct Blank {
     lua: Lua,
-    globals: Table,
+    pub(super) globals: Table,
     native: Table,
     env_meta: Table,
 }
@@ -138,6 +138,8 @@ impl Blank {
         for (name, _) in super::removed::GLOBALS {
             g.raw_set(name, Value::Nil)?;
         }
+        // Luau's string require, over the tenant's modules (`super::require`).
+        g.raw_set("require", lua.create_function(super::require::require)?)?;
         // Only `os.clock`, `os.date`, `os.difftime` and `os.time` exist in Luau's os library;
         // check anyway, so that a newer Luau cannot bring more in unnoticed.
         let os: Table = g.get("os")?;
@@ -194,6 +196,7 @@ impl Blank {
         env_meta.raw_set("__index", g.clone())?;
         env_meta.raw_set("__metatable", "locked")?;
         env_meta.set_readonly(true);
+        super::require::install(&lua, env_meta.clone());
         Ok(Blank {
             lua,
             globals: g,

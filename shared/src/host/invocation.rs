@@ -55,6 +55,13 @@ pub struct Invocation {
     pub outbox: RefCell<Vec<super::chain::Pending>>,
     /// Timers set with `native.timer.at`, written when the invocation succeeds.
     pub timers: RefCell<Vec<crate::timer::Prepared>>,
+    /// The modules `require`d so far, by name, with the value each returned: a module is
+    /// evaluated at most once per invocation. Empty, and never allocated, for a script that
+    /// requires nothing.
+    pub required: RefCell<Vec<(String, mlua::Value)>>,
+    /// The modules being evaluated, outermost first, each with the file that required it: a
+    /// `require` of one of them is a cycle.
+    pub requiring: RefCell<Vec<String>>,
 }
 
 impl Invocation {
