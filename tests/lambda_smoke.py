@@ -125,7 +125,7 @@ def run(binary, event_file, env, replace=None):
 
 
 def check_metrics(binary, logged):
-    """The run's script wrote an EMF record (see README, Errors, logs, metrics and alarms) of
+    """The run's script wrote an EMF record (see docs/aws.md, Errors, logs, metrics and alarms) of
     its tenant, and its records carry Lambda's request id."""
     records = []
     for line in logged.splitlines():
@@ -240,6 +240,22 @@ def main():
     assert out["statusCode"] == 200, (out, err)
     url = json.loads(out["body"])["url"]
     assert url.startswith("https://abcdefghijklmnopqrstuvwxyz012345.lambda-url.us-east-1.on.aws/v1/callback/"), url
+    # A script that chooses its answer with native.response: the function URL answers with its
+    # status, headers and body, sandboxed, as native serve does.
+    s3.put_object(
+        Bucket=name("scripts"),
+        Key="hello/scripts/reply_probe.luau",
+        Body=b'function on_invoke(ctx, ev) return native.response(422, { error = "bad" }, { ["X-Reason"] = "validation" }) end',
+    )
+    _, out, err = run(
+        "native-http", "http.json", env,
+        {"NATIVE_API_KEY": key, "/v1/invoke/start": "/v1/invoke/reply_probe"},
+    )
+    assert out["statusCode"] == 422, (out, err)
+    assert json.loads(out["body"]) == {"error": "bad"}, out
+    headers = {k.lower(): v for k, v in out.get("headers", {}).items()}
+    assert headers.get("x-reason") == "validation", out
+    assert headers.get("content-security-policy") == "sandbox", out
     # And without a valid key: 401 in the Connect error shape, nothing run.
     _, out, err = run("native-http", "http.json", env, {"NATIVE_API_KEY": "nk_" + "0" * 16 + "_" + "1" * 64})
     assert out["statusCode"] == 401, (out, err)

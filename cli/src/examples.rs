@@ -18,6 +18,7 @@ pub const HELLO: &[File] = files!("hello":
     "tenants/hello/scripts/router.luau",
     "tenants/hello/scripts/greet.luau",
     "tenants/hello/scripts/finish.luau",
+    "tenants/hello/tests/greeting.test.luau",
 );
 
 /// `examples/barrier`: the seed's sender, router, ack and finalize scripts.
@@ -84,8 +85,20 @@ pub fn ignore_state(root: &std::path::Path) -> std::io::Result<()> {
     std::fs::write(&p, format!("{old}{sep}{note}{GITIGNORE}\n"))
 }
 
+/// A file of an example made at run time (a tenant renamed): path and content.
+pub type Owned = (String, String);
+
 /// Writes an example's files under `root`, refusing to overwrite anything.
 pub fn write(root: &std::path::Path, files: &[File]) -> std::io::Result<()> {
+    let owned: Vec<Owned> = files
+        .iter()
+        .map(|(p, c)| (p.to_string(), c.to_string()))
+        .collect();
+    write_owned(root, &owned)
+}
+
+/// [`write`] for files made at run time.
+pub fn write_owned(root: &std::path::Path, files: &[Owned]) -> std::io::Result<()> {
     for (path, content) in files {
         let p = root.join(path);
         if p.exists() {

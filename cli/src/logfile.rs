@@ -146,6 +146,10 @@ impl LogFile {
                 "ts_ms": record.get("ts_ms"), "level": record.get("level"),
                 "tenant": record.get("tenant"), "script": record.get("script"),
                 "trace": record.get("trace"),
+                // An access log record's request, whatever else is cut.
+                "method": record.get("method").and_then(|m| m.as_str()).map(native_core::text::echo),
+                "path": record.get("path").and_then(|m| m.as_str()).map(native_core::text::echo),
+                "status": record.get("status"),
                 "msg": native_core::text::cut_text(
                     record.get("msg").and_then(|m| m.as_str()).unwrap_or("").to_string(),
                     4096,
@@ -212,5 +216,22 @@ mod tests {
         let rec: serde_json::Value = serde_json::from_str(text.trim()).unwrap();
         assert_eq!(rec["trace"], "t1");
         assert!(rec["cut"].as_str().unwrap().contains("bytes"));
+    }
+
+    #[test]
+    fn a_cut_request_record_keeps_its_method_path_and_status() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("native.log");
+        let log = LogFile::with_max(p.clone(), MAX_BYTES);
+        let path = format!("/{}", "p".repeat(70_000));
+        log.write(&serde_json::json!({ "msg": "request", "method": "POST", "path": path, "status": 404, "error": "e".repeat(70_000) }));
+        let text = std::fs::read_to_string(&p).unwrap();
+        assert!(text.len() < 10_000, "{} bytes", text.len());
+        let rec: serde_json::Value = serde_json::from_str(text.trim()).unwrap();
+        assert_eq!(
+            (&rec["method"], &rec["status"]),
+            (&"POST".into(), &404.into())
+        );
+        assert!(rec["path"].as_str().unwrap().starts_with("/ppp"), "{rec}");
     }
 }

@@ -59,9 +59,31 @@ pub enum Command {
     Init {
         /// Where to make the project.
         dir: Option<PathBuf>,
+        /// The example tenant's name (default: hello).
+        #[arg(long, value_name = "NAME", default_value = "hello")]
+        tenant: String,
     },
     /// Validate deployment.json and every tenant config, and compile every script.
     Check,
+    /// Run the project's tests: every tenants/<tenant>/tests/**/*.test.luau. Each file calls
+    /// test(name, fn); each fn(t) gets a fresh world (the project's scripts over an empty store,
+    /// the clock frozen at 2026-01-01, the same ids on every run, outbound HTTP stubbed); the
+    /// project's .native/ is never touched. See docs/testing.md. Exit 0, 1 when a test failed,
+    /// 2 for a usage or config error.
+    Test {
+        /// Only these tenants' tests (default: every tenant's).
+        tenants: Vec<String>,
+        /// Only the tests whose "<file> :: <name>" contains TEXT.
+        #[arg(long, value_name = "TEXT")]
+        filter: Option<String>,
+        /// Also write the results as JUnit XML to FILE.
+        #[arg(long, value_name = "FILE")]
+        junit: Option<PathBuf>,
+        /// Fail a test whose own Luau runs longer than this many seconds (the scripts it runs
+        /// keep their own deadlines).
+        #[arg(long, value_name = "S", default_value_t = 60, value_parser = clap::value_parser!(u64).range(1..=3600))]
+        timeout: u64,
+    },
     /// Run a script's on_invoke(ctx, ev) and print its return value as JSON, then drain.
     Invoke {
         /// The tenant.

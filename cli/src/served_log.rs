@@ -2,12 +2,12 @@
 //! the runtime's) on stderr and in the project's log file, as the other verbs write them, but
 //! gathered and written in batches by a thread of its own.
 //!
-//! Written one record at a time, a served request cost two `write`s (stderr and the file) under
-//! two locks the workers queued on: a fifth of the server's CPU per no-op invoke (BENCHMARKS.md,
-//! issue 31). A request now only formats its lines and appends them to a buffer; the writer
-//! thread writes what has gathered every [`FLUSH_EVERY`], or at once when [`HIGH_WATER`] bytes
-//! wait, so that a burst of records costs a few large writes and memory stays bounded. A record
-//! reaches stderr and the file within [`FLUSH_EVERY`] of being logged; [`ServedLog::flush`]
+//! Written one record at a time, a served request cost two `write`s (stderr and the file) under two
+//! locks the workers queued on: a large share of the server's CPU per no-op invoke (BENCHMARKS.md,
+//! Figures behind the code). A request now only formats its lines and appends them to a buffer; the
+//! writer thread writes what has gathered every [`FLUSH_EVERY`], or at once when [`HIGH_WATER`]
+//! bytes wait, so that a burst of records costs a few large writes and memory stays bounded. A
+//! record reaches stderr and the file within [`FLUSH_EVERY`] of being logged; [`ServedLog::flush`]
 //! writes what waits at once (the server calls it before it says it stopped). A process killed
 //! outright loses at most that much of its log, never any of its work.
 
@@ -117,7 +117,7 @@ impl Shared {
 impl LogSink for ServedLog {
     fn write(&self, record: &serde_json::Value) {
         // One serialisation for both lines; straight into a buffer (`Value`'s `Display` goes
-        // through a formatter byte by byte: five times the instructions).
+        // through a formatter byte by byte: BENCHMARKS.md, Figures behind the code).
         let text = serde_json::to_string(record).unwrap_or_default();
         let terminal = self
             .shared

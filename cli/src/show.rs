@@ -16,8 +16,8 @@ use native_core::observe::LogSink;
 
 /// Whether `s` is printable ASCII only (no control, nothing to escape): most lines are, and
 /// this test runs eight bytes at a time, where [`unsafe_char`] decodes and classifies each
-/// char (a served request's access record, ~200 bytes, was checked a byte at a time: 850
-/// instructions of its 68 000).
+/// char (a served request's access record, ~200 bytes, was checked a byte at a time:
+/// BENCHMARKS.md, Figures behind the code).
 fn printable_ascii(s: &str) -> bool {
     const ONES: u64 = 0x0101_0101_0101_0101;
     const HIGH: u64 = 0x8080_8080_8080_8080;
@@ -221,6 +221,11 @@ pub fn readable(record: &serde_json::Value) -> String {
         out.push_str(&format!(" {}={}", text(k), text(&v)));
     }
     out
+}
+
+/// `n` with its noun, singular for one: "1 query", "4 rows".
+pub fn count(n: usize, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
 }
 
 /// Logs, as one record of the verb's log (stderr and the log file), the chain a verb started:

@@ -266,3 +266,35 @@ fn native_serve_fires_a_due_timer_by_itself_when_the_clock_gets_there() {
     assert_eq!(got, json!({ "n": 1 }));
     drop(srv);
 }
+
+#[test]
+fn verbs_sign_callback_urls_for_the_port_native_serve_listens_on() {
+    // GIVEN `native serve` on a port it picked (not the default 8787)
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path();
+    std::fs::write(p.join("deployment.json"), DEPLOYMENT).unwrap();
+    write_tenant(
+        p,
+        "acme",
+        r#"{ "queue": true }"#,
+        &[("cb", CB), ("done", DONE)],
+    );
+    let srv = serve(p);
+    assert!(!srv.addr.ends_with(":8787"), "{}", srv.addr);
+    // WHEN another process on the project makes a callback URL, with no NATIVE_PUBLIC_URL
+    let o = Command::new(native_bin())
+        .arg("--project")
+        .arg(p)
+        .args(["invoke", "acme", "cb", r#"{"member":"a","ttl_s":600}"#])
+        .env_remove("NATIVE_PUBLIC_URL")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let url = v["url"].as_str().unwrap();
+    // THEN the URL names the server's address, and the server takes it
+    let path = path_of(url, &srv.addr);
+    let (status, body) = http(&srv.addr, "POST", &path, None, b"");
+    assert_eq!(status, 200, "{body}");
+}

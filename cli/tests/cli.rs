@@ -324,6 +324,50 @@ fn check_names_file_and_line_of_a_syntax_error() {
 }
 
 #[test]
+fn check_lints_what_would_fail_only_at_run_time() {
+    // GIVEN a script with a mistyped global, host function, bucket and script name
+    let p = project(&[
+        ("finish", "function on_queue() end"),
+        (
+            "typos",
+            "function on_invoke(ctx, ev)\n  nativ.log('info', 'x')\n  native.db.gett('p', 'k')\n  \
+             native.bucket.Outt.put('k', 'v')\n  native.queue.send(\"finsh\", {})\nend",
+        ),
+    ]);
+    // WHEN `native check` runs THEN exit 2, each error at its file, line and column
+    native(p.path(), &["check"])
+        .code(2)
+        .err_has("tenants/acme/scripts/typos.luau:2:3: error: unknown global `nativ`: did you mean \"native\"?")
+        .err_has("tenants/acme/scripts/typos.luau:3:13: error: `native.db.gett` does not exist: did you mean \"get\"?")
+        .err_has("tenants/acme/scripts/typos.luau:4:17: error: unknown bucket `Outt`: deployment.json maps no bucket of that name; its buckets: Acks, In")
+        .err_has("tenants/acme/scripts/typos.luau:5:21: error: there is no script \"finsh\" (scripts/finsh.luau) in tenant \"acme\"; did you mean \"finish\"?");
+}
+
+#[test]
+fn check_finds_pending_work_that_names_a_script_that_is_gone() {
+    // GIVEN an open barrier whose continuation is `finish`, named at run time
+    let p = project(&[
+        ("finish", "function on_queue() end"),
+        (
+            "start",
+            "function on_invoke(ctx, ev)\n  return native.barrier.create({ id = 'b1', members = { 'a' }, continue_with = ev.next })\nend",
+        ),
+    ]);
+    native(
+        p.path(),
+        &["invoke", "acme", "start", r#"{"next": "finish"}"#],
+    )
+    .ok();
+    native(p.path(), &["check"]).ok();
+    // WHEN the continuation is removed THEN `native check` fails on the pending barrier
+    std::fs::remove_file(p.path().join("tenants/acme/scripts/finish.luau")).unwrap();
+    native(p.path(), &["check"]).code(2).err_has(
+        "tenants/acme/scripts/finish.luau:1:1: error: pending barrier \"b1\" (its continue_with) names \
+         script \"finish\", which the tenant no longer has",
+    );
+}
+
+#[test]
 fn project_flag_and_the_current_folder() {
     // GIVEN a project, and another folder that is none
     let p = project(&[("s", "function on_invoke(ctx, ev) return ev end")]);
@@ -1303,7 +1347,7 @@ fn partner_answers_ok_false_when_a_query_fails() {
     r.ok();
     assert_eq!(
         r.out(),
-        "a: 1 queries, 0 rows: failed: query x: command exited with 3: no such table\n"
+        "a: 1 query, 0 rows: failed: query x: command exited with 3: no such table\n"
     );
     let (done, _) = check_done(p.path(), "a");
     assert_eq!(
@@ -1338,7 +1382,7 @@ fn partner_answers_ok_false_when_a_query_fails() {
     assert!(
         r.ok()
             .out()
-            .starts_with("b: 1 queries, 0 rows: failed: query x: no fixture file"),
+            .starts_with("b: 1 query, 0 rows: failed: query x: no fixture file"),
         "{}",
         r.out()
     );

@@ -11,7 +11,9 @@
 //! - A command line that ends in `# => TEXT` is checked: its standard output must contain TEXT.
 //!   It runs once, as a reader pastes it: a block whose result a background server is still
 //!   making waits for it in a way the reader sees (`native get --wait 10 ...`).
-//! - A ```` ```lua ```` (or `luau`) block is compiled by `native check`, as a script of its own.
+//! - A ```` ```lua ```` (or `luau`) block is compiled by `native check`, as a script of its own
+//!   (not linted: `--!nolint` is put before it, since a snippet names what the guide around it
+//!   defines).
 //! - ``File `PATH`:`` alone on the line before a block (any language) names the file the reader
 //!   saves the block as: the block is written to PATH, relative to where the shell session
 //!   stands at that point, instead; a Luau block written there is then run by the shell blocks
@@ -311,7 +313,10 @@ fn every_guide_runs_as_written() {
                             "tenants/snippets/scripts/{stem}_{}_{n}.luau",
                             b.line
                         )),
-                        &b.body,
+                        // Compiled, not linted: a snippet is a fragment, naming scripts and
+                        // variables of the guide around it. (Its lines are one more than the
+                        // block's.)
+                        format!("--!nolint\n{}", b.body),
                     )
                     .unwrap();
                     fig.compiled += 1;

@@ -519,3 +519,71 @@ fn a_dead_letter_names_its_trace_and_its_failures_are_found_by_it() {
         .count();
     assert_eq!(failed, 5, "{lines:?}");
 }
+
+#[test]
+fn deploy_without_a_region_says_to_set_one() {
+    // GIVEN a valid tenant and an environment with no AWS region anywhere (no variable, no
+    // profile file, no emulator endpoint)
+    let p = project(r#"{ "queue": true }"#, &[("q", "function on_queue() end")]);
+    let home = tempfile::tempdir().unwrap();
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_native"))
+        .args(["--project", p.path().to_str().unwrap()])
+        .args(["deploy", "acme", "--bucket", "scripts-b"])
+        .env_remove("AWS_REGION")
+        .env_remove("AWS_DEFAULT_REGION")
+        .env_remove("AWS_ENDPOINT_URL")
+        .env_remove("AWS_PROFILE")
+        .env("HOME", home.path())
+        .env("AWS_CONFIG_FILE", home.path().join("none"))
+        .env("AWS_SHARED_CREDENTIALS_FILE", home.path().join("none"))
+        .env("AWS_EC2_METADATA_DISABLED", "true")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    // WHEN it is deployed with --bucket THEN it says what to set, not the SDK's debug string
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("no AWS region is set: set AWS_REGION"),
+        "{err}"
+    );
+    assert!(!err.contains("DispatchFailure"), "{err}");
+}
+
+#[test]
+fn invoking_a_script_that_is_not_there_logs_no_invoked_line() {
+    // GIVEN the example project
+    let (_tmp, p) = hello();
+    // WHEN a script it does not have is invoked THEN it fails, and nothing says it was invoked
+    let r = native(&p, &["invoke", "hello", "strat", "{}"]);
+    r.code(2).err_has("strat");
+    assert!(!r.stderr.contains("\"invoked\""), "{}", r.stderr);
+    // AND a script that is there still logs the chain it started
+    native(&p, &["invoke", "hello", "start", r#"{"name":"Ada"}"#])
+        .code(0)
+        .err_has("\"msg\":\"invoked\"");
+}
+
+#[test]
+fn init_names_the_example_tenant_with_tenant() {
+    // GIVEN `native init --tenant shop`
+    let tmp = tempfile::tempdir().unwrap();
+    let p = tmp.path().join("proj");
+    let made = native_in(
+        tmp.path(),
+        &["init", p.to_str().unwrap(), "--tenant", "shop"],
+    );
+    made.code(0);
+    assert!(
+        made.stdout.contains("with the tenant \"shop\""),
+        "{}",
+        made.stdout
+    );
+    // THEN the example runs under that name, and no hello was made
+    assert!(!p.join("tenants/hello").exists());
+    native(&p, &["invoke", "shop", "start", r#"{"name":"Ada"}"#]).code(0);
+    // AND a name that is not one is refused
+    native_in(tmp.path(), &["init", "x", "--tenant", "../up"])
+        .code(2)
+        .err_has("--tenant");
+}

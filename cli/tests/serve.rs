@@ -21,6 +21,12 @@ fn native(project: &Path, args: &[&str]) -> String {
     native_tests::cli::run_ok(&native_bin(), project, args)
 }
 
+/// A new API key of `tenant`, made with `native keys create`.
+fn key(project: &Path, tenant: &str) -> String {
+    let out = native(project, &["keys", "create", tenant]);
+    out.lines().next().unwrap().to_string()
+}
+
 /// `native serve` on `project`, from this crate's binary.
 fn serve(project: &Path) -> Server {
     Server::start(&native_bin(), project, true)
@@ -92,11 +98,7 @@ fn serve_invokes_over_http_with_tenant_keys_and_clear_errors() {
     let p = dir.path();
     let acme = native(p, &["keys", "create", "acme", "--name", "ci"]);
     let acme = acme.lines().next().unwrap().to_string();
-    let globex = native(p, &["keys", "create", "globex"])
-        .lines()
-        .next()
-        .unwrap()
-        .to_string();
+    let globex = key(p, "globex");
     let srv = serve(p);
     let a = srv.addr.as_str();
 
@@ -191,11 +193,7 @@ fn serve_invokes_over_http_with_tenant_keys_and_clear_errors() {
 fn sigterm_finishes_the_request_in_flight_then_exits_0() {
     // GIVEN a server running a 1.5 s request
     let dir = project();
-    let key = native(dir.path(), &["keys", "create", "acme"])
-        .lines()
-        .next()
-        .unwrap()
-        .to_string();
+    let key = key(dir.path(), "acme");
     let srv = serve(dir.path());
     let addr = srv.addr.clone();
     let (k, a) = (key.clone(), addr.clone());
@@ -274,11 +272,7 @@ fn serve_logs_every_request_and_the_error_of_a_failed_invocation() {
             ),
         ],
     );
-    let key = native(p, &["keys", "create", "acme"])
-        .lines()
-        .next()
-        .unwrap()
-        .to_string();
+    let key = key(p, "acme");
     let srv = serve(p);
     let a = srv.addr.clone();
     // WHEN it answers a success, a failing script, a health check and a forged callback
@@ -362,11 +356,7 @@ fn a_running_server_follows_clock_advance_at_once() {
         "{}",
         &[("now", "function on_invoke() return os.time() end")],
     );
-    let key = native(p, &["keys", "create", "acme"])
-        .lines()
-        .next()
-        .unwrap()
-        .to_string();
+    let key = key(p, "acme");
     let srv = serve(p);
     let a = srv.addr.clone();
     let (_, before) = invoke(&a, "now", &key, "{}");
@@ -382,4 +372,60 @@ fn a_running_server_follows_clock_advance_at_once() {
             "day {day}: moved {moved} s"
         );
     }
+}
+
+#[test]
+fn a_running_server_uses_an_edited_module_script_and_config_from_the_next_request() {
+    // GIVEN a served project whose script requires a module, each answered once
+    let dir = project();
+    let p = dir.path();
+    write_tenant(
+        p,
+        "acme",
+        r#"{ "config": { "greeting": "hi" } }"#,
+        &[
+            ("lib/words", "return { word = 'one' }"),
+            (
+                "main",
+                "local w = require('./lib/words')\nfunction on_invoke() return { w = w.word, g = native.config.greeting } end",
+            ),
+            ("other", "function on_invoke() return 'fine' end"),
+        ],
+    );
+    let key = key(p, "acme");
+    let srv = serve(p);
+    let a = srv.addr.clone();
+    assert_eq!(
+        invoke(&a, "main", &key, "{}"),
+        (200, json!({"w": "one", "g": "hi"}))
+    );
+    let scripts = p.join("tenants/acme/scripts");
+    // WHEN the module is edited (same length), with no restart
+    std::fs::write(scripts.join("lib/words.luau"), "return { word = 'two' }").unwrap();
+    // THEN the next request uses it
+    assert_eq!(
+        invoke(&a, "main", &key, "{}"),
+        (200, json!({"w": "two", "g": "hi"}))
+    );
+    // WHEN the tenant's config changes THEN the next request sees it
+    std::fs::write(
+        p.join("tenants/acme/config.json"),
+        r#"{ "config": { "greeting": "hello" } }"#,
+    )
+    .unwrap();
+    assert_eq!(
+        invoke(&a, "main", &key, "{}"),
+        (200, json!({"w": "two", "g": "hello"}))
+    );
+    // WHEN the script no longer compiles THEN it fails with the compile error, and the
+    // tenant's other scripts still run
+    std::fs::write(
+        scripts.join("main.luau"),
+        "function on_invoke(\n  x = = 1\nend",
+    )
+    .unwrap();
+    let (status, body) = invoke(&a, "main", &key, "{}");
+    assert_eq!(status, 500, "{body}");
+    assert!(body.to_string().contains("main.luau:2:"), "{body}");
+    assert_eq!(invoke(&a, "other", &key, "{}"), (200, json!("fine")));
 }

@@ -276,8 +276,8 @@ pub async fn authenticate(
         if let Ok(value) = serde_json::to_string(&rec) {
             // Only over the version read: a concurrent revoke must not be undone by this
             // write. Losing the race (or failing) costs only a stale `last used`. The request
-            // does not wait for it, and it is best-effort: a sync of the disk for it would cost
-            // every tenant's first request a millisecond of the disk and a fifth of its CPU,
+            // does not wait for it, and it is best-effort: a sync of the disk for it would slow
+            // every tenant's first request (BENCHMARKS.md, Figures behind the code),
             // and a deferred write would make the next run's flush wait for that sync. A power
             // cut can lose it, which costs a `last used` a minute old.
             let (kv, pk) = (kv.clone(), record_pk(id));

@@ -637,6 +637,114 @@ pub async fn kv_transactions(kv: &dyn KvStore) {
     assert_eq!(kv.get(&pk, "counter").await.unwrap().unwrap(), before);
 }
 
+/// A write tells its own earlier attempt from another writer's: repeated with its token (an
+/// attempt whose answer was lost, sent again), a put or a transaction answers as the first
+/// attempt did; with another token, as a conflict. Puts under every mode, and transactions
+/// whose puts are conditional, unconditional, or beside checks and deletes (an ack).
+pub async fn kv_own_writes(kv: &dyn KvStore) {
+    use crate::ports::new_token;
+    let pk = scope();
+    let far = crate::ports::now_ms() / 1000 + 3600;
+    let item = |sk: &str, v: &str| NewItem {
+        pk: pk.clone(),
+        sk: sk.into(),
+        value: v.into(),
+        expires_at_s: far,
+    };
+    // put_if_absent's put: a repeat is its own write, another writer's finds it there.
+    let t1 = new_token();
+    for attempt in 0..2 {
+        let got = kv.put_as(item("a", "1"), PutMode::Create, &t1).await;
+        assert_eq!(got.unwrap(), t1, "create, attempt {attempt}");
+    }
+    let err = kv
+        .put_as(item("a", "2"), PutMode::Create, &new_token())
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(err, Error::AlreadyExists { .. }),
+        "another writer's create: {err:?}"
+    );
+    // A compare-and-set: its repeat finds its own version, another's a changed item.
+    let t2 = new_token();
+    for attempt in 0..2 {
+        let got = kv
+            .put_as(item("a", "2"), PutMode::Update(t1.clone()), &t2)
+            .await;
+        assert_eq!(got.unwrap(), t2, "update, attempt {attempt}");
+    }
+    let err = kv
+        .put_as(item("a", "3"), PutMode::Update(t1.clone()), &new_token())
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(err, Error::Precondition { .. }),
+        "another writer's update: {err:?}"
+    );
+    assert_eq!(kv.get(&pk, "a").await.unwrap().unwrap().value, "2");
+
+    // A claim of two rows at once.
+    let claim = || {
+        vec![
+            TxOp::Put {
+                item: item("claim", "me"),
+                mode: PutMode::Create,
+            },
+            TxOp::Put {
+                item: item("list", "me"),
+                mode: PutMode::Create,
+            },
+        ]
+    };
+    let t3 = new_token();
+    assert_eq!(kv.transact_as(claim(), &t3).await.unwrap(), Ok(()));
+    assert_eq!(kv.transact_as(claim(), &t3).await.unwrap(), Ok(()));
+    assert_eq!(kv.transact_as(claim(), &new_token()).await.unwrap(), Err(0));
+
+    // An ack: a check, a create and a delete; its repeat fails the create and the delete.
+    kv.put(item("p#m", "1"), PutMode::Overwrite).await.unwrap();
+    let ack = || {
+        vec![
+            TxOp::Check {
+                pk: pk.clone(),
+                sk: "a".into(),
+                live_until_s: far - 60,
+            },
+            TxOp::Put {
+                item: item("o#m", "ok"),
+                mode: PutMode::Create,
+            },
+            TxOp::Delete {
+                pk: pk.clone(),
+                sk: "p#m".into(),
+            },
+        ]
+    };
+    let t4 = new_token();
+    assert_eq!(kv.transact_as(ack(), &t4).await.unwrap(), Ok(()));
+    assert_eq!(kv.transact_as(ack(), &t4).await.unwrap(), Ok(()));
+    assert_eq!(kv.transact_as(ack(), &new_token()).await.unwrap(), Err(1));
+
+    // A delete beside an unconditional put: only the put can tell.
+    kv.put(item("d", "1"), PutMode::Overwrite).await.unwrap();
+    let moved = || {
+        vec![
+            TxOp::Delete {
+                pk: pk.clone(),
+                sk: "d".into(),
+            },
+            TxOp::Put {
+                item: item("e", "moved"),
+                mode: PutMode::Overwrite,
+            },
+        ]
+    };
+    let t5 = new_token();
+    assert_eq!(kv.transact_as(moved(), &t5).await.unwrap(), Ok(()));
+    assert_eq!(kv.transact_as(moved(), &t5).await.unwrap(), Ok(()));
+    assert_eq!(kv.transact_as(moved(), &new_token()).await.unwrap(), Err(0));
+}
+
 /// Vault: set, get, replace, list (names only, per tenant), delete, and bad names refused.
 pub async fn vault_set_get_list_delete(vault: &dyn crate::ports::Vault) {
     use crate::ports::Secret;

@@ -227,6 +227,18 @@ fn field_part(field: &str) -> String {
     }
 }
 
+/// What begins the message of a backend call that was still waiting when the invocation's time
+/// ran out: the backend's delay, not the tenant's limit (HTTP 503 with `Retry-After`, never
+/// counted as a limit breach).
+pub const BACKEND_UNAVAILABLE: &str = "backend unavailable: ";
+
+/// Whether a script error's message says that a backend did not answer in time
+/// ([`BACKEND_UNAVAILABLE`]), with or without the script and line in front.
+pub fn is_backend_unavailable(message: &str) -> bool {
+    message.starts_with(BACKEND_UNAVAILABLE)
+        || message.contains(&format!(": {BACKEND_UNAVAILABLE}"))
+}
+
 /// Whether a script error's message is a limit breach (`limit <name> exceeded: ...`), with or
 /// without the script and line in front (`a.luau:3: limit timeout_s exceeded: ...`).
 pub fn is_limit_breach(message: &str) -> bool {

@@ -9,6 +9,7 @@
 pub mod error;
 pub mod fast_map;
 pub mod keys;
+pub mod random;
 pub mod text;
 
 // Floor 1: what people configure, and what the core needs from storage and messaging.

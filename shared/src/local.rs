@@ -55,9 +55,32 @@ impl Project {
     }
 
     /// A runtime over this project, signing callback URLs with the project's secret for
-    /// `native serve` (at [`crate::callback::BASE_URL_VAR`], else its default address).
+    /// `native serve`: at [`crate::callback::BASE_URL_VAR`], else at the address a running
+    /// `native serve` of the project recorded ([`Project::record_served`]), else at its default
+    /// address.
     pub fn runtime(&self) -> Runtime {
-        self.runtime_with_base("http://127.0.0.1:8787")
+        let recorded = std::fs::read_to_string(self.root.join(".native").join(SERVED_FILE))
+            .ok()
+            .map(|s| s.trim().to_string())
+            .filter(|s| {
+                s.starts_with("http://") && s.len() <= 100 && !s.contains(char::is_whitespace)
+            });
+        self.runtime_with_base(recorded.as_deref().unwrap_or(DEFAULT_SERVED))
+    }
+
+    /// Records the address `native serve` serves, so that callback URLs signed by other
+    /// `native` processes on the project (`native invoke`, `native drain`) name it: a port
+    /// picked with `--listen 127.0.0.1:0`, or another than the default. Written at start.
+    pub fn record_served(&self, addr: std::net::SocketAddr) -> Result<()> {
+        let path = self.root.join(".native").join(SERVED_FILE);
+        std::fs::write(&path, served_base(addr) + "\n")
+            .map_err(|e| crate::Error::config(format!(".native/{SERVED_FILE}"), "-", e))
+    }
+
+    /// Forgets the address [`Project::record_served`] recorded, when `native serve` stops: the
+    /// verbs' URLs name the default address again.
+    pub fn forget_served(&self) {
+        let _ = std::fs::remove_file(self.root.join(".native").join(SERVED_FILE));
     }
 
     /// [`Project::runtime`] for `native serve` on `addr`: callback URLs name the address
@@ -65,15 +88,7 @@ impl Project {
     /// [`crate::callback::BASE_URL_VAR`] says otherwise. An unspecified address (`0.0.0.0`,
     /// `::`) is named by its loopback, which it serves too.
     pub fn runtime_served_at(&self, addr: std::net::SocketAddr) -> Runtime {
-        let ip = match addr.ip() {
-            std::net::IpAddr::V4(v4) if v4.is_unspecified() => std::net::Ipv4Addr::LOCALHOST.into(),
-            std::net::IpAddr::V6(v6) if v6.is_unspecified() => std::net::Ipv6Addr::LOCALHOST.into(),
-            ip => ip,
-        };
-        self.runtime_with_base(&format!(
-            "http://{}",
-            std::net::SocketAddr::new(ip, addr.port())
-        ))
+        self.runtime_with_base(&served_base(addr))
     }
 
     fn runtime_with_base(&self, default_base: &str) -> Runtime {
@@ -90,6 +105,23 @@ impl Project {
             Err(_) => rt,
         }
     }
+}
+
+/// Where `native serve` records the address it serves ([`Project::record_served`]).
+const SERVED_FILE: &str = "served-url";
+
+/// `native serve`'s default address, which callback URLs name when none is recorded.
+const DEFAULT_SERVED: &str = "http://127.0.0.1:8787";
+
+/// The base URL of a served address; an unspecified address (`0.0.0.0`, `::`) is named by
+/// its loopback, which it serves too.
+fn served_base(addr: std::net::SocketAddr) -> String {
+    let ip = match addr.ip() {
+        std::net::IpAddr::V4(v4) if v4.is_unspecified() => std::net::Ipv4Addr::LOCALHOST.into(),
+        std::net::IpAddr::V6(v6) if v6.is_unspecified() => std::net::Ipv6Addr::LOCALHOST.into(),
+        ip => ip,
+    };
+    format!("http://{}", std::net::SocketAddr::new(ip, addr.port()))
 }
 
 /// One message that failed while draining.
@@ -128,6 +160,10 @@ pub struct DrainOptions {
     pub retry_delay_s: u32,
     /// Give up waiting after this long.
     pub max_wait: Duration,
+    /// Run the messages of a receive one after another, in the order received, instead of at
+    /// once: `native test`, whose ids are drawn from one seeded generator, gets the same ids on
+    /// every run only when the runs draw in the same order.
+    pub one_at_a_time: bool,
 }
 
 impl Default for DrainOptions {
@@ -136,6 +172,7 @@ impl Default for DrainOptions {
             wait: false,
             retry_delay_s: crate::ports::VISIBILITY_TIMEOUT_S,
             max_wait: Duration::from_secs(1800),
+            one_at_a_time: false,
         }
     }
 }
@@ -186,17 +223,25 @@ pub async fn drain(rt: &Arc<Runtime>, opts: DrainOptions) -> Result<DrainReport>
             // max_concurrent still holds: runs from the queue wait for their turn), so that
             // scripts use every core and their writes share commits; each run leaves its
             // sync to the pass, which syncs once for all of them below.
-            let runs: Vec<_> = received
-                .iter()
-                .map(|m| {
-                    let (rt, held, m) = (rt.clone(), held.clone(), m.clone());
-                    // The run's future is kilobytes (the script's whole call in it): boxed
-                    // where it is made, so that the task moves a pointer, not the future.
-                    tokio::spawn(crate::ports::durability::caller_flushing(async move {
-                        Box::pin(one(&rt, &opts, kind, &m, &held)).await
-                    }))
-                })
-                .collect();
+            let spawn = |m: &Message| {
+                let (rt, held, m) = (rt.clone(), held.clone(), m.clone());
+                // The run's future is kilobytes (the script's whole call in it): boxed
+                // where it is made, so that the task moves a pointer, not the future.
+                tokio::spawn(crate::ports::durability::caller_flushing(async move {
+                    Box::pin(one(&rt, &opts, kind, &m, &held)).await
+                }))
+            };
+            let mut runs = Vec::with_capacity(received.len());
+            if opts.one_at_a_time {
+                for m in &received {
+                    runs.push(spawn(m).await);
+                }
+            } else {
+                let started: Vec<_> = received.iter().map(spawn).collect();
+                for run in started {
+                    runs.push(run.await);
+                }
+            }
             let mut pass = Pass {
                 rt,
                 report: &mut report,
@@ -204,7 +249,7 @@ pub async fn drain(rt: &Arc<Runtime>, opts: DrainOptions) -> Result<DrainReport>
             };
             let (mut failed, mut give_back) = (None, Vec::new());
             for (m, run) in received.iter().zip(runs) {
-                match run.await {
+                match run {
                     Ok(Ok(Outcome::Handled)) => pass.handled.push(m.receipt.clone()),
                     Ok(Ok(Outcome::Failed(f))) => {
                         if f.retrying {
@@ -419,11 +464,12 @@ async fn one(
         let d = q.delete(kind, &m.receipt).await;
         lease.done(&m.receipt);
         d?;
+        let (tenant, trace) = rt.owner_of_message(kind, &m.body).await;
         rt.services.log.write(&json!({
             "ts_ms": crate::ports::now_ms(), "level": "error",
             "msg": "message breached its chain's width; it is a dead letter now",
-            "queue": kind.name(), "attempt": m.receive_count, "error": error,
-            "trace": crate::ports::trace_of_body(&m.body),
+            "queue": kind.name(), "attempt": m.receive_count, "tenant": tenant, "error": error,
+            "trace": trace,
         }));
         return Ok(Outcome::Failed(Box::new(Failed {
             failure,
@@ -438,10 +484,11 @@ async fn one(
     } else {
         "message failed; it will be retried after the visibility timeout"
     };
+    let (tenant, trace) = rt.owner_of_message(kind, &m.body).await;
     rt.services.log.write(&json!({
         "ts_ms": crate::ports::now_ms(), "level": "error", "msg": msg,
-        "queue": kind.name(), "attempt": m.receive_count, "error": error,
-        "trace": crate::ports::trace_of_body(&m.body),
+        "queue": kind.name(), "attempt": m.receive_count, "tenant": tenant, "error": error,
+        "trace": trace,
     }));
     let delay = if last { 0 } else { opts.retry_delay_s };
     let r = q.retry_later(kind, &m.receipt, delay, &error).await;

@@ -428,27 +428,37 @@ impl Runtime {
         script: &str,
         body: bytes::Bytes,
     ) -> Result<Vec<u8>> {
+        Ok(match self.invoke_http(tenant, script, body).await? {
+            Answer::Json(text) => text,
+            Answer::Value(v) => v.to_string().into_bytes(),
+            Answer::Reply(r) => r.body,
+        })
+    }
+
+    /// [`Runtime::invoke_json`], with the answer as the script made it: JSON text, or the HTTP
+    /// answer it chose with `native.response` (status, headers, body).
+    pub async fn invoke_http(
+        &self,
+        tenant: &str,
+        script: &str,
+        body: bytes::Bytes,
+    ) -> Result<Answer> {
         let t = self.tenants.load(tenant).await?;
         t.script(script)?;
-        let answer = self
-            .run(
-                Call {
-                    tenant: t,
-                    script: script.into(),
-                    entry: Entry::Invoke,
-                    event: Event::Json(body),
-                    json_answer: true,
-                    attempt: 1,
-                    depth: 0,
-                    width: None,
-                },
-                Origin::new("invoke", None),
-            )
-            .await?;
-        match answer {
-            Answer::Json(text) => Ok(text),
-            Answer::Value(v) => Ok(v.to_string().into_bytes()),
-        }
+        self.run(
+            Call {
+                tenant: t,
+                script: script.into(),
+                entry: Entry::Invoke,
+                event: Event::Json(body),
+                json_answer: true,
+                attempt: 1,
+                depth: 0,
+                width: None,
+            },
+            Origin::new("invoke", None),
+        )
+        .await
     }
 
     /// A work-queue message body: runs `on_queue` of its script, then its deletes.
@@ -787,6 +797,41 @@ impl Runtime {
             ),
         })?;
         Ok((real.to_string(), d.full_key(logical, tenant, key)))
+    }
+}
+
+impl Runtime {
+    /// The tenant and the chain of a queued message, as its run names them, for the lines,
+    /// dead letters and listings that speak of a message that failed: a work message's own; an
+    /// object event's tenant by its folder, and its chain the writer's when a script wrote the
+    /// object (and it is still there), else the one the event itself names (an object from
+    /// outside), as [`Runtime::handle_event_message`] gives its run.
+    pub async fn owner_of_message(
+        &self,
+        kind: crate::ports::QueueKind,
+        body: &str,
+    ) -> (Option<String>, Option<String>) {
+        let tenant = crate::events::owner(&self.services.deployment, kind, body);
+        if kind == crate::ports::QueueKind::Work {
+            return (tenant, crate::ports::trace_of_body(body));
+        }
+        let Ok(Notification::Records(records)) = parse_notification(body) else {
+            return (tenant, None);
+        };
+        let Some(r) = records.first() else {
+            return (tenant, None);
+        };
+        let mut written = None;
+        if let (Some(t), true) = (&tenant, r.event_name.starts_with("ObjectCreated")) {
+            if let Ok(services) = self.services_for(t).await {
+                if let Ok(Some(meta)) = services.backends.objects.head(&r.bucket, &r.key).await {
+                    written = meta.trace;
+                }
+            }
+        }
+        let chain =
+            written.unwrap_or_else(|| event_trace(&r.bucket, &r.key, &r.etag, &r.event_name));
+        (tenant, Some(chain))
     }
 }
 

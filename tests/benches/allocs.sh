@@ -8,7 +8,7 @@
 # A uprobe on glibc's malloc and realloc (`perf probe -x <libc>`), counted with `perf stat -p`
 # on the server over a `wrk -t2 -c16` run of each handler (tests/benches/peers/: noop, order),
 # divided by the requests wrk counted. Frees are not counted: every allocation is freed (the
-# server's RSS is flat over an hour, BENCHMARKS.md, issue 29). With DWARF=1, a sample of the
+# server's RSS is flat over an hour, BENCHMARKS.md, the soak). With DWARF=1, a sample of the
 # allocations' call stacks is left in $work/perf.malloc.<handler>.data for `perf report`.
 #
 # Environment: NATIVE_BIN [target/release/native]  SECONDS_PER_RUN [3]  HANDLERS ["noop order"]

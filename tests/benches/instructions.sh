@@ -6,7 +6,8 @@
 #   NATIVE_BIN=target/release/native tests/benches/instructions.sh
 #
 # The server runs under `valgrind --tool=callgrind` while a Python `http.client` sends N
-# invokes of each handler (tests/benches/peers/: noop, order) on one kept-alive connection;
+# invokes of each handler (tests/benches/peers/: noop, order; require5, the no-op requiring five
+# modules, with HANDLERS="noop require5") on one kept-alive connection;
 # the run's total at N = HIGH minus the total at N = LOW, over HIGH - LOW, is what one request
 # adds (start-up and shutdown cancel out). Two binaries (BASELINE_BIN) are counted alike, one
 # after the other. The count moves by about 1% from run to run (the clock file's `stat`, at
@@ -47,7 +48,8 @@ project() {
     mkdir -p "$p/tenants/t000/scripts"
     echo '{ "buckets": { "map": { "In": "bench-in" } } }' >"$p/deployment.json"
     echo '{}' >"$p/tenants/t000/config.json"
-    cp "$here/native/noop.luau" "$here/native/order.luau" "$p/tenants/t000/scripts/"
+    cp "$here/native/noop.luau" "$here/native/order.luau" "$here/native/require5.luau" "$p/tenants/t000/scripts/"
+    cp -r "$here/native/lib" "$p/tenants/t000/scripts/"
     "$bin" --project "$p" keys create t000 --name bench >"$p.key" 2>"$work/keys.err" \
         || { cat "$work/keys.err" >&2; die "native keys create failed ($bin)"; }
 }

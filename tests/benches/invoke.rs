@@ -163,7 +163,8 @@ fn in_task(
     .unwrap()
 }
 
-/// A tenant's first invoke (issue 31 asks under 1 ms at the median over HTTP): of 200 fresh
+/// A tenant's first invoke (the goal, under 1 ms at the median over HTTP: BENCHMARKS.md, First
+/// invoke and memory per tenant): of 200 fresh
 /// tenants, each read from disk, given its VM and run once, and each part alone.
 fn firsts(rt: &tokio::runtime::Runtime) {
     const TENANTS: usize = 200;

@@ -52,6 +52,11 @@ pub const ALL: &[Case] = &[
         run: endless_chunked_body,
     },
     Case {
+        name: "slow_readers",
+        what: "clients that never read their answers: HTTP/2 with a window of 0 (PINGs answered) and HTTP/1.1, with and without a key",
+        run: slow_readers,
+    },
+    Case {
         name: "body_caps",
         what: "a body over each route's cap, declared and chunked; 16 such bodies of 6 MB at once",
         run: body_caps,
@@ -1472,5 +1477,357 @@ fn rendezvous_caps(ctx: &mut Ctx) -> Result<Figures, String> {
         ),
     )];
     f.extend(canary_figures(canary, &s, &canary_key)?);
+    Ok(f)
+}
+
+// ---- slow readers ----
+
+/// The TCP connections the server holds open on its port: each one's remote port, and the
+/// bytes the server has written to it that its client has not taken (its send queue).
+fn open_peers(pid: u32, addr: &str) -> std::collections::HashMap<u16, u64> {
+    let port = addr
+        .rsplit(':')
+        .next()
+        .and_then(|p| p.parse::<u16>().ok())
+        .unwrap_or(0);
+    let ours: std::collections::HashSet<String> = std::fs::read_dir(format!("/proc/{pid}/fd"))
+        .map(|d| {
+            d.flatten()
+                .filter_map(|e| {
+                    let l = std::fs::read_link(e.path()).ok()?;
+                    let l = l.to_string_lossy();
+                    Some(l.strip_prefix("socket:[")?.strip_suffix(']')?.to_string())
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    let table = std::fs::read_to_string("/proc/net/tcp").unwrap_or_default();
+    table
+        .lines()
+        .skip(1)
+        .filter_map(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            let local = f.get(1)?;
+            let ok =
+                local.ends_with(&format!(":{port:04X}")) && f[3] != "0A" && ours.contains(f[9]);
+            let remote = u16::from_str_radix(f.get(2)?.rsplit(':').next()?, 16).ok()?;
+            let queued = u64::from_str_radix(f.get(4)?.split(':').next()?, 16).ok()?;
+            ok.then_some((remote, queued))
+        })
+        .collect()
+}
+
+/// A connection of a client that never reads: its statuses (HTTP/2), when its first answer
+/// began to arrive, its port, and what it keeps open (dropped, it would reset its streams or
+/// close). The server's last progress on it is the later of its first answer and the last
+/// write the server's socket took ([`open_peers`]'s send queue growing).
+struct Reader {
+    statuses: Vec<u16>,
+    answered: Instant,
+    port: u16,
+    queued: u64,
+    _keep: Box<dyn std::any::Any + Send>,
+}
+
+/// One HTTP/2 connection with a receive window of 0 (its PINGs answered), asking `streams`
+/// POSTs of `path` with body `{}`.
+async fn h2_never_reading(
+    addr: String,
+    path: String,
+    auth: Option<String>,
+    streams: usize,
+) -> Result<Reader, String> {
+    let tcp = tokio::net::TcpStream::connect(&addr)
+        .await
+        .map_err(|e| e.to_string())?;
+    let port = tcp.local_addr().map_err(|e| e.to_string())?.port();
+    let (client, conn) = h2::client::Builder::new()
+        .initial_window_size(0)
+        .handshake::<_, bytes::Bytes>(tcp)
+        .await
+        .map_err(|e| e.to_string())?;
+    tokio::spawn(async move {
+        let _ = conn.await;
+    });
+    let mut waiting = Vec::new();
+    for _ in 0..streams {
+        let Ok(mut c) = client.clone().ready().await else {
+            break;
+        };
+        let mut req = axum::http::Request::post(format!("http://{addr}{path}"))
+            .header("content-type", "application/json");
+        if let Some(a) = &auth {
+            req = req.header("authorization", format!("Bearer {a}"));
+        }
+        let Ok((res, mut body)) = c.send_request(req.body(()).unwrap(), false) else {
+            break;
+        };
+        let _ = body.send_data(bytes::Bytes::from_static(b"{}"), true);
+        waiting.push(res);
+    }
+    let mut statuses = Vec::new();
+    let mut answers = Vec::new();
+    let mut answered = None;
+    for res in waiting {
+        match tokio::time::timeout(Duration::from_secs(60), res).await {
+            Ok(Ok(r)) => {
+                answered.get_or_insert_with(Instant::now);
+                statuses.push(r.status().as_u16());
+                answers.push(r);
+            }
+            // Reset or closed: the server closed the connection first.
+            Ok(Err(_)) => statuses.push(0),
+            Err(_) => {
+                return Err(format!(
+                    "{path:.60}: an answer's headers did not come in 60 s (answered: {statuses:?})"
+                ))
+            }
+        }
+    }
+    Ok(Reader {
+        statuses,
+        answered: answered.unwrap_or_else(Instant::now),
+        port,
+        queued: 0,
+        _keep: Box::new((client, answers)),
+    })
+}
+
+/// One HTTP/1.1 connection sending `requests` POSTs of `path` at once (pipelined) and never
+/// reading (it peeks, to see when the first answer comes).
+async fn http1_never_reading(
+    addr: String,
+    path: String,
+    auth: Option<String>,
+    requests: usize,
+) -> Result<Reader, String> {
+    use tokio::io::AsyncWriteExt;
+    // A small receive buffer, so that the server's writes wait after a few answers rather than
+    // after the several megabytes a loopback socket's buffers grow to.
+    let socket = tokio::net::TcpSocket::new_v4().map_err(|e| e.to_string())?;
+    socket
+        .set_recv_buffer_size(4096)
+        .map_err(|e| e.to_string())?;
+    let mut tcp = socket
+        .connect(addr.parse().map_err(|e| format!("{addr}: {e}"))?)
+        .await
+        .map_err(|e| e.to_string())?;
+    let port = tcp.local_addr().map_err(|e| e.to_string())?.port();
+    let auth = auth.map_or(String::new(), |a| format!("Authorization: Bearer {a}\r\n"));
+    let one = format!(
+        "POST {path} HTTP/1.1\r\nHost: x\r\n{auth}Content-Type: application/json\r\nContent-Length: 2\r\n\r\n{{}}"
+    );
+    // The server reads the next request only once it has written the last answer: what does
+    // not fit waits in this socket's buffers, or is never sent.
+    let all = one.repeat(requests);
+    let _ = tokio::time::timeout(Duration::from_secs(1), tcp.write_all(all.as_bytes())).await;
+    let mut first = [0u8; 1];
+    tokio::time::timeout(Duration::from_secs(60), tcp.peek(&mut first))
+        .await
+        .map_err(|_| format!("{path:.60}: no answer began in 60 s"))?
+        .map_err(|e| e.to_string())?;
+    Ok(Reader {
+        statuses: Vec::new(),
+        answered: Instant::now(),
+        port,
+        queued: 0,
+        _keep: Box::new(tcp),
+    })
+}
+
+type Attack =
+    fn(
+        String,
+        String,
+        Option<String>,
+        usize,
+    ) -> std::pin::Pin<Box<dyn std::future::Future<Output = Result<Reader, String>> + Send>>;
+
+fn slow_readers(ctx: &mut Ctx) -> Result<Figures, String> {
+    const SEND_S: u64 = 3;
+    const TOTAL_MB: u64 = 64;
+    // What the server may hold beyond the answers' bound while the attack runs: the scripts
+    // in flight (the tenant's max_concurrent, 8, each building a 2 MB answer as a Luau string
+    // and as JSON), the pieces hyper and h2 hold, and the allocator's slack.
+    const BESIDES_MB: u64 = 96;
+    // A connection is closed within 1¼ send timeouts of its client's last progress (checked
+    // four times a timeout); what the attack's first answer tells of that takes a little
+    // more, and a debug build, answering the attack on a shared machine, more again.
+    let slack = if super::release_build() { 1500 } else { 3000 };
+    let limit = Duration::from_millis(SEND_S * 1250 + slack);
+    let fat = "function on_invoke() return string.rep('x', 2 * 1024 * 1024) end";
+    let env: Vec<(&str, &str)> = FAST
+        .iter()
+        .copied()
+        .chain([
+            ("NATIVE_HTTP_SEND_TIMEOUT_S", "3"),
+            ("NATIVE_HTTP_CONNECTION_ANSWER_MB", "8"),
+            ("NATIVE_HTTP_ANSWER_MB", "64"),
+        ])
+        .collect();
+    let (_p, s, canary_key, keys) = served(
+        ctx,
+        native_tests::DEPLOYMENT,
+        &[(
+            "fat",
+            r#"{ "limits": { "max_concurrent": 8 } }"#,
+            &[("fat", fat)],
+        )],
+        &env,
+    )?;
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(|e| e.to_string())?;
+    let long = format!(
+        "{}/{}",
+        native_core::inbound::rendezvous::SERVICE,
+        "x".repeat(63 * 1024)
+    );
+    let h2: Attack = |a, p, k, n| Box::pin(h2_never_reading(a, p, k, n));
+    let h1: Attack = |a, p, k, n| Box::pin(http1_never_reading(a, p, k, n));
+    let key = Some(keys[0].clone());
+    // What each phase says it is, its client, path, key, connections and requests on each.
+    type Phase<'a> = (&'a str, Attack, &'a str, Option<String>, usize, usize);
+    let phases: [Phase; 4] = [
+        (
+            "HTTP/2, no key: an unknown rendezvous method of 63 KB",
+            h2,
+            &long,
+            None,
+            2,
+            100,
+        ),
+        (
+            "HTTP/2, a key: a script answering 2 MB",
+            h2,
+            "/v1/invoke/fat",
+            key.clone(),
+            2,
+            100,
+        ),
+        ("HTTP/1.1, no key: an unknown path", h1, "/x", None, 20, 200),
+        (
+            "HTTP/1.1, a key: a script answering 2 MB",
+            h1,
+            "/v1/invoke/fat",
+            key,
+            10,
+            4,
+        ),
+    ];
+    let mut f = Vec::new();
+    let base = s.proc();
+    let bound_kb = (base.rss_kb >> 10).max(32) * 1024 + (TOTAL_MB + BESIDES_MB) * 1024;
+    for (what, attack, path, auth, conns, each) in phases {
+        let canary = Canary::start(&s, &canary_key);
+        let t = Instant::now();
+        // The memory, sampled while the attack opens its connections and waits for answers.
+        let peak = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
+        let sampling = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(true));
+        let sampler = {
+            let (s, peak, sampling) = (s.clone(), peak.clone(), sampling.clone());
+            std::thread::spawn(move || {
+                while sampling.load(std::sync::atomic::Ordering::Relaxed) {
+                    peak.fetch_max(s.proc().rss_kb, std::sync::atomic::Ordering::Relaxed);
+                    std::thread::sleep(Duration::from_millis(20));
+                }
+            })
+        };
+        let readers = rt.block_on(async {
+            let all: Vec<_> = (0..conns)
+                .map(|_| tokio::spawn(attack(s.addr.clone(), path.to_string(), auth.clone(), each)))
+                .collect();
+            let mut out = Vec::new();
+            for a in all {
+                out.push(a.await.map_err(|e| e.to_string())??);
+            }
+            Ok::<_, String>(out)
+        });
+        let readers = match readers {
+            Ok(r) => r,
+            Err(e) => {
+                sampling.store(false, std::sync::atomic::Ordering::Relaxed);
+                return Err(format!("{what}: {e}"));
+            }
+        };
+        let mut statuses = std::collections::BTreeMap::<u16, usize>::new();
+        for r in &readers {
+            for st in &r.statuses {
+                *statuses.entry(*st).or_default() += 1;
+            }
+        }
+        // Each connection closed by the server (gone from its sockets) within the limit of
+        // its first answer.
+        let mut readers = readers;
+        let mut open: Vec<&mut Reader> = readers.iter_mut().collect();
+        let mut slowest = Duration::ZERO;
+        while !open.is_empty() {
+            let peers = open_peers(s.pid, &s.addr);
+            let now = Instant::now();
+            let mut late = None;
+            open.retain_mut(|r| {
+                let Some(queued) = peers.get(&r.port) else {
+                    slowest = slowest.max(now.duration_since(r.answered));
+                    return false;
+                };
+                if *queued != r.queued {
+                    // The server's socket took a write: progress.
+                    r.queued = *queued;
+                    r.answered = now;
+                }
+                let after = now.duration_since(r.answered);
+                if after > limit {
+                    late = Some(after);
+                }
+                true
+            });
+            if let Some(after) = late {
+                sampling.store(false, std::sync::atomic::Ordering::Relaxed);
+                return Err(format!(
+                    "{what}: {} of {conns} connections still open {after:?} after the server's last progress on them (send timeout {SEND_S} s; answered {statuses:?})",
+                    open.len()
+                ));
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        sampling.store(false, std::sync::atomic::Ordering::Relaxed);
+        let _ = sampler.join();
+        let peak = peak.load(std::sync::atomic::Ordering::Relaxed);
+        drop(readers);
+        if peak > bound_kb {
+            return Err(format!(
+                "{what}: RSS reached {} (bound {}: what it was, {}, + {TOTAL_MB} MB of answers + {BESIDES_MB} MB besides)",
+                mb(peak),
+                mb(bound_kb),
+                mb(base.rss_kb)
+            ));
+        }
+        let answered = if statuses.is_empty() {
+            "pipelined".to_string()
+        } else {
+            statuses
+                .iter()
+                .map(|(st, n)| format!("{n} x {st}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        f.push((
+            what.to_string(),
+            format!(
+                "{conns} connections x {each} requests ({answered}), never read: each closed at most {:.1} s after the server's last progress on it (send timeout {SEND_S} s), the last {:.1} s after the attack began; RSS at most {} (from {}; bound {})",
+                slowest.as_secs_f64(),
+                t.elapsed().as_secs_f64(),
+                mb(peak),
+                mb(base.rss_kb),
+                mb(bound_kb)
+            ),
+        ));
+        for (k, v) in canary_figures(canary, &s, &canary_key).map_err(|e| format!("{what}: {e}"))? {
+            f.push((format!("{k}, {what}"), v));
+        }
+    }
+    drop(rt);
     Ok(f)
 }

@@ -13,6 +13,23 @@ use native_core::ports::{Backends, Item, ItemPage, KvStore, NewItem, PutMode, Tx
 use native_core::Result;
 use serde_json::json;
 
+/// A message received from SQS as Lambda's event source mapping hands it to a function: its
+/// id, receipt, body and system attributes (the receive count among them).
+pub fn lambda_record(m: &sqs::types::Message) -> native_core::aws::lambda::SqsMessage {
+    let mut r = native_core::aws::lambda::SqsMessage::default();
+    r.message_id = m.message_id().map(str::to_string);
+    r.receipt_handle = m.receipt_handle().map(str::to_string);
+    r.body = m.body().map(str::to_string);
+    r.attributes = m
+        .attributes()
+        .into_iter()
+        .flatten()
+        .map(|(k, v)| (k.as_str().to_string(), v.clone()))
+        .collect();
+    r.event_source = Some("aws:sqs".into());
+    r
+}
+
 /// A name unique to this run, valid for buckets, queues and tables.
 pub fn unique(what: &str) -> String {
     format!("nt-{what}-{:08x}", rand_u32())
@@ -333,9 +350,9 @@ impl KvStore for AtomicKv {
         let _one = self.lock.lock().await;
         self.kv.get(pk, sk).await
     }
-    async fn put(&self, item: NewItem, mode: PutMode) -> Result<String> {
+    async fn put_as(&self, item: NewItem, mode: PutMode, token: &str) -> Result<String> {
         let _one = self.lock.lock().await;
-        self.kv.put(item, mode).await
+        self.kv.put_as(item, mode, token).await
     }
     async fn delete(&self, pk: &str, sk: &str, if_version: Option<&str>) -> Result<bool> {
         let _one = self.lock.lock().await;
@@ -365,9 +382,13 @@ impl KvStore for AtomicKv {
         let _one = self.lock.lock().await;
         self.kv.put_batch(items).await
     }
-    async fn transact(&self, ops: Vec<TxOp>) -> Result<std::result::Result<(), usize>> {
+    async fn transact_as(
+        &self,
+        ops: Vec<TxOp>,
+        token: &str,
+    ) -> Result<std::result::Result<(), usize>> {
         let _one = self.lock.lock().await;
-        self.kv.transact(ops).await
+        self.kv.transact_as(ops, token).await
     }
     async fn transact_on(
         &self,

@@ -182,8 +182,12 @@ impl KvStore for Faulty {
     async fn get(&self, pk: &str, sk: &str) -> Result<Option<Item>> {
         faulty!(self, "kv.get", self.kv.get(pk, sk))
     }
-    async fn put(&self, item: NewItem, mode: PutMode) -> Result<String> {
-        faulty!(self, "kv.put", self.kv.put(item.clone(), mode.clone()))
+    async fn put_as(&self, item: NewItem, mode: PutMode, token: &str) -> Result<String> {
+        faulty!(
+            self,
+            "kv.put",
+            self.kv.put_as(item.clone(), mode.clone(), token)
+        )
     }
     async fn delete(&self, pk: &str, sk: &str, if_version: Option<&str>) -> Result<bool> {
         faulty!(self, "kv.delete", self.kv.delete(pk, sk, if_version))
@@ -213,8 +217,8 @@ impl KvStore for Faulty {
     async fn put_batch(&self, items: Vec<NewItem>) -> Result<()> {
         faulty!(self, "kv.put_batch", self.kv.put_batch(items.clone()))
     }
-    async fn transact(&self, ops: Vec<TxOp>) -> Result<Result<(), usize>> {
-        faulty!(self, "kv.transact", self.kv.transact(ops.clone()))
+    async fn transact_as(&self, ops: Vec<TxOp>, token: &str) -> Result<Result<(), usize>> {
+        faulty!(self, "kv.transact", self.kv.transact_as(ops.clone(), token))
     }
     async fn transact_on(&self, seen: Item, plan: TxPlan) -> Result<Result<(), usize>> {
         faulty!(self, "kv.transact_on", self.kv.transact_on(seen, plan))

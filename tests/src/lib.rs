@@ -191,7 +191,10 @@ pub fn write_tenant(root: &Path, tenant: &str, config: &str, scripts: &[(&str, &
     std::fs::create_dir_all(dir.join("scripts")).unwrap();
     std::fs::write(dir.join("config.json"), config).unwrap();
     for (name, src) in scripts {
-        std::fs::write(dir.join("scripts").join(format!("{name}.luau")), src).unwrap();
+        // A name with folders (`lib/orders`) is a module: its folders are made too.
+        let file = dir.join("scripts").join(format!("{name}.luau"));
+        std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+        std::fs::write(file, src).unwrap();
     }
 }
 

@@ -24,12 +24,14 @@ mod with_aws {
     use std::sync::Arc;
     use std::time::Duration;
 
-    use native_core::aws::lambda::{self, SqsEvent, SqsMessage};
+    use native_core::aws::lambda::{self, SqsEvent};
     use native_core::aws::sdk::{s3, sqs};
     use native_core::aws::{AwsConfig, Clients, DynamoKv, S3Objects, SqsQueues};
     use native_core::conformance;
     use native_core::ports::{ObjectStore, Queue, QueueKind, Vault};
-    use native_tests::aws_env::{clients, make_bucket, make_queue, make_table, notify, unique};
+    use native_tests::aws_env::{
+        clients, lambda_record, make_bucket, make_queue, make_table, notify, unique,
+    };
     use native_tests::MemLog;
     use serde_json::{json, Value};
 
@@ -266,6 +268,7 @@ end"#;
         let kv = DynamoKv::new(c.dynamodb.clone(), &table);
         conformance::kv_conditional_writes_expiry_query(&kv).await;
         conformance::kv_transactions(&kv).await;
+        conformance::kv_own_writes(&kv).await;
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -415,20 +418,7 @@ end"#;
                 .send()
                 .await
                 .unwrap();
-            for m in out.messages() {
-                let mut r = SqsMessage::default();
-                r.message_id = m.message_id().map(str::to_string);
-                r.receipt_handle = m.receipt_handle().map(str::to_string);
-                r.body = m.body().map(str::to_string);
-                r.attributes = m
-                    .attributes()
-                    .into_iter()
-                    .flatten()
-                    .map(|(k, v)| (k.as_str().to_string(), v.clone()))
-                    .collect();
-                r.event_source = Some("aws:sqs".into());
-                records.push(r);
-            }
+            records.extend(out.messages().iter().map(lambda_record));
             if records.len() >= want {
                 break;
             }

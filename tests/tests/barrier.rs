@@ -219,6 +219,26 @@ async fn backend_calls_per_ack_and_create(backend: Backend) {
         404,
         "a 10 000-member barrier fits the ceiling"
     );
+    // A glance (the console's barrier page) costs the same at any size: its counts stop at the
+    // cap, and say so.
+    let mut calls = Vec::new();
+    for n in [1000, 10_000] {
+        c.0.set(0);
+        let (st, capped) = b.glance(&format!("big{n}"), 500).await.unwrap().unwrap();
+        calls.push(c.0.get());
+        assert_eq!(
+            (st.pending, capped.pending, capped.failed),
+            (500, true, false)
+        );
+        assert_eq!((st.total, capped.added), (n as u64, false));
+    }
+    assert_eq!(
+        calls[0], calls[1],
+        "backend calls of a glance at 1 000 and 10 000 members"
+    );
+    c.0.set(0);
+    let (st, capped) = b.glance("b", 500).await.unwrap().unwrap();
+    assert!(st.complete && !capped.pending, "{st:?}");
 }
 
 async fn unknown_members_oversized_outcomes_and_unknown_barriers_are_refused(backend: Backend) {
@@ -252,6 +272,15 @@ async fn unknown_members_oversized_outcomes_and_unknown_barriers_are_refused(bac
         .unwrap_err()
         .to_string();
     assert!(err.contains("unknown barrier \"nope\""), "{err}");
+    // Ids that a URL parser takes as steps of a path are refused at create; ids that links
+    // percent-encode are not.
+    for step in [".", ".."] {
+        let err = b.create(spec(step, 1)).await.unwrap_err().to_string();
+        assert!(err.contains("is a step of a URL path"), "{step}: {err}");
+    }
+    for fine in ["%2e", "a/..", "...", ".x", "?#\\"] {
+        b.create(spec(fine, 1)).await.unwrap();
+    }
     let st = b.status("b1", None, 10).await.unwrap().unwrap();
     assert_eq!(
         (st.pending, st.resolved),

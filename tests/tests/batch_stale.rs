@@ -1,5 +1,6 @@
 //! Stale batch jobs: `native.batch.new{ stale_after_s, on_stale }` sends `{ job, stale = true }`
-//! once when `done.json` has not come by then, nothing for a job that was answered; and the
+//! once when `done.json` has not come by then, nothing for a job that was answered (also once its
+//! continuation deleted `job:keys()`, done.json with them); and the
 //! job list (`native batch list`) tells waiting, stale, done and failed jobs apart.
 
 use native_core::batch::jobs;
@@ -9,7 +10,10 @@ use native_core::timer::TickOptions;
 use native_tests::{Backend, TestProject};
 use serde_json::{json, Value};
 
-native_tests::on_both_backends!(a_job_without_done_json_is_stale_once_and_an_answered_one_never);
+native_tests::on_both_backends!(
+    a_job_without_done_json_is_stale_once_and_an_answered_one_never,
+    a_job_answered_settled_and_cleaned_up_is_never_stale,
+);
 
 const SUBMIT: &str = r#"
 function on_invoke(ctx, ev)
@@ -110,4 +114,65 @@ async fn a_job_without_done_json_is_stale_once_and_an_answered_one_never(backend
             .unwrap_err()
             .to_string();
     assert!(err.contains("on_stale needs stale_after_s"), "{err}");
+}
+
+const CLEANUP: &str = r#"
+function on_queue(ctx, ev)
+  local job = native.batch.hydrate(ev, { allow_failure = true })
+  native.db.put("settled", job.id, { ok = job.ok })
+  return { delete = job:keys() }
+end
+"#;
+
+async fn a_job_answered_settled_and_cleaned_up_is_never_stale(backend: Backend) {
+    // GIVEN a job that may wait an hour, whose continuation deletes job:keys() (the documented
+    // cleanup), with the built-in routing (no router)
+    let submit = r#"
+function on_invoke(ctx, ev)
+  local job = native.batch.new({ id = "j3", stale_after_s = 3600, on_stale = "stale" })
+  job:query("q", "select 1")
+  job:continue_with("cleanup")
+  job:submit()
+end
+"#;
+    let p = TestProject::on(
+        backend,
+        native_tests::DEPLOYMENT,
+        &[(
+            "acme",
+            r#"{ "queue": true, "batch": true }"#,
+            &[("submit", submit), ("stale", STALE), ("cleanup", CLEANUP)],
+        )],
+    )
+    .await;
+    let b = p.rt.services.backends.clone();
+    let t0 = now_ms();
+    p.rt.invoke("acme", "submit", json!({})).await.unwrap();
+    // WHEN the partner answers, the continuation settles and cleans up, and two hours pass
+    p.rt.put_object(
+        "acme",
+        "$batch",
+        "jobs/j3/done.json",
+        r#"{"ok":false,"error":"no such table"}"#.into(),
+    )
+    .await
+    .unwrap();
+    p.drain().await;
+    let settled = b.kv.get("d#acme#settled", "j3").await.unwrap();
+    assert!(settled.is_some(), "the continuation ran");
+    let r = tick(
+        &*b.kv,
+        &*b.queue,
+        &*b.objects,
+        TickOptions {
+            now_ms: t0 + 7_200_000,
+            ..TickOptions::local()
+        },
+    )
+    .await
+    .unwrap();
+    p.drain().await;
+    // THEN the stale timer is void and on_stale never runs
+    assert_eq!((r.fired, r.void), (0, 1), "{r:?}");
+    assert!(b.kv.get("d#acme#stale", "j3").await.unwrap().is_none());
 }

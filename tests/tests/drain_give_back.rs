@@ -176,6 +176,36 @@ async fn the_runs_of_a_pass_wait_for_one_sync_between_them() {
 async fn the_messages_of_a_pass_run_at_once() {
     // GIVEN a local server that answers its requests only once two are waiting, and two
     // messages whose scripts each make a request to it (within a 2 s timeout)
+    let p = two_calls_answered_together().await;
+    // WHEN one drain pass receives both
+    let r = drain(&p.rt, DrainOptions::default()).await.unwrap();
+    // THEN both ran at once: each request was answered (one at a time, the first would wait
+    // for the second until its script's timeout)
+    assert!(r.failures.is_empty(), "{:?}", r.failures);
+    assert_eq!(r.handled, 2);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_at_a_time_the_messages_of_a_pass_run_in_turn() {
+    // GIVEN the same server and messages
+    let p = two_calls_answered_together().await;
+    // WHEN a drain that runs them one at a time (`native test`'s, for ids drawn in order)
+    // receives both
+    let opts = DrainOptions {
+        one_at_a_time: true,
+        ..Default::default()
+    };
+    let r = drain(&p.rt, opts).await.unwrap();
+    // THEN the first waited alone until its timeout and failed; the second found the first's
+    // request still held by the server and was answered with it
+    assert_eq!(r.failures.len(), 1, "{:?}", r.failures);
+    assert!(r.failures[0].error.contains("timeout"), "{:?}", r.failures);
+    assert_eq!(r.handled, 1);
+}
+
+/// A project whose two queued messages each call a local server that answers only once two
+/// requests are waiting.
+async fn two_calls_answered_together() -> TestProject {
     let server = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let port = server.local_addr().unwrap().port();
     tokio::spawn(async move {
@@ -222,10 +252,5 @@ async fn the_messages_of_a_pass_run_at_once() {
         )],
     );
     p.invoke("acme", "send", json!({})).await.unwrap();
-    // WHEN one drain pass receives both
-    let r = drain(&p.rt, DrainOptions::default()).await.unwrap();
-    // THEN both ran at once: each request was answered (one at a time, the first would wait
-    // for the second until its script's timeout)
-    assert!(r.failures.is_empty(), "{:?}", r.failures);
-    assert_eq!(r.handled, 2);
+    p
 }

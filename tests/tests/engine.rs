@@ -131,8 +131,6 @@ async fn errors_name_script_and_line() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn dangerous_globals_say_they_are_not_available() {
     for (src, name) in [
-        ("require('x')", "require"),
-        ("local p = require.path", "require"),
         ("load('return 1')", "load"),
         ("loadstring('return 1')()", "loadstring"),
         ("getfenv(1)", "getfenv"),
@@ -170,13 +168,13 @@ async fn removed_globals_are_nil() {
     // GIVEN a script that looks at each removed global, as feature tests in Lua code do
     let p = one(r#"function on_invoke()
         local seen = {}
-        for _, name in { "require", "load", "loadstring", "dofile", "getfenv", "setfenv",
+        for _, name in { "load", "loadstring", "dofile", "getfenv", "setfenv",
                          "module", "io", "debug", "package" } do
           seen[name] = type(_G[name])
         end
         seen["os.execute"] = type(os.execute)
         seen.branch = if load then "load" else "no load"
-        local ok, e = pcall(require, "x")
+        local ok, e = pcall(load, "x")
         seen.pcall = { ok, e }
         return seen
     end"#);
@@ -184,7 +182,6 @@ async fn removed_globals_are_nil() {
     let out = run(&p, json!({})).await.unwrap();
     // THEN each is nil, `if load then` takes the nil branch, and a pcall sees Luau's error
     for name in [
-        "require",
         "load",
         "loadstring",
         "dofile",

@@ -61,7 +61,7 @@ const BASE_CONFIG: &str = r#"{ "queue": true, "batch": true, "limits": { "timeou
 const CANARY: &str = "function on_invoke(ctx, ev) return { n = ev.n + 1, tenant = ctx.tenant } end";
 /// Line prefix of the child's reports, so they stand out from the test harness's own output.
 const MARK: &str = "HOSTILE ";
-/// Default limits (README), for the RSS bound of cases that do not set them.
+/// Default limits (docs/config.md), for the RSS bound of cases that do not set them.
 const DEFAULT_MEMORY_MB: u64 = 64;
 const DEFAULT_OBJECT_MB: u64 = 10;
 
@@ -412,6 +412,7 @@ async fn run_case(i: usize, case: &Case) -> Value {
             wait: true,
             retry_delay_s: 0,
             max_wait: Duration::from_secs(5),
+            ..Default::default()
         };
         match drain(&rt, opts).await {
             Ok(r) => {

@@ -160,7 +160,10 @@ async fn private_loopback_and_link_local_addresses_are_refused_without_the_switc
         let url = format!("http://{host}:{}/echo", srv.port);
         let e = run(&p, json!({ "url": url })).await.unwrap_err();
         assert!(
-            e.contains("resolves to") && e.contains(range) && e.contains("refused"),
+            e.contains("resolves to")
+                && e.contains(range)
+                && e.contains("refused")
+                && e.contains("\"allow_private_networks\": true"),
             "{host}: {e}"
         );
     }

@@ -333,3 +333,151 @@ async fn invokes_are_answered_alike_with_and_without_the_router() {
         assert_error(&got, StatusCode::NOT_FOUND, "not_found", "no endpoint");
     }
 }
+
+const REPLY: &str = r#"
+function on_invoke(ctx, ev)
+  if ev.case == "invalid" then
+    return native.response(422, { error = "amount must be positive" }, { ["X-Reason"] = "validation" })
+  elseif ev.case == "text" then
+    return native.response(201, "made", { ["Content-Type"] = "text/csv", Location = "/orders/o1" })
+  elseif ev.case == "empty" then
+    return native.response(204)
+  elseif ev.case == "cookie" then
+    return native.response(200, "x", { ["Set-Cookie"] = "a=b" })
+  elseif ev.case == "cors" then
+    return native.response(200, "x", { ["Access-Control-Allow-Origin"] = "*" })
+  elseif ev.case == "split" then
+    return native.response(200, "x", { ["X-A"] = "a\r\nSet-Cookie: a=b" })
+  elseif ev.case == "status" then
+    return native.response(700, "x")
+  elseif ev.case == "caught" then
+    local ok, err = pcall(native.response, 99)
+    return { caught = err }
+  end
+  return { plain = true }
+end
+"#;
+
+/// One raw answer of the router: status, headers and body text.
+async fn raw(
+    rt: &Arc<native_core::runtime::Runtime>,
+    key: &str,
+    body: &str,
+) -> axum::response::Response<String> {
+    let req = Request::post("/v1/invoke/reply")
+        .header(header::AUTHORIZATION, format!("Bearer {key}"))
+        .body(Body::from(body.to_string()))
+        .unwrap();
+    let resp = router(rt.clone()).oneshot(req).await.unwrap();
+    let (parts, body) = resp.into_parts();
+    let bytes = body.collect().await.unwrap().to_bytes();
+    axum::response::Response::from_parts(parts, String::from_utf8_lossy(&bytes).into_owned())
+}
+
+#[tokio::test]
+async fn a_script_chooses_its_http_answer_with_native_response() {
+    // GIVEN a script that answers with native.response
+    let p = TestProject::with_tenants(DEPLOYMENT, &[("acme", "{}", &[("reply", REPLY)])]);
+    let key = api_keys::create(&*p.rt.services.backends.kv, "acme", "t")
+        .await
+        .unwrap()
+        .key;
+    let rt = Arc::new(p.project.runtime().with_log(p.log.clone()));
+    // WHEN validation fails THEN the caller gets the status, the JSON body and the header
+    let r = raw(&rt, &key, r#"{"case":"invalid"}"#).await;
+    assert_eq!(r.status(), 422);
+    assert_eq!(r.headers()["content-type"], "application/json");
+    assert_eq!(r.headers()["x-reason"], "validation");
+    assert_eq!(r.body(), r#"{"error":"amount must be positive"}"#);
+    // AND every chosen answer is sandboxed and not sniffed
+    assert_eq!(r.headers()["content-security-policy"], "sandbox");
+    assert_eq!(r.headers()["x-content-type-options"], "nosniff");
+    // WHEN the body is a string with its own type THEN it goes as it is
+    let r = raw(&rt, &key, r#"{"case":"text"}"#).await;
+    assert_eq!((r.status().as_u16(), r.body().as_str()), (201, "made"));
+    assert_eq!(r.headers()["content-type"], "text/csv");
+    assert_eq!(r.headers()["location"], "/orders/o1");
+    let r = raw(&rt, &key, r#"{"case":"empty"}"#).await;
+    assert_eq!((r.status().as_u16(), r.body().as_str()), (204, ""));
+    // AND a plain return stays a 200 with the value as JSON
+    let r = raw(&rt, &key, "{}").await;
+    assert_eq!(
+        (r.status().as_u16(), r.body().as_str()),
+        (200, r#"{"plain":true}"#)
+    );
+    assert!(r.headers().get("content-security-policy").is_none());
+    // WHEN a script sets a header that speaks for the shared origin or the connection, splits
+    // a header, or gives a status out of range THEN its run fails (500) naming what and why
+    for (case, says) in [
+        (
+            "cookie",
+            r#"header "set-cookie" may not be set by a script: cookies"#,
+        ),
+        (
+            "cors",
+            r#"header "access-control-allow-origin" may not be set by a script: CORS"#,
+        ),
+        (
+            "split",
+            r#"the value of header "x-a" must be printable ASCII"#,
+        ),
+        (
+            "status",
+            "status must be a whole number from 200 to 599, not 700",
+        ),
+    ] {
+        let r = raw(&rt, &key, &format!(r#"{{"case":"{case}"}}"#)).await;
+        assert_eq!(r.status(), 500, "{case}: {}", r.body());
+        let msg = serde_json::from_str::<Value>(r.body()).unwrap()["message"].to_string();
+        let msg: String = serde_json::from_str(&msg).unwrap();
+        assert!(msg.contains(says), "{case}: {msg}");
+        assert!(msg.contains("reply.luau:"), "{case}: {msg}");
+        assert!(r.headers().get("set-cookie").is_none());
+    }
+    // AND the refusal can be caught like any error
+    let r = raw(&rt, &key, r#"{"case":"caught"}"#).await;
+    assert!(r.body().contains("not 99"), "{}", r.body());
+    // AND callers that take a value (native invoke, the invoke function) get the body's value
+    let v = rt
+        .invoke("acme", "reply", json!({ "case": "invalid" }))
+        .await
+        .unwrap();
+    assert_eq!(v, json!({ "error": "amount must be positive" }));
+}
+
+/// Error answers echo a caller's path or method name cut to a few hundred bytes: a 63 KB path
+/// or method is not answered (nor logged) whole.
+#[tokio::test]
+async fn errors_echo_a_long_path_or_method_cut_short() {
+    let a = api().await;
+    let auth = format!("Bearer {}", a.acme_key);
+    let long = "x".repeat(63 * 1024);
+    let service = native_core::inbound::rendezvous::SERVICE;
+    for (method, path, status, says) in [
+        (
+            Method::POST,
+            format!("/{long}"),
+            StatusCode::NOT_FOUND,
+            "no endpoint",
+        ),
+        (
+            Method::POST,
+            format!("{service}/{long}"),
+            StatusCode::NOT_FOUND,
+            "no method",
+        ),
+        (
+            Method::from_bytes(long.as_bytes()).unwrap(),
+            "/healthz".to_string(),
+            StatusCode::METHOD_NOT_ALLOWED,
+            "is not allowed",
+        ),
+    ] {
+        let got = a.call(method, &path, Some(&auth), Body::from("{}")).await;
+        assert_eq!(got.0, status, "{}", got.1);
+        let msg = got.1["message"].as_str().unwrap();
+        assert!(msg.contains(says), "{msg:?}");
+        assert!(msg.len() < 1024, "a message of {} bytes", msg.len());
+        assert!(msg.contains("[cut: 64"), "{msg:?}");
+    }
+}

@@ -189,6 +189,17 @@ async fn the_seed_example_charges_in_the_background_and_the_continuation_reads_t
     for (k, v) in &early {
         assert!(!v.contains(SECRET), "{k} holds the secret");
     }
+    // AND `native batch list` and the console's Jobs page see it waiting, without request.json
+    let listed = native_core::batch::jobs::list(
+        &*p.rt.services.backends.objects,
+        &p.rt.services.deployment,
+        "shop",
+        native_core::ports::now_ms(),
+    )
+    .await
+    .unwrap();
+    let listed: Vec<_> = listed.iter().map(|j| (j.job.as_str(), j.state)).collect();
+    assert_eq!(listed, [(job.as_str(), "waiting")]);
     // WHEN the process performs the job and drains
     drain_all(&rt).await;
     // THEN the server got the secret, and the continuation the answer with it redacted

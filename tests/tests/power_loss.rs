@@ -382,3 +382,121 @@ async fn everything_acknowledged_survives_a_power_cut_after_each_request() {
         "{steps} power cuts, each after an acknowledged request: nothing acknowledged was lost"
     );
 }
+
+/// Content of `len` bytes whose blob lands in the folder of `like`'s (its digest's first two
+/// hex digits): putting it syncs that folder.
+fn same_folder_as(like: &[u8], len: usize) -> Vec<u8> {
+    use sha2::{Digest, Sha256};
+    let want = hex::encode(Sha256::digest(like))[..2].to_string();
+    (0u32..)
+        .map(|i| {
+            let mut v = format!("{i:08}").into_bytes();
+            v.resize(len, b'z');
+            v
+        })
+        .find(|v| hex::encode(Sha256::digest(v))[..2] == want)
+        .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unflushed_overwrite_or_delete_never_destroys_acknowledged_content() {
+    use native_core::ports::{durability, ObjectStore, PutMode};
+    native_crashsim::install();
+    let dir = tempfile::tempdir().unwrap();
+    let state = dir.path().canonicalize().unwrap().join(".native");
+    std::fs::create_dir_all(&state).unwrap();
+    let reopen = |state: &Path| {
+        let disk = Arc::new(CrashDisk::new(state));
+        let e = Embedded::open_on(state, Vec::new(), disk.clone()).unwrap();
+        (e, disk)
+    };
+    let (e, disk) = reopen(&state);
+    // GIVEN two acknowledged objects (synced before their answer)
+    let (old_a, old_d) = (
+        b"the first content of a".to_vec(),
+        b"d, to be deleted".to_vec(),
+    );
+    e.put("b", "a", old_a.clone().into(), PutMode::Overwrite)
+        .await
+        .unwrap();
+    e.put("b", "d", old_d.clone().into(), PutMode::Overwrite)
+        .await
+        .unwrap();
+    // WHEN a run overwrites one and deletes the other, then puts objects whose contents land
+    // in the same folders (which syncs them), and the power is cut before the run's flush
+    durability::deferring_async(async {
+        e.put(
+            "b",
+            "a",
+            b"the second content".to_vec().into(),
+            PutMode::Overwrite,
+        )
+        .await
+        .unwrap();
+        e.delete("b", "d").await.unwrap();
+        for (key, like) in [("x", &old_a), ("y", &old_d)] {
+            e.put(
+                "b",
+                key,
+                same_folder_as(like, 40).into(),
+                PutMode::Overwrite,
+            )
+            .await
+            .unwrap();
+        }
+    })
+    .await;
+    native_crashsim::freeze(&state);
+    disk.cut();
+    drop(e);
+    assert!(native_crashsim::wait_closed(
+        &state,
+        std::time::Duration::from_secs(30)
+    ));
+    native_crashsim::restore(&state);
+    disk.restore();
+    let _ = std::fs::remove_file(state.join("native.db-shm"));
+    // THEN both read back whole as they were acknowledged (the run was never answered)
+    let (e, _disk) = reopen(&state);
+    for (key, want) in [("a", &old_a), ("d", &old_d)] {
+        let got = e.get("b", key).await;
+        match got {
+            Ok(Some((_, data))) => assert_eq!(&data[..], &want[..], "object b/{key}"),
+            other => panic!("object b/{key} after the cut: {other:?}"),
+        }
+    }
+    // AND once an overwrite and a delete are flushed, the contents they let go of are
+    // collected, and the new one stays
+    durability::deferring_async(async {
+        e.put(
+            "b",
+            "a",
+            b"the third content".to_vec().into(),
+            PutMode::Overwrite,
+        )
+        .await
+        .unwrap();
+        e.delete("b", "d").await.unwrap();
+    })
+    .await;
+    let blob = |data: &[u8]| {
+        use sha2::{Digest, Sha256};
+        let d = hex::encode(Sha256::digest(data));
+        state.join("blobs").join(&d[..2]).join(d)
+    };
+    assert!(
+        blob(&old_a).exists() && blob(&old_d).exists(),
+        "kept until the flush"
+    );
+    ObjectStore::flush(&e).await.unwrap();
+    assert!(
+        !blob(&old_a).exists(),
+        "the first content of a is collected"
+    );
+    assert!(!blob(&old_d).exists(), "the content of d is collected");
+    assert!(blob(b"the third content").exists());
+    assert_eq!(
+        &e.get("b", "a").await.unwrap().unwrap().1[..],
+        b"the third content"
+    );
+}

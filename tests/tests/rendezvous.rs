@@ -495,6 +495,33 @@ async fn waits_answer_older_generations_at_once_and_time_out_on_current_and_futu
         r.wait("default", "none", 1, Duration::ZERO).await,
         "barrier",
     );
+    // AND a tenant parks at most max_rendezvous_waits waits at once (a tenant of its own:
+    // waits are counted per tenant in the process)
+    let mut capped = e.rdv(if matches!(backend, Backend::Embedded) {
+        "waits-e"
+    } else {
+        "waits-a"
+    });
+    capped.max_waits = 1;
+    capped.create(spec("b", 2)).await.unwrap();
+    let parked = capped.wait("default", "b", 1, Duration::from_secs(2));
+    let second = async {
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        capped.wait("default", "b", 1, Duration::from_secs(2)).await
+    };
+    let (first, second) = tokio::join!(parked, second);
+    assert_eq!(first.unwrap().1, WaitOutcome::TimedOut);
+    let e = second.unwrap_err().to_string();
+    assert!(
+        e.contains("limit max_rendezvous_waits exceeded") && e.contains("may have 1"),
+        "{e}"
+    );
+    // THEN once the first has ended, a wait parks again
+    let (_, out) = capped
+        .wait("default", "b", 1, Duration::ZERO)
+        .await
+        .unwrap();
+    assert_eq!(out, WaitOutcome::TimedOut);
 }
 
 async fn a_trip_releases_every_waiter_together_and_a_delete_ends_waits_with_not_found(
@@ -1440,7 +1467,8 @@ async fn store_calls_per_arrival_are_as_documented(backend: Backend) {
             c.0.get()
         }
     };
-    // THEN the figures of BENCHMARKS.md: namespace, barrier, one transaction per arrival
+    // THEN the figures of BENCHMARKS.md, Rendezvous: namespace, barrier, one transaction per
+    // arrival
     assert_eq!(count("a", "p0").await, 3, "an arrival");
     assert_eq!(count("a", "p0").await, 4, "a repeat");
     assert_eq!(count("a", "p1").await, 3, "the tripping arrival");
@@ -1827,6 +1855,16 @@ async fn the_router_answers_each_form_and_ends_calls_at_the_caller_s_deadline() 
         serde_json::from_slice::<Value>(&body).unwrap()["code"],
         "unimplemented"
     );
+    // AND without a key, a form not served is 401 first: who asks before what they sent
+    let no_key = Request::post("/com.evrblk.grackle.v1beta.GrackleApi/GetBarrier")
+        .header("content-type", "application/x-www-form-urlencoded")
+        .body(Body::from("a=1"))
+        .unwrap();
+    let r = native_core::inbound::router(rt.clone())
+        .oneshot(no_key)
+        .await
+        .unwrap();
+    assert_eq!(r.status().as_u16(), 401);
     let (parts, body, _) = send(
         "Nope",
         &[("content-type", "application/json")],

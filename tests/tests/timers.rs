@@ -21,6 +21,7 @@ native_tests::on_both_backends!(
     scripts_set_and_cancel_timers_and_on_queue_runs_when_due,
     bad_timer_calls_raise_clear_errors,
     a_fresh_index_row_outlives_an_empty_partition_for_its_grace,
+    a_failed_run_sets_no_timer_and_cancelling_its_own_forgets_it,
 );
 
 fn body(n: u32) -> String {
@@ -408,7 +409,8 @@ async fn bad_timer_calls_raise_clear_errors(backend: Backend) {
             "native.timer.at: in_s must be 0 to 31536000, not 1000000000000",
         ),
         (2, "exactly one of in_s and at_ms"),
-        (3, "parameter \"when\" must be a table"),
+        // An integer is "a number", never "a integer".
+        (3, "{ at_ms = T }, not a number"),
         (4, "nope"),
         (5, "13 digits"),
     ];
@@ -461,4 +463,66 @@ async fn a_fresh_index_row_outlives_an_empty_partition_for_its_grace(backend: Ba
         .unwrap();
     assert_eq!(r.calls, 3, "{r:?}");
     assert_eq!(index().await, 0);
+}
+
+const SETS_THEN: &str = r#"
+function on_invoke(ctx, ev)
+  local id = native.timer.at({ in_s = 3600 }, "wake", { order = "o1" })
+  if ev.cancel then return native.timer.cancel(id) end
+  if ev.fail then error("boom after setting a timer") end
+  return id
+end
+function on_queue(ctx, ev) end
+"#;
+
+async fn a_failed_run_sets_no_timer_and_cancelling_its_own_forgets_it(backend: Backend) {
+    let p = TestProject::on(
+        backend,
+        native_tests::DEPLOYMENT,
+        &[("acme", r#"{ "queue": true }"#, &[("wake", SETS_THEN)])],
+    )
+    .await;
+    let kv = p.rt.services.backends.kv.clone();
+    let pending = || {
+        let kv = kv.clone();
+        async move {
+            let c = Count::default();
+            let timers = Timers {
+                kv: kv.as_ref(),
+                tenant: "acme",
+                budget: &c,
+            };
+            let (list, _) = timers.list(None, 100).await.unwrap();
+            list.into_iter().map(|t| t.id).collect::<Vec<_>>()
+        }
+    };
+    // GIVEN a run that sets a timer and then fails, three times (its retries)
+    for _ in 0..3 {
+        let err =
+            p.rt.invoke("acme", "wake", json!({ "fail": true }))
+                .await
+                .unwrap_err();
+        assert!(err.to_string().contains("boom"), "{err}");
+    }
+    // THEN no timer was set, as no message would have been sent
+    assert_eq!(pending().await, Vec::<String>::new());
+    // WHEN a run cancels the timer it set THEN the cancel says it was pending, and none is set
+    let cancelled =
+        p.rt.invoke("acme", "wake", json!({ "cancel": true }))
+            .await
+            .unwrap();
+    assert_eq!(cancelled, json!(true));
+    assert_eq!(pending().await, Vec::<String>::new());
+    // WHEN a run succeeds THEN its timer is there, under the id the script was given
+    let id = p.rt.invoke("acme", "wake", json!({})).await.unwrap();
+    assert_eq!(pending().await, vec![id.as_str().unwrap().to_string()]);
+    // AND a listing (native timers, the console) shows the event its script will get
+    let c = Count::default();
+    let timers = Timers {
+        kv: kv.as_ref(),
+        tenant: "acme",
+        budget: &c,
+    };
+    let (list, _) = timers.list(None, 100).await.unwrap();
+    assert_eq!(list[0].event, json!({ "order": "o1" }));
 }

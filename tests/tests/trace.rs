@@ -10,7 +10,10 @@ mod common;
 use native_tests::{on_both_backends, Backend, TestProject};
 use serde_json::{json, Value};
 
-on_both_backends!(one_trace_runs_from_an_invocation_through_queue_object_and_continuation);
+on_both_backends!(
+    one_trace_runs_from_an_invocation_through_queue_object_and_continuation,
+    a_failed_run_of_an_outside_object_names_its_tenant_and_chain,
+);
 
 const DEPLOYMENT: &str = r#"{ "buckets": { "map": { "In": "acme-in", "Out": "acme-out" } } }"#;
 
@@ -210,4 +213,56 @@ async fn the_metrics_line_of_a_run_names_its_trace() {
         .unwrap_or_else(|| panic!("no metrics line: {log:?}"));
     assert_eq!(emf["trace"], trace, "{emf}");
     assert_eq!(emf["Invocations"], 1, "{emf}");
+}
+
+const FAILS: &str = r#"
+function on_queue(ctx, ev)
+  native.log("info", "about to fail")
+  error("cannot read " .. ev.key)
+end"#;
+
+const TO_FAILS: &str = r#"function on_route(ctx, ev) return "fails" end"#;
+
+async fn a_failed_run_of_an_outside_object_names_its_tenant_and_chain(backend: Backend) {
+    // GIVEN a router that sends every object to a script that fails
+    let p = TestProject::on(
+        backend,
+        DEPLOYMENT,
+        &[(
+            "acme",
+            r#"{ "queue": true }"#,
+            &[("router", TO_FAILS), ("fails", FAILS)],
+        )],
+    )
+    .await;
+    // WHEN an object is written from outside and its run fails
+    p.rt.put_object("acme", "In", "docs/bad.json", "{}".into())
+        .await
+        .unwrap();
+    let report = p.drain().await;
+    assert!(!report.failures.is_empty());
+    // THEN the failure's line names the tenant and the chain its run's own lines carry, so
+    // that `native logs --tenant` and `--trace` find it
+    let records = p.log.0.lock().unwrap().clone();
+    let run = records
+        .iter()
+        .find(|r| r["msg"] == "about to fail")
+        .expect("the run logged");
+    let chain = run["trace"]
+        .as_str()
+        .expect("the run has a chain")
+        .to_string();
+    let failed: Vec<_> = records
+        .iter()
+        .filter(|r| {
+            r["msg"]
+                .as_str()
+                .is_some_and(|m| m.starts_with("message failed"))
+        })
+        .collect();
+    assert_eq!(failed.len(), report.failures.len(), "{records:?}");
+    for f in failed {
+        assert_eq!(f["tenant"], "acme", "{f}");
+        assert_eq!(f["trace"].as_str(), Some(chain.as_str()), "{f}");
+    }
 }

@@ -15,7 +15,7 @@ use crate::BarrierCommand;
 
 /// Tools are not scripts: no data-ops limit, but the calls are counted for people to see.
 #[derive(Default)]
-pub(super) struct Calls(Cell<u32>);
+pub(crate) struct Calls(Cell<u32>);
 
 impl Budget for Calls {
     fn spend(&self, calls: u32) -> native_core::Result<()> {

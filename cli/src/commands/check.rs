@@ -1,18 +1,27 @@
-//! `native check`: validate configs, compile every script, and type-check every script and
-//! module ([`types`]).
+//! `native check`: validate configs, compile every script and module, and lint them
+//! ([`lints`]); with the project's `.native/` state, find pending work that names a script
+//! that is gone ([`pending`]); and type-check every script and module with Luau's analyzer
+//! ([`types`]). Each finding is `path:line:col: error|warning: message`; errors exit 2. Each
+//! kind of check is a module of its own that [`tenant`] and [`run`] call.
 
 mod types;
 
+mod lex;
+pub mod lints;
+mod pending;
+
+use std::collections::BTreeMap;
 use std::path::Path;
 
-use native_core::engine::compile;
+use native_core::engine::{compile, compile_module};
 use native_core::local::Project;
 use native_core::tenants::DirTenants;
 
 use super::{open, Failed, Outcome};
 use crate::out::{errln, outln};
+use lints::{Diagnostic, Severity};
 
-pub fn run(project: &Path) -> Outcome {
+pub async fn run(project: &Path) -> Outcome {
     let p = open(project)?;
     let names = DirTenants::new(&p.root).names()?;
     if names.is_empty() {
@@ -21,13 +30,16 @@ pub fn run(project: &Path) -> Outcome {
             p.root.display()
         )));
     }
+    let api = api(&p)?;
     let mut errors = Vec::new();
-    let mut scripts = 0;
+    let mut warnings = Vec::new();
+    let (mut scripts, mut modules) = (0, 0);
     for name in &names {
-        match tenant(&p, name) {
-            Ok(n) => scripts += n,
-            Err(mut e) => errors.append(&mut e),
-        }
+        let found = tenant_with(&p, name, &api).await;
+        scripts += found.scripts;
+        modules += found.modules;
+        errors.extend(found.errors);
+        warnings.extend(found.warnings);
     }
     // A script that does not compile has said so above; Luau's parse errors for it would
     // only repeat that.
@@ -38,7 +50,6 @@ pub fn run(project: &Path) -> Outcome {
                 .map(|(file, _)| format!("{file}.luau"))
         })
         .collect();
-    let mut warnings = Vec::new();
     match types::check(&p.root, &names) {
         Ok(found) => {
             for f in found {
@@ -61,7 +72,10 @@ pub fn run(project: &Path) -> Outcome {
         n => format!(", {n} warning(s)"),
     };
     if errors.is_empty() {
-        outln!("ok: {} tenant(s), {scripts} script(s){warned}", names.len());
+        outln!(
+            "ok: {} tenant(s), {scripts} script(s), {modules} module(s){warned}",
+            names.len()
+        );
         Ok(())
     } else {
         Err(Failed::usage(format!(
@@ -72,25 +86,62 @@ pub fn run(project: &Path) -> Outcome {
     }
 }
 
-/// Checks one tenant: its config, and every script compiles. Returns how many scripts it has,
-/// or every error found.
-pub fn tenant(p: &Project, name: &str) -> Result<usize, Vec<String>> {
-    let t = DirTenants::new(&p.root)
-        .read(name)
-        .map_err(|e| vec![crate::show::text(&e.to_string()).into_owned()])?;
-    let mut errors: Vec<String> = t
+/// Every name a script of this project's deployment reaches.
+fn api(p: &Project) -> Result<BTreeMap<String, bool>, Failed> {
+    native_core::engine::names::reachable(&p.deployment)
+        .map_err(|e| Failed::usage(format!("cannot make a script VM to check against: {e}")))
+}
+
+/// What checking one tenant found.
+#[derive(Debug, Default)]
+pub struct Found {
+    /// How many scripts it has.
+    pub scripts: usize,
+    /// How many modules.
+    pub modules: usize,
+    /// What fails it, one line each.
+    pub errors: Vec<String>,
+    /// What is shown and does not fail it.
+    pub warnings: Vec<String>,
+}
+
+/// Checks one tenant: its config, that every script and module compiles, the lints, and the
+/// pending work in `.native/`. `native deploy` refuses a tenant with errors.
+pub async fn tenant(p: &Project, name: &str) -> Result<Found, Failed> {
+    Ok(tenant_with(p, name, &api(p)?).await)
+}
+
+async fn tenant_with(p: &Project, name: &str, api: &BTreeMap<String, bool>) -> Found {
+    let mut found = Found::default();
+    let t = match DirTenants::new(&p.root).read(name) {
+        Ok(t) => t,
+        Err(e) => {
+            found
+                .errors
+                .push(crate::show::text(&e.to_string()).into_owned());
+            return found;
+        }
+    };
+    found.scripts = t.scripts.len();
+    found.modules = t.modules.len();
+    let compiled = t
         .scripts
         .values()
-        .filter_map(|s| {
-            compile(&s.name, &s.source)
-                .err()
-                .map(|e| format!("tenants/{name}/scripts/{}", crate::show::text(&e)))
-        })
-        .collect();
+        .map(|s| compile(&s.name, &s.source))
+        .chain(
+            t.modules
+                .values()
+                .map(|m| compile_module(&m.name, &m.source)),
+        );
+    for e in compiled.filter_map(Result::err) {
+        found
+            .errors
+            .push(format!("tenants/{name}/scripts/{}", crate::show::text(&e)));
+    }
     // A tenant switched on for native.batch in a deployment that has no batch bucket would
     // fail at its first batch call: say so now.
     if t.config.batch && p.deployment.batch.is_none() {
-        errors.push(format!(
+        found.errors.push(format!(
             "tenants/{name}/config.json: batch: true needs a batch bucket, and deployment.json has \
              none; add \"batch\": {{ \"bucket\": \"...\" }} to deployment.json, or set \"batch\": false"
         ));
@@ -99,16 +150,32 @@ pub fn tenant(p: &Project, name: &str) -> Result<usize, Vec<String>> {
     // dead letters. Without one named, scripts/router.luau or the built-in routing serves.
     if let Some(router) = &t.config.router {
         if !t.scripts.contains_key(router) {
-            errors.push(format!(
+            found.errors.push(format!(
                 "tenants/{name}/config.json: router: there is no script {router:?} (scripts/{router}.luau); \
                  add it, or leave \"router\" out to use scripts/router.luau if present, else the \
                  built-in routing (batch jobs' done.json to their continuation, other events dropped)"
             ));
         }
     }
-    if errors.is_empty() {
-        Ok(t.scripts.len())
-    } else {
-        Err(errors)
+    let mut diagnostics = lints::tenant(&t, api);
+    diagnostics.extend(pending::tenant(p, &t).await);
+    for d in diagnostics {
+        let line = crate::show::text(&d.to_string()).into_owned();
+        match d.severity {
+            Severity::Error => found.errors.push(line),
+            Severity::Warning => found.warnings.push(line),
+        }
+    }
+    found
+}
+
+/// A diagnostic for the whole of a file.
+fn at_file(file: String, severity: Severity, message: String) -> Diagnostic {
+    Diagnostic {
+        file,
+        line: 1,
+        col: 1,
+        severity,
+        message,
     }
 }

@@ -210,10 +210,10 @@ async fn batch(keep_in: Option<&Path>) -> Outcome {
     for request in pending(&*objects, &rt.services.deployment, "shop").await? {
         let a = answer(&*objects, &rt.services.deployment, "shop", &request, &opts).await?;
         outln!(
-            "{}: {} queries, {} rows: {}",
+            "{}: {}, {}: {}",
             a.job,
-            request.queries.len(),
-            a.rows(),
+            crate::show::count(request.queries.len(), "query", "queries"),
+            crate::show::count(a.rows() as usize, "row", "rows"),
             if a.done.ok { "ok" } else { "failed" }
         );
     }

@@ -32,15 +32,27 @@ pub struct Target {
 
 pub async fn run(project: &Path, tenant: &str, target: Target) -> Outcome {
     let p = open(project)?;
-    let scripts = super::check::tenant(&p, tenant).map_err(|e| {
-        Failed::usage(format!(
+    let found = super::check::tenant(&p, tenant).await?;
+    if !found.errors.is_empty() {
+        return Err(Failed::usage(format!(
             "not deployed, `native check` fails:\n{}",
-            e.join("\n")
-        ))
-    })?;
+            found.errors.join("\n")
+        )));
+    }
+    for w in &found.warnings {
+        errln!("{w}");
+    }
+    let (scripts, modules) = (found.scripts, found.modules);
     let t = DirTenants::new(&p.root).load(tenant).await?;
     let file = format!("tenants/{tenant}/config.json");
     let sdk = load_sdk_config().await;
+    // Without a region the SDK cannot name an endpoint, and its error is a debug string
+    // (`DispatchFailure(...)`): say what to set instead, as every other AWS verb does.
+    if sdk.region().is_none_or(|r| r.as_ref().is_empty()) && sdk.endpoint_url().is_none() {
+        return Err(Failed::usage(
+            "not deployed: no AWS region is set: set AWS_REGION (e.g. eu-west-1), or a region in your AWS profile",
+        ));
+    }
     let mut names = target.functions.clone();
     let mut bucket = target.bucket.clone();
     if let Some(stack) = &target.stack {
@@ -117,6 +129,6 @@ pub async fn run(project: &Path, tenant: &str, target: Target) -> Outcome {
     for k in &deleted {
         outln!("deleted  s3://{bucket}/{k}");
     }
-    errln!("deployed tenant {tenant:?}: {scripts} script(s) to s3://{bucket}/{tenant}/; warm functions see it within {} s", native_core::aws::RECHECK_EVERY.as_secs());
+    errln!("deployed tenant {tenant:?}: {scripts} script(s), {modules} module(s) to s3://{bucket}/{tenant}/; warm functions see it within {} s", native_core::aws::RECHECK_EVERY.as_secs());
     Ok(())
 }

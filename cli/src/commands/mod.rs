@@ -15,6 +15,7 @@ mod partner;
 mod queues;
 mod rendezvous;
 mod serve;
+mod test;
 mod timers;
 mod vault;
 
@@ -73,8 +74,22 @@ pub async fn run(cli: Cli) -> ExitCode {
     let project = given.clone().unwrap_or_else(find_project);
     let result = match cli.command {
         Command::Demo => demo::run(given.as_deref()).await,
-        Command::Init { dir } => init(&init_dir(given.as_deref(), dir.as_deref())),
-        Command::Check => check::run(&project),
+        Command::Init { dir, tenant } => init(&init_dir(given.as_deref(), dir.as_deref()), &tenant),
+        Command::Check => check::run(&project).await,
+        Command::Test {
+            tenants,
+            filter,
+            junit,
+            timeout,
+        } => {
+            let args = test::Args {
+                tenants,
+                filter,
+                junit,
+                timeout: std::time::Duration::from_secs(timeout),
+            };
+            test::run(&project, args).await
+        }
         Command::Invoke {
             tenant,
             script,
@@ -458,7 +473,10 @@ async fn invoke(
     let trace = native_core::observe::new_trace();
     let run = rt.invoke(tenant, script, event);
     let out = native_core::observe::in_context(|c| c.chain = Some(trace.clone()), run).await;
-    crate::show::started_chain(&rt, "invoked", tenant, script, &trace);
+    // A tenant or script that is not there ran nothing: no "invoked" line for it.
+    if !matches!(out, Err(native_core::Error::NotFound { .. })) {
+        crate::show::started_chain(&rt, "invoked", tenant, script, &trace);
+    }
     let out = out?;
     let text = serde_json::to_string_pretty(&out).unwrap_or_default();
     outln!("{}", crate::show::json(&text));
@@ -475,23 +493,37 @@ fn init_dir(project: Option<&Path>, dir: Option<&Path>) -> std::path::PathBuf {
     }
 }
 
-fn init(dir: &Path) -> Outcome {
-    crate::examples::write(dir, crate::examples::HELLO)
+fn init(dir: &Path, tenant: &str) -> Outcome {
+    native_core::keys::check_name("tenant", tenant)
+        .map_err(|why| Failed::usage(format!("--tenant: {why}")))?;
+    // The example tenant's files, in a folder of the name asked for.
+    let hello: Vec<crate::examples::Owned> = crate::examples::HELLO
+        .iter()
+        .map(|(path, text)| {
+            let path = match path.strip_prefix("tenants/hello/") {
+                Some(rest) => format!("tenants/{tenant}/{rest}"),
+                None => path.to_string(),
+            };
+            (path, text.to_string())
+        })
+        .collect();
+    crate::examples::write_owned(dir, &hello)
         .and_then(|()| crate::examples::write(dir, crate::examples::EDITOR))
         .and_then(|()| crate::examples::ignore_state(dir))
         .map_err(|e| Failed::usage(format!("cannot make a project in {}: {e}", dir.display())))?;
     outln!(
-        "made a project in {} with the tenant \"hello\"; try:",
+        "made a project in {} with the tenant {tenant:?}; try:",
         dir.display()
     );
     outln!(
-        "  native --project {} invoke hello start '{{\"name\":\"Ada\"}}'",
+        "  native --project {} invoke {tenant} start '{{\"name\":\"Ada\"}}'",
         dir.display()
     );
     outln!(
-        "  native --project {} get hello Out results/Ada.txt",
+        "  native --project {} get {tenant} Out results/Ada.txt",
         dir.display()
     );
+    outln!("  native --project {} test", dir.display());
     outln!(
         "(.gitignore keeps .native/ out of git; native.d.luau has the host API's types for luau-lsp: \
          add it to luau-lsp.types.definitionFiles)"

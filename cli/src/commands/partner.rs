@@ -58,10 +58,10 @@ pub async fn run(
         };
         let already = if a.written { "" } else { " (already answered)" };
         outln!(
-            "{}: {} queries, {} rows: {outcome}{already}",
+            "{}: {}, {}: {outcome}{already}",
             a.job,
-            request.queries.len(),
-            a.rows()
+            crate::show::count(request.queries.len(), "query", "queries"),
+            crate::show::count(a.rows() as usize, "row", "rows")
         );
     }
     drain_after(&rt, mark, no_drain).await

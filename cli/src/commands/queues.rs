@@ -148,7 +148,7 @@ pub async fn dlq(project: &Path, tenant: Option<&str>, on_aws: OnAws) -> Outcome
                 continue;
             }
             n += 1;
-            let trace = trace_of(&rt, kind, &d.body).await;
+            let (_, trace) = rt.owner_of_message(kind, &d.body).await;
             let mut line = serde_json::json!({
                 "queue": kind.name(), "id": d.id, "tenant": owner, "trace": trace,
                 "receives": d.receive_count, "last_error": d.last_error, "body": body_json(&d.body),
@@ -235,25 +235,6 @@ pub async fn redrive(project: &Path, only: Only<'_>, no_drain: bool, on_aws: OnA
 }
 
 /// The tenant a message belongs to, where it can be told.
-/// The chain (trace) of a dead letter, for `native logs --trace`: a work message carries it; an
-/// object event's is its object's, when a script wrote it and it is still there.
-async fn trace_of(
-    rt: &native_core::runtime::Runtime,
-    kind: QueueKind,
-    body: &str,
-) -> Option<String> {
-    use native_core::events::{parse_notification, Notification};
-    if kind == QueueKind::Work {
-        return native_core::ports::trace_of_body(body);
-    }
-    let Ok(Notification::Records(records)) = parse_notification(body) else {
-        return None;
-    };
-    let r = records.first()?;
-    let objects = &rt.services.backends.objects;
-    objects.head(&r.bucket, &r.key).await.ok()??.trace
-}
-
 fn owner(rt: &native_core::runtime::Runtime, kind: QueueKind, body: &str) -> Option<String> {
     native_core::events::owner(&rt.services.deployment, kind, body)
 }

@@ -65,6 +65,8 @@ pub async fn run(project: &Path, listen: &str, max_concurrent: u32) -> Outcome {
     // URLs name the address bound (the port picked for `--listen 127.0.0.1:0` included).
     // Finished runs are kept in memory for the console's invocations pages.
     let (rt, log) = crate::show::served_runtime(&p, addr);
+    // The verbs' callback URLs name this address while the server runs.
+    p.record_served(addr)?;
     let rt = Arc::new(
         rt.with_admission(max_concurrent)
             .with_spare_vm()
@@ -106,6 +108,7 @@ pub async fn run(project: &Path, listen: &str, max_concurrent: u32) -> Outcome {
     let app = app(rt, &hygiene).with_console(console);
     let served = serve_app(listener, app, hygiene, stop, GRACE).await;
     let _ = worker.await;
+    p.forget_served();
     // Every record of the run is written before the last lines say how it ended.
     log.flush();
     if !served.finished {

@@ -10,9 +10,11 @@ use std::collections::HashMap;
 use std::time::Duration;
 
 use async_trait::async_trait;
+use aws_sdk_dynamodb::operation::put_item::PutItemError;
+use aws_sdk_dynamodb::operation::transact_write_items::TransactWriteItemsError;
 use aws_sdk_dynamodb::types::{
-    AttributeValue, ConditionCheck, Delete, Put, PutRequest, ReturnValue, TransactWriteItem,
-    WriteRequest,
+    AttributeValue, ConditionCheck, Delete, Put, PutRequest, ReturnValue,
+    ReturnValuesOnConditionCheckFailure, TransactWriteItem, WriteRequest,
 };
 
 use super::{sdk_err, token, LazyClient};
@@ -103,6 +105,36 @@ impl DynamoKv {
     pub fn table(&self) -> &str {
         &self.table
     }
+
+    /// What failed, naming the table and no key: keys hold the core's own layout
+    /// (`b#<tenant>#<barrier>`), which is no business of a script or a caller.
+    fn cannot(&self, what: &str) -> String {
+        format!("cannot {what} table {}", self.table)
+    }
+
+    /// Whether an unconditional put of `ops` holds `version`, read after the transaction's
+    /// conditions failed: a transaction whose puts are all conditional learns that from the
+    /// failure itself (`ALL_OLD`), one with an [`PutMode::Overwrite`] put reads it (the one
+    /// kind of put whose condition cannot fail on a repeat).
+    async fn own_overwrite(&self, ops: &[TxOp], version: &str) -> Result<bool> {
+        let conditional = ops
+            .iter()
+            .any(|op| matches!(op, TxOp::Put { mode, .. } if *mode != PutMode::Overwrite));
+        let overwrite = ops.iter().find_map(|op| match op {
+            TxOp::Put {
+                item,
+                mode: PutMode::Overwrite,
+            } => Some(item),
+            _ => None,
+        });
+        match overwrite {
+            Some(item) if !conditional => Ok(self
+                .get(&item.pk, &item.sk)
+                .await?
+                .is_some_and(|i| i.version == version)),
+            _ => Ok(false),
+        }
+    }
 }
 
 fn conditional_failed<E>(e: &aws_sdk_dynamodb::error::SdkError<E>) -> bool
@@ -142,34 +174,50 @@ fn names(pairs: &[(&str, &str)]) -> HashMap<String, String> {
         .collect()
 }
 
-/// The index of the first operation whose condition failed, from a cancelled transaction:
-/// its `CancellationReasons`, or else the list DynamoDB also puts in the message
-/// (`... reasons [None, ConditionalCheckFailed]`).
-fn failed_op<E>(e: &aws_sdk_dynamodb::error::SdkError<E>) -> Option<usize>
-where
-    E: aws_sdk_dynamodb::error::ProvideErrorMetadata + std::any::Any,
-{
-    use aws_sdk_dynamodb::operation::transact_write_items::TransactWriteItemsError;
+/// The item as it stood when a put's condition failed (asked for with `ALL_OLD`).
+fn old_item_of(e: &aws_sdk_dynamodb::error::SdkError<PutItemError>) -> Option<&Attrs> {
+    match e.as_service_error()? {
+        PutItemError::ConditionalCheckFailedException(c) => c.item(),
+        _ => None,
+    }
+}
+
+/// Whether `item` holds version `version`: written by the write that made the token.
+fn holds_version(item: Option<&Attrs>, version: &str) -> bool {
+    item.and_then(|a| a.get("ver"))
+        .and_then(|v| v.as_s().ok())
+        .is_some_and(|v| v == version)
+}
+
+/// What a cancelled transaction says of its operations: the index of the first whose condition
+/// failed, from its `CancellationReasons` or else the list DynamoDB also puts in the message
+/// (`... reasons [None, ConditionalCheckFailed]`); and whether an item it failed on holds
+/// `version` (asked for with `ALL_OLD`: an earlier attempt of this transaction was applied).
+fn failed_op(
+    e: &aws_sdk_dynamodb::error::SdkError<TransactWriteItemsError>,
+    version: &str,
+) -> Option<(usize, bool)> {
+    use aws_sdk_dynamodb::error::ProvideErrorMetadata;
     let se = e.as_service_error()?;
     if se.code() != Some("TransactionCanceledException") {
         return None;
     }
-    let any: &dyn std::any::Any = se;
-    if let Some(TransactWriteItemsError::TransactionCanceledException(tc)) =
-        any.downcast_ref::<TransactWriteItemsError>()
-    {
+    if let TransactWriteItemsError::TransactionCanceledException(tc) = se {
         let reasons = tc.cancellation_reasons();
         if let Some(i) = reasons
             .iter()
             .position(|r| r.code() == Some("ConditionalCheckFailed"))
         {
-            return Some(i);
+            let own = reasons.iter().any(|r| holds_version(r.item(), version));
+            return Some((i, own));
         }
     }
     let msg = se.message()?;
     let list = msg.rsplit_once('[')?.1.split_once(']')?.0;
-    list.split(',')
-        .position(|r| r.trim() == "ConditionalCheckFailed")
+    let i = list
+        .split(',')
+        .position(|r| r.trim() == "ConditionalCheckFailed")?;
+    Some((i, false))
 }
 
 #[async_trait]
@@ -188,27 +236,35 @@ impl KvStore for DynamoKv {
             .consistent_read(true)
             .send()
             .await
-            .map_err(|e| sdk_err("dynamodb", format!("cannot get item {pk:?}/{sk:?}"), e))?;
+            .map_err(|e| sdk_err("dynamodb", self.cannot("read an item of"), e))?;
         Ok(out.item().and_then(|a| item_of(a, now_s())))
     }
 
-    async fn put(&self, item: NewItem, mode: PutMode) -> Result<String> {
-        let version = token();
+    async fn put_as(&self, item: NewItem, mode: PutMode, version: &str) -> Result<String> {
         let mut req = self
             .client
             .put_item()
             .table_name(&self.table)
-            .set_item(Some(attrs(&item, &version)));
+            .set_item(Some(attrs(&item, version)));
         if let Some((cond, ns, vs)) = put_condition(&mode, now_s()) {
+            // The item as it stands when the condition fails: this write's own, should an
+            // earlier attempt of it have been applied (the SDK retries a put whose answer was
+            // lost, and the retry then fails its condition).
             req = req
                 .condition_expression(cond)
                 .set_expression_attribute_names(Some(names(&ns)))
-                .set_expression_attribute_values(Some(vs));
+                .set_expression_attribute_values(Some(vs))
+                .return_values_on_condition_check_failure(
+                    ReturnValuesOnConditionCheckFailure::AllOld,
+                );
         }
         match req.send().await {
-            Ok(_) => Ok(version),
+            Ok(_) => Ok(version.to_string()),
             Err(e) if conditional_failed(&e) => {
-                let what = format!("item {:?}/{:?}", item.pk, item.sk);
+                if holds_version(old_item_of(&e), version) {
+                    return Ok(version.to_string());
+                }
+                let what = format!("an item of table {}", self.table);
                 Err(match mode {
                     PutMode::Create => Error::AlreadyExists { what },
                     _ => Error::Precondition {
@@ -216,11 +272,7 @@ impl KvStore for DynamoKv {
                     },
                 })
             }
-            Err(e) => Err(sdk_err(
-                "dynamodb",
-                format!("cannot put item {:?}/{:?}", item.pk, item.sk),
-                e,
-            )),
+            Err(e) => Err(sdk_err("dynamodb", self.cannot("write an item of"), e)),
         }
     }
 
@@ -244,13 +296,9 @@ impl KvStore for DynamoKv {
             // An expired item that DynamoDB had not removed yet was not there.
             Ok(out) => Ok(out.attributes().and_then(|a| item_of(a, now)).is_some()),
             Err(e) if conditional_failed(&e) => Err(Error::Precondition {
-                what: format!("item {pk:?}/{sk:?} changed or is gone"),
+                what: format!("an item of table {} changed or is gone", self.table),
             }),
-            Err(e) => Err(sdk_err(
-                "dynamodb",
-                format!("cannot delete item {pk:?}/{sk:?}"),
-                e,
-            )),
+            Err(e) => Err(sdk_err("dynamodb", self.cannot("delete an item of"), e)),
         }
     }
 
@@ -289,13 +337,10 @@ impl KvStore for DynamoKv {
                 .set_expression_attribute_values(Some(values))
                 .limit((limit + 1 - items.len()) as i32)
                 .set_exclusive_start_key(start.take());
-            let out = req.send().await.map_err(|e| {
-                sdk_err(
-                    "dynamodb",
-                    format!("cannot query partition {pk:?} for prefix {prefix:?}"),
-                    e,
-                )
-            })?;
+            let out = req
+                .send()
+                .await
+                .map_err(|e| sdk_err("dynamodb", self.cannot("query"), e))?;
             items.extend(out.items().iter().filter_map(|a| item_of(a, now)));
             match out.last_evaluated_key() {
                 Some(k) if items.len() <= limit => start = Some(k.clone()),
@@ -356,13 +401,7 @@ impl KvStore for DynamoKv {
                 .set_exclusive_start_key(start.take())
                 .send()
                 .await
-                .map_err(|e| {
-                    sdk_err(
-                        "dynamodb",
-                        format!("cannot query partition {pk:?} backwards for prefix {prefix:?}"),
-                        e,
-                    )
-                })?;
+                .map_err(|e| sdk_err("dynamodb", self.cannot("query"), e))?;
             items.extend(
                 out.items()
                     .iter()
@@ -406,7 +445,7 @@ impl KvStore for DynamoKv {
                 .request_items(&self.table, writes)
                 .send()
                 .await
-                .map_err(|e| sdk_err("dynamodb", "cannot batch-write items", e))?;
+                .map_err(|e| sdk_err("dynamodb", self.cannot("batch-write items of"), e))?;
             writes = out
                 .unprocessed_items()
                 .and_then(|u| u.get(&self.table))
@@ -431,7 +470,7 @@ impl KvStore for DynamoKv {
 
     /// One `TransactWriteItems` call. DynamoDB refuses two operations on one item in a
     /// transaction (a `ValidationException`, reported as a backend error).
-    async fn transact(&self, ops: Vec<TxOp>) -> Result<Result<(), usize>> {
+    async fn transact_as(&self, ops: Vec<TxOp>, version: &str) -> Result<Result<(), usize>> {
         if ops.is_empty() || ops.len() > MAX_TX_OPS {
             return Err(Error::InvalidInput(format!(
                 "a transaction takes 1 to {MAX_TX_OPS} operations, not {}",
@@ -471,12 +510,15 @@ impl KvStore for DynamoKv {
                 TxOp::Put { item, mode } => {
                     let mut p = Put::builder()
                         .table_name(&self.table)
-                        .set_item(Some(attrs(item, &token())));
+                        .set_item(Some(attrs(item, version)));
                     if let Some((cond, ns, vs)) = put_condition(mode, now) {
                         p = p
                             .condition_expression(cond)
                             .set_expression_attribute_names(Some(names(&ns)))
-                            .set_expression_attribute_values(Some(vs));
+                            .set_expression_attribute_values(Some(vs))
+                            .return_values_on_condition_check_failure(
+                                ReturnValuesOnConditionCheckFailure::AllOld,
+                            );
                     }
                     TransactWriteItem::builder().put(p.build().map_err(build)?)
                 }
@@ -493,19 +535,29 @@ impl KvStore for DynamoKv {
             };
             items.push(it.build());
         }
+        // The token also makes the call idempotent on DynamoDB itself for ten minutes.
         match self
             .client
             .transact_write_items()
             .set_transact_items(Some(items))
+            .client_request_token(version)
             .send()
             .await
         {
             Ok(_) => Ok(Ok(())),
-            Err(e) => match failed_op(&e) {
-                Some(i) => Ok(Err(i)),
+            Err(e) => match failed_op(&e, version) {
+                Some((_, true)) => Ok(Ok(())),
+                Some((i, false)) => match self.own_overwrite(&ops, version).await? {
+                    true => Ok(Ok(())),
+                    false => Ok(Err(i)),
+                },
                 None => Err(sdk_err(
                     "dynamodb",
-                    format!("transaction of {} operations failed", ops.len()),
+                    format!(
+                        "a transaction of {} operations on table {} failed",
+                        ops.len(),
+                        self.table
+                    ),
                     e,
                 )),
             },

@@ -270,7 +270,7 @@ async fn handle_batch(
             }
             Err(join) => (format!("internal error: {join}"), None),
         };
-        let tenant = owner(rt, queue, &body);
+        let (tenant, trace) = rt.owner_of_message(queue, &body).await;
         let mut rec = json!({
             "ts_ms": crate::ports::now_ms(),
             "level": "error",
@@ -278,7 +278,7 @@ async fn handle_batch(
             "message_id": id,
             "attempt": attempt,
             "tenant": tenant,
-            "trace": crate::ports::trace_of_body(&body),
+            "trace": trace,
             "error": error,
         });
         // An error that no retry can heal goes to the dead-letter queue now, with the error
@@ -333,23 +333,6 @@ pub fn cannot_succeed(e: &Error) -> Option<&'static str> {
 }
 
 /// The tenant a message belongs to, where its body tells.
-fn owner(rt: &Runtime, queue: QueueKind, body: &str) -> Option<String> {
-    match queue {
-        QueueKind::Work => serde_json::from_str::<Value>(body)
-            .ok()?
-            .get("tenant")?
-            .as_str()
-            .map(str::to_string),
-        QueueKind::Events => match crate::events::parse_notification(body).ok()? {
-            crate::events::Notification::Records(r) => r
-                .first()
-                .and_then(|r| rt.services.deployment.resolve(&r.bucket, &r.key))
-                .map(|at| at.tenant),
-            crate::events::Notification::Test => None,
-        },
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -2,8 +2,8 @@
 //!
 //! Making a client is not free: the first client of each service crate parses that crate's
 //! copy of the endpoint partitions (a JSON document) and compiles their region patterns, and
-//! every client assembles its runtime plugins; about 0.45 million instructions each (callgrind,
-//! BENCHMARKS.md). A Lambda function holds five (S3, DynamoDB, SQS, Secrets Manager, STS) and
+//! every client assembles its runtime plugins (BENCHMARKS.md, Lambda binaries and cold
+//! start). A Lambda function holds five (S3, DynamoDB, SQS, Secrets Manager, STS) and
 //! each tenant scope three more, while most events use two or three: the vault's client, for
 //! one, is made by every function and used by few. Made on first use, a process pays for the
 //! clients its events use, once, and never for the others.

@@ -19,6 +19,7 @@ mod tenant_scope;
 mod vault;
 
 use std::sync::Arc;
+use std::time::Duration;
 
 pub use config::{AwsConfig, ENV_FILE};
 pub use dynamodb::DynamoKv;
@@ -43,9 +44,34 @@ use crate::ports::Backends;
 use crate::Error;
 
 /// Gives the loader the SDK's HTTP client: hyper with rustls on ring, the only TLS stack in
-/// the build, made on first use ([`LazyHttps`]).
+/// the build, made on first use ([`LazyHttps`]), and the timeouts of every call ([`timeouts`]).
 fn with_http_client(loader: aws_config::ConfigLoader) -> aws_config::ConfigLoader {
-    loader.http_client(SharedHttpClient::new(LazyHttps::default()))
+    loader
+        .http_client(SharedHttpClient::new(LazyHttps::default()))
+        .timeout_config(timeouts())
+}
+
+/// How long a connection may take to open ([`timeouts`]).
+pub const CONNECT_TIMEOUT: Duration = Duration::from_millis(3100);
+/// How long a connection may stay silent while an answer is awaited or read.
+pub const READ_TIMEOUT: Duration = Duration::from_secs(5);
+/// How long one attempt of a call may take, its answer read.
+pub const ATTEMPT_TIMEOUT: Duration = Duration::from_secs(6);
+/// How long a call may take with its retries: under a function's 25 s, so that a held backend
+/// fails the call (a retryable error) while the function can still answer.
+pub const OPERATION_TIMEOUT: Duration = Duration::from_secs(15);
+
+/// Every SDK call's deadlines (issue 50: without them a held request waited 60 s and more,
+/// past the invocation's deadline and the function's). The invocation's own deadline bounds a
+/// script's calls sooner ([`crate::host::Invocation::block_on`]); these bound every other wait
+/// (the tenant's load, STS, an API key's lookup, the tick).
+pub fn timeouts() -> aws_config::timeout::TimeoutConfig {
+    aws_config::timeout::TimeoutConfig::builder()
+        .connect_timeout(CONNECT_TIMEOUT)
+        .read_timeout(READ_TIMEOUT)
+        .operation_attempt_timeout(ATTEMPT_TIMEOUT)
+        .operation_timeout(OPERATION_TIMEOUT)
+        .build()
 }
 
 /// The SDK's HTTPS client, made when the first request needs a connection rather than when
@@ -54,9 +80,10 @@ fn with_http_client(loader: aws_config::ConfigLoader) -> aws_config::ConfigLoade
 /// The SDK's own client loads the system's root certificates and builds a TLS configuration
 /// from them in `validate_base_client_config`, which every SDK client calls as it is made:
 /// five times before a function's first poll for an event (S3, DynamoDB, SQS, Secrets Manager,
-/// STS), each parsing every certificate again. That was most of a cold start (see
-/// BENCHMARKS.md). Made here once, on the first request, and shared by every client built from
-/// the same configuration; the first event pays one build, no client pays more.
+/// STS), each parsing every certificate again. That was most of a cold start (BENCHMARKS.md,
+/// Lambda binaries and cold start). Made here once, on the first request, and shared by every
+/// client built from the same configuration; the first event pays one build, no client pays
+/// more.
 #[derive(Debug, Default)]
 struct LazyHttps {
     inner: std::sync::OnceLock<SharedHttpClient>,
@@ -90,10 +117,10 @@ impl HttpClient for LazyHttps {
 ///
 /// Where the environment holds keys and a region (a Lambda function's always does), they are
 /// given to the loader as they are: the SDK's default chains would pick them first anyway, but
-/// building those chains cost a start more than an SDK client does (0.7 million instructions:
-/// the web identity link makes an STS client of its own, the instance metadata links an HTTP
-/// client each). Elsewhere (a container's credentials endpoint, profiles) the default chains
-/// run as usual.
+/// building those chains cost a start more than an SDK client does (BENCHMARKS.md, Lambda
+/// binaries and cold start): the web identity link makes an STS client of its own, the instance
+/// metadata links an HTTP client each. Elsewhere (a container's credentials endpoint, profiles)
+/// the default chains run as usual.
 pub async fn load_sdk_config() -> SdkConfig {
     let set = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
     let mut loader = with_http_client(aws_config::defaults(BehaviorVersion::latest()));
@@ -199,14 +226,49 @@ fn queue_urls(config: &AwsConfig) -> QueueUrls {
     }
 }
 
-/// Turns an SDK error into a [`Error::Backend`] whose message has the whole error chain (the
-/// SDK's `Display` alone says only "service error").
+/// Turns an SDK error into a [`Error::Backend`] whose message reads: what failed, then the
+/// service's error code and message (`NoSuchBucket: The specified bucket does not exist`), or
+/// the chain of causes of a failure on the way (`dispatch failure: ...: connection closed
+/// before message completed`, `request has timed out: ...`). No `Debug` dump of the SDK's
+/// error (request ids, headers): that stays in the error's source, for the log.
 pub(crate) fn sdk_err<E>(backend: &'static str, what: impl std::fmt::Display, e: E) -> Error
 where
     E: std::error::Error + Send + Sync + 'static,
 {
-    let detail = aws_sdk_s3::error::DisplayErrorContext(&e).to_string();
+    let detail = describe(&e);
     Error::backend(backend, format!("{what}: {detail}"), e)
+}
+
+/// The readable text of an SDK error: see [`sdk_err`].
+fn describe(e: &(dyn std::error::Error + 'static)) -> String {
+    use aws_sdk_s3::error::ErrorMetadata;
+    let mut parts: Vec<String> = Vec::new();
+    let mut next = Some(e);
+    while let Some(err) = next {
+        if let Some(meta) = err.downcast_ref::<ErrorMetadata>() {
+            // The service's own answer: its code and message say it all.
+            let said = match (meta.code(), meta.message()) {
+                (Some(c), Some(m)) => format!("{c}: {m}"),
+                (Some(c), None) => c.to_string(),
+                (None, Some(m)) => m.to_string(),
+                (None, None) => "the service answered with an error and no code".into(),
+            };
+            parts.retain(|p| !p.starts_with("unhandled error") && p != "service error");
+            parts.push(said);
+            break;
+        }
+        let text = err.to_string();
+        // A modeled error's text (`Code: message`) is whole: the wrapper's "service error"
+        // adds nothing.
+        if !text.is_empty() && !parts.iter().any(|p| p.contains(&text)) {
+            parts.push(text);
+        }
+        next = err.source();
+    }
+    if parts.len() > 1 && parts[0] == "service error" {
+        parts.remove(0);
+    }
+    crate::text::cut_text(parts.join(": "), 600)
 }
 
 /// A random version token.

@@ -1,5 +1,6 @@
-//! Tenants in the scripts bucket: `<tenant>/config.json` and `<tenant>/scripts/<name>.luau`,
-//! as `native deploy` uploads them.
+//! Tenants in the scripts bucket: `<tenant>/config.json`, `<tenant>/.luaurc` and
+//! `<tenant>/scripts/**.luau` (scripts, and modules in subfolders), as `native deploy` uploads
+//! them.
 //!
 //! A warm function keeps each tenant in memory. At most every [`RECHECK_EVERY`] it lists the
 //! tenant's folder (one cheap request) and compares each file's etag with what it loaded; only
@@ -12,7 +13,7 @@ use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
 
-use crate::config::{Script, Tenant, TenantConfig};
+use crate::config::Tenant;
 use crate::keys::check_name;
 use crate::ports::ObjectStore;
 use crate::tenants::TenantSource;
@@ -21,8 +22,7 @@ use crate::{Error, Result};
 /// How long a loaded tenant is used without looking at the bucket.
 pub const RECHECK_EVERY: Duration = Duration::from_secs(5);
 
-/// The most files a tenant folder may have (one listing page is 1000).
-const MAX_FILES: usize = 5000;
+use crate::tenants::MAX_FILES;
 
 /// `(key, etag)` of every file that makes a tenant, sorted by key.
 type Fingerprint = Vec<(String, String)>;
@@ -71,17 +71,13 @@ impl S3Tenants {
                 .await?;
             for o in page.objects {
                 let rel = &o.key[prefix.len()..];
-                let wanted = rel == "config.json"
-                    || rel
-                        .strip_prefix("scripts/")
-                        .is_some_and(|n| n.ends_with(".luau") && !n.contains('/'));
-                if wanted {
+                if crate::tenants::is_tenant_file(rel) {
                     out.push((o.key, o.etag));
                 }
             }
             if out.len() > MAX_FILES {
                 return Err(Error::InvalidInput(format!(
-                    "tenant {tenant:?} has more than {MAX_FILES} scripts in s3://{}/{prefix}",
+                    "tenant {tenant:?} has more than {MAX_FILES} scripts and modules in s3://{}/{prefix}",
                     self.bucket
                 )));
             }
@@ -94,30 +90,80 @@ impl S3Tenants {
         Ok(out)
     }
 
+    /// Lists the tenant's files and reads them if they changed since `previous` (the tenant
+    /// and fingerprint cached), within the time left to the request ([`crate::budget`]); a
+    /// cold load whose listing fails is tried again while there is time. `None`: no tenant.
+    async fn check(
+        &self,
+        tenant: &str,
+        previous: Option<&(Option<Arc<Tenant>>, Fingerprint)>,
+    ) -> Result<(Option<Arc<Tenant>>, Fingerprint)> {
+        let end = crate::budget::current();
+        let mut wait = Duration::from_millis(100);
+        let files = loop {
+            let listed = match end {
+                Some(end) => tokio::time::timeout_at(end.into(), self.fingerprint(tenant))
+                    .await
+                    .unwrap_or_else(|_| Err(self.stalled(tenant))),
+                None => self.fingerprint(tenant).await,
+            };
+            match listed {
+                Ok(files) => break files,
+                // A cold load (nothing cached to serve) tries again within the deadline.
+                Err(Error::Backend { .. })
+                    if previous.is_none()
+                        && end.is_some_and(|end| Instant::now() + wait * 2 < end) =>
+                {
+                    tokio::time::sleep(wait).await;
+                    wait *= 2;
+                }
+                Err(e) => return Err(e),
+            }
+        };
+        let tenant_now = match previous {
+            Some((t, fp)) if *fp == files => t.clone(),
+            _ if files.is_empty() => None,
+            _ => {
+                let read = self.read(tenant, &files);
+                let t = match end {
+                    Some(end) => tokio::time::timeout_at(end.into(), read)
+                        .await
+                        .unwrap_or_else(|_| Err(self.stalled(tenant)))?,
+                    None => read.await?,
+                };
+                Some(Arc::new(t))
+            }
+        };
+        Ok((tenant_now, files))
+    }
+
+    /// The error of a load that the request's deadline ended.
+    fn stalled(&self, tenant: &str) -> Error {
+        Error::Backend {
+            backend: "s3",
+            message: format!(
+                "the scripts of tenant {tenant:?} could not be read from bucket {} before the request's deadline; retry",
+                self.bucket
+            ),
+            source: None,
+        }
+    }
+
     /// Reads every file of the fingerprint and builds the tenant.
     async fn read(&self, tenant: &str, files: &Fingerprint) -> Result<Tenant> {
-        let mut config = TenantConfig::default();
-        let mut scripts = Vec::new();
+        let shown = format!("s3://{}/{tenant}/", self.bucket);
+        let mut texts = Vec::with_capacity(files.len());
         for (key, _) in files {
-            let shown = format!("s3://{}/{key}", self.bucket);
+            let rel = &key[tenant.len() + 1..];
             let Some((_, data)) = self.objects.get(&self.bucket, key).await? else {
                 // Deleted between the listing and now: the next check sees it gone.
                 continue;
             };
             let text = String::from_utf8(data.to_vec())
-                .map_err(|_| Error::config(&shown, "-", "is not UTF-8 text"))?;
-            let rel = &key[tenant.len() + 1..];
-            if rel == "config.json" {
-                config = TenantConfig::from_json(&shown, &text)?;
-            } else if let Some(name) = rel
-                .strip_prefix("scripts/")
-                .and_then(|n| n.strip_suffix(".luau"))
-            {
-                check_name("script", name).map_err(|why| Error::config(&shown, "-", why))?;
-                scripts.push(Script::from_file(&shown, name, &text)?);
-            }
+                .map_err(|_| Error::config(format!("{shown}{rel}"), "-", "is not UTF-8 text"))?;
+            texts.push((rel.to_string(), text));
         }
-        Tenant::new(tenant, config, scripts)
+        crate::tenants::assemble(tenant, &shown, texts)
     }
 }
 
@@ -144,11 +190,26 @@ impl TenantSource for S3Tenants {
                 None => None,
             }
         };
-        let files = self.fingerprint(tenant).await?;
-        let tenant_now = match previous {
-            Some((t, fp)) if fp == files => t,
-            _ if files.is_empty() => None,
-            _ => Some(Arc::new(self.read(tenant, &files).await?)),
+        let (tenant_now, files) = match self.check(tenant, previous.as_ref()).await {
+            Ok(checked) => checked,
+            // The bucket failed or stalled: a tenant loaded before keeps working on what it
+            // was, and is checked again after `recheck`, not at every event.
+            Err(e @ Error::Backend { .. }) => match previous {
+                Some((Some(cached), _)) => {
+                    tracing::warn!(
+                        tenant,
+                        bucket = %self.bucket,
+                        error = %e,
+                        "the re-check of a tenant's scripts failed; its cached scripts are used until the next one"
+                    );
+                    if let Some(c) = self.cache().get_mut(tenant) {
+                        c.checked = Instant::now();
+                    }
+                    return Ok(cached);
+                }
+                _ => return Err(e),
+            },
+            Err(e) => return Err(e),
         };
         self.cache().insert(
             tenant.to_string(),
@@ -192,11 +253,11 @@ impl TenantSource for S3Tenants {
 /// The most keys of the scripts bucket read to list its tenants.
 pub const MAX_LISTED: usize = 100_000;
 
-/// Uploads a tenant folder (`config.json`, `scripts/*.luau`) to `<tenant>/` of the scripts
-/// bucket and deletes scripts there that the folder no longer has: what `native deploy` does
-/// after `native check` passed. `config.json` goes last, so a warm function that re-reads
-/// between two uploads sees new scripts before the config that may name them. Returns the keys
-/// written and deleted.
+/// Uploads a tenant folder (`config.json`, `.luaurc`, `scripts/**.luau`: its scripts and
+/// modules) to `<tenant>/` of the scripts bucket and deletes scripts, modules and a `.luaurc`
+/// there that the folder no longer has: what `native deploy` does after `native check` passed.
+/// `config.json` goes last, so a warm function that re-reads between two uploads sees new
+/// scripts before the config that may name them. Returns the keys written and deleted.
 pub async fn upload_tenant(
     store: &dyn ObjectStore,
     bucket: &str,
@@ -205,34 +266,36 @@ pub async fn upload_tenant(
 ) -> Result<(Vec<String>, Vec<String>)> {
     check_name("tenant", tenant).map_err(Error::InvalidInput)?;
     let io = |what: String, e: std::io::Error| Error::InvalidInput(format!("{what}: {e}"));
-    let mut files = Vec::new();
-    let sdir = dir.join("scripts");
-    if sdir.is_dir() {
-        for entry in std::fs::read_dir(&sdir)
-            .map_err(|e| io(format!("cannot read {}", sdir.display()), e))?
+    // Scripts and modules first, `.luaurc` and `config.json` last.
+    let mut files: Vec<(String, std::path::PathBuf)> = Vec::new();
+    let mut last = Vec::new();
+    for (rel, path) in crate::tenants::files_of(dir)? {
+        let key = format!("{tenant}/{rel}");
+        if let Some(name) = rel
+            .strip_prefix("scripts/")
+            .and_then(|n| n.strip_suffix(".luau"))
         {
-            let path = entry
-                .map_err(|e| io(format!("cannot read {}", sdir.display()), e))?
-                .path();
-            if let Some(name) = path
-                .file_name()
-                .and_then(|n| n.to_str())
-                .and_then(|n| n.strip_suffix(".luau"))
-            {
+            let checked = if name.contains('/') {
+                crate::config::modules::module_name(&rel["scripts/".len()..])
+                    .unwrap_or(Ok(String::new()))
+                    .map(|_| ())
+            } else {
                 check_name("script", name)
-                    .map_err(|why| Error::config(path.display(), "-", why))?;
-                files.push((format!("{tenant}/scripts/{name}.luau"), path));
-            }
+            };
+            checked.map_err(|why| Error::config(path.display(), "-", why))?;
+            files.push((key, path));
+        } else if rel != "config.json" {
+            last.push((key, path));
         }
     }
-    files.sort();
     let config = dir.join("config.json");
+    files.append(&mut last);
     if config.is_file() {
         files.push((format!("{tenant}/config.json"), config));
     }
     if files.is_empty() {
         return Err(Error::InvalidInput(format!(
-            "{} has no config.json and no scripts/*.luau: nothing to deploy",
+            "{} has no config.json and no scripts/**.luau: nothing to deploy",
             dir.display()
         )));
     }
@@ -245,13 +308,16 @@ pub async fn upload_tenant(
             .await?;
         written.push(key.clone());
     }
+    // Scripts, modules and a `.luaurc` the folder no longer has go.
     let mut deleted = Vec::new();
-    let prefix = format!("{tenant}/scripts/");
+    let prefix = format!("{tenant}/");
     let mut after: Option<String> = None;
     loop {
         let page = store.list(bucket, &prefix, after.as_deref(), 1000).await?;
         for o in &page.objects {
-            if o.key.ends_with(".luau") && !written.contains(&o.key) {
+            let rel = &o.key[prefix.len()..];
+            let ours = rel != "config.json" && crate::tenants::is_tenant_file(rel);
+            if ours && !written.contains(&o.key) {
                 deleted.push(o.key.clone());
             }
         }
@@ -329,6 +395,189 @@ mod tests {
         let t5 = src.load("acme").await.unwrap();
         assert_eq!(t5.scripts.keys().collect::<Vec<_>>(), ["b"]);
         assert!(!t5.config.queue);
+    }
+
+    /// A bucket that fails every call while `down` is set, as S3 does in an outage.
+    #[derive(Debug)]
+    struct Outage {
+        store: Arc<dyn ObjectStore>,
+        down: std::sync::atomic::AtomicBool,
+    }
+
+    impl Outage {
+        fn check(&self) -> Result<()> {
+            if self.down.load(std::sync::atomic::Ordering::SeqCst) {
+                return Err(Error::Backend {
+                    backend: "s3",
+                    message: "cannot list scripts-b: SlowDown: Please reduce your request rate."
+                        .into(),
+                    source: None,
+                });
+            }
+            Ok(())
+        }
+    }
+
+    #[async_trait]
+    impl ObjectStore for Outage {
+        async fn put_in_chain(
+            &self,
+            bucket: &str,
+            key: &str,
+            data: bytes::Bytes,
+            mode: PutMode,
+            depth: u32,
+            trace: Option<&str>,
+        ) -> Result<crate::ports::ObjectMeta> {
+            self.check()?;
+            self.store
+                .put_in_chain(bucket, key, data, mode, depth, trace)
+                .await
+        }
+        async fn get(
+            &self,
+            bucket: &str,
+            key: &str,
+        ) -> Result<Option<(crate::ports::ObjectMeta, bytes::Bytes)>> {
+            self.check()?;
+            self.store.get(bucket, key).await
+        }
+        async fn open(
+            &self,
+            bucket: &str,
+            key: &str,
+        ) -> Result<
+            Option<(
+                crate::ports::ObjectMeta,
+                Box<dyn crate::ports::ObjectReader>,
+            )>,
+        > {
+            self.check()?;
+            self.store.open(bucket, key).await
+        }
+        async fn head(&self, bucket: &str, key: &str) -> Result<Option<crate::ports::ObjectMeta>> {
+            self.check()?;
+            self.store.head(bucket, key).await
+        }
+        async fn delete(&self, bucket: &str, key: &str) -> Result<()> {
+            self.check()?;
+            self.store.delete(bucket, key).await
+        }
+        async fn list(
+            &self,
+            bucket: &str,
+            prefix: &str,
+            after: Option<&str>,
+            limit: usize,
+        ) -> Result<crate::ports::ListPage> {
+            self.check()?;
+            self.store.list(bucket, prefix, after, limit).await
+        }
+    }
+
+    #[tokio::test]
+    async fn a_cached_tenant_keeps_working_through_an_outage_of_the_bucket() {
+        use std::sync::atomic::Ordering;
+        let dir = tempfile::tempdir().unwrap();
+        let store: Arc<dyn ObjectStore> = Arc::new(Embedded::open(dir.path(), vec![]).unwrap());
+        store
+            .put(
+                "scripts-b",
+                "acme/scripts/a.luau",
+                "return 1".into(),
+                PutMode::Overwrite,
+            )
+            .await
+            .unwrap();
+        let outage = Arc::new(Outage {
+            store,
+            down: Default::default(),
+        });
+        let src = S3Tenants::new(outage.clone(), "scripts-b", Duration::from_millis(100));
+        // GIVEN a tenant loaded, then the bucket failing every call
+        let t1 = src.load("acme").await.unwrap();
+        outage.down.store(true, Ordering::SeqCst);
+        tokio::time::sleep(Duration::from_millis(150)).await;
+        // WHEN its re-check is due
+        let t2 = src.load("acme").await.unwrap();
+        // THEN the cached tenant answers, and the failed check counts as one: the next
+        // request within `recheck` does not call the bucket again
+        assert!(Arc::ptr_eq(&t1, &t2));
+        let checked = src.cache().get("acme").unwrap().checked;
+        assert!(checked.elapsed() < Duration::from_millis(100));
+        // AND a tenant never loaded fails with the bucket's error, after trying again within
+        // the request's deadline
+        let end = Instant::now() + Duration::from_millis(800);
+        let e = crate::budget::within(end, src.load("beta"))
+            .await
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("SlowDown"), "{e}");
+        assert!(
+            Instant::now() < end,
+            "the cold load gave up within the deadline"
+        );
+        // AND once the bucket is back, the next re-check reads it
+        outage.down.store(false, Ordering::SeqCst);
+        tokio::time::sleep(Duration::from_millis(150)).await;
+        assert!(Arc::ptr_eq(&t1, &src.load("acme").await.unwrap()));
+    }
+
+    #[tokio::test]
+    async fn modules_and_aliases_are_deployed_loaded_and_rechecked() {
+        // GIVEN a tenant folder with a script, modules in subfolders and a .luaurc
+        let dir = tempfile::tempdir().unwrap();
+        let store: Arc<dyn ObjectStore> = Arc::new(Embedded::open(dir.path(), vec![]).unwrap());
+        let t = dir.path().join("acme");
+        std::fs::create_dir_all(t.join("scripts/lib/util")).unwrap();
+        std::fs::write(t.join("config.json"), "{}").unwrap();
+        std::fs::write(
+            t.join(".luaurc"),
+            r#"{"aliases": {"lib": "./scripts/lib"}}"#,
+        )
+        .unwrap();
+        std::fs::write(t.join("scripts/main.luau"), "return 1").unwrap();
+        std::fs::write(t.join("scripts/lib/orders.luau"), "return {}").unwrap();
+        std::fs::write(t.join("scripts/lib/util/init.luau"), "return {}").unwrap();
+        // WHEN it is deployed and loaded
+        let (written, _) = upload_tenant(&*store, "scripts-b", "acme", &t)
+            .await
+            .unwrap();
+        // THEN the modules go first, the configs last, and the loader sees all of them
+        assert_eq!(
+            written,
+            [
+                "acme/scripts/lib/orders.luau",
+                "acme/scripts/lib/util/init.luau",
+                "acme/scripts/main.luau",
+                "acme/.luaurc",
+                "acme/config.json"
+            ]
+        );
+        let src = S3Tenants::new(store.clone(), "scripts-b", Duration::from_millis(100));
+        let t1 = src.load("acme").await.unwrap();
+        assert_eq!(t1.scripts.keys().collect::<Vec<_>>(), ["main"]);
+        assert_eq!(
+            t1.modules.keys().collect::<Vec<_>>(),
+            ["lib/orders", "lib/util/init"]
+        );
+        assert_eq!(
+            t1.resolve("main", "@lib/util").unwrap().name,
+            "lib/util/init"
+        );
+        // WHEN a module is edited and one removed, and deployed again
+        std::fs::write(t.join("scripts/lib/orders.luau"), "return { v = 2 }").unwrap();
+        std::fs::remove_dir_all(t.join("scripts/lib/util")).unwrap();
+        let (_, deleted) = upload_tenant(&*store, "scripts-b", "acme", &t)
+            .await
+            .unwrap();
+        assert_eq!(deleted, ["acme/scripts/lib/util/init.luau"]);
+        // THEN the re-check after its interval loads the new module and drops the old
+        tokio::time::sleep(Duration::from_millis(150)).await;
+        let t2 = src.load("acme").await.unwrap();
+        assert_eq!(t2.modules.keys().collect::<Vec<_>>(), ["lib/orders"]);
+        assert_eq!(t2.modules["lib/orders"].source, "return { v = 2 }");
+        assert_ne!(t1.version, t2.version);
     }
 
     #[tokio::test]

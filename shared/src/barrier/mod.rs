@@ -93,6 +93,19 @@ pub fn check_id(id: &str) -> Result<()> {
     Ok(())
 }
 
+/// Checks the id of a barrier being created: [`check_id`], and not `.` or `..`, which every
+/// URL parser takes as a step of the path (`%2e` too), so that no link to the barrier (the
+/// console's) could reach it. Other characters are percent-encoded in links.
+pub fn check_new_id(id: &str) -> Result<()> {
+    check_id(id)?;
+    if id == "." || id == ".." {
+        return Err(Error::InvalidInput(format!(
+            "barrier id {id:?} is a step of a URL path ('.' or '..'), which no link can name: choose another id"
+        )));
+    }
+    Ok(())
+}
+
 impl Barriers<'_> {
     fn row(&self, id: &str, sk: &str, value: String, expires_at_s: i64) -> NewItem {
         NewItem {
@@ -136,8 +149,8 @@ impl Barriers<'_> {
         let id = spec
             .id
             .clone()
-            .unwrap_or_else(|| format!("{:032x}", rand::random::<u128>()));
-        check_id(&id)?;
+            .unwrap_or_else(|| format!("{:032x}", crate::random::u128()));
+        check_new_id(&id)?;
         spec.validate()?;
         if spec.continue_with.is_some() && !self.queue_enabled {
             return Err(Error::InvalidInput(format!(
@@ -191,7 +204,7 @@ impl Barriers<'_> {
         }
         // This call's own generation: if another create of the id writes meta first, these
         // rows are never read, however late they land.
-        let generation = format!("{:012x}", rand::random::<u64>() >> 16);
+        let generation = format!("{:012x}", crate::random::u64() >> 16);
         let prefix = model::pending_prefix(Some(&generation));
         for chunk in spec.members.chunks(MAX_BATCH_ITEMS) {
             self.budget.spend(1)?;
@@ -227,8 +240,14 @@ impl Barriers<'_> {
             .await
         {
             Ok(_) => meta,
-            // Another create of the id wrote meta first; it writes the list row.
-            Err(Error::AlreadyExists { .. }) => return Ok(id),
+            // Another create of the id wrote meta first. It writes the list row, unless it
+            // died first: write it here too (a second list row is never made). The backend
+            // answers this call's own meta, written by an attempt whose answer was lost, as
+            // written (`KvStore::put_as`), so this path is another writer's.
+            Err(Error::AlreadyExists { .. }) => match self.meta(&id).await? {
+                Some(theirs) => theirs,
+                None => return Ok(id),
+            },
             Err(e) => return Err(e),
         };
         self.list_created(&id, &meta).await?;
@@ -479,6 +498,61 @@ impl Barriers<'_> {
         }
         let failed = self.count(id, "f#").await?;
         let total = meta.members + self.added(id).await?;
+        self.status_of(id, &meta, total, pending, failed, names, next_cursor)
+            .await
+            .map(Some)
+    }
+
+    /// Where a barrier stands for a page that shows it (the operator's console): as
+    /// [`Barriers::status`] without member names, but each count read with one query of at
+    /// most `cap` rows, so that its cost does not grow with the barrier's members. A count that
+    /// reached `cap` is "`cap` or more" ([`Capped`]); `resolved` is then not known.
+    pub async fn glance(&self, id: &str, cap: usize) -> Result<Option<(Status, Capped)>> {
+        check_id(id)?;
+        let Some(meta) = self.meta(id).await? else {
+            return Ok(None);
+        };
+        let (pending, p) = self.count_upto(id, &meta.pending_prefix(), cap).await?;
+        let (failed, f) = self.count_upto(id, "f#", cap).await?;
+        let (added, a) = self.count_upto(id, "a#", cap).await?;
+        let total = meta.members + added;
+        let st = self
+            .status_of(id, &meta, total, pending, failed, Vec::new(), None)
+            .await?;
+        Ok(Some((
+            st,
+            Capped {
+                pending: p,
+                failed: f,
+                added: a,
+            },
+        )))
+    }
+
+    /// The rows with `prefix` of barrier `id`, counted up to `cap` in one query; whether there
+    /// are `cap` or more.
+    async fn count_upto(&self, id: &str, prefix: &str, cap: usize) -> Result<(u64, bool)> {
+        self.budget.spend(1)?;
+        let page = self
+            .kv
+            .query(&pk(self.tenant, id), prefix, None, cap.max(1))
+            .await?;
+        let n = page.items.len() as u64;
+        Ok((n, page.next.is_some() || n >= cap as u64))
+    }
+
+    /// A [`Status`] of barrier `id` from its counts.
+    #[allow(clippy::too_many_arguments)]
+    async fn status_of(
+        &self,
+        id: &str,
+        meta: &Meta,
+        total: u64,
+        pending: u64,
+        failed: u64,
+        names: Vec<String>,
+        next_cursor: Option<String>,
+    ) -> Result<Status> {
         let dispatched = match self.get(id, "d").await? {
             Some(d) => serde_json::from_str::<Value>(&d.value)
                 .map(|v| v["sent"] == json!(true))
@@ -491,7 +565,7 @@ impl Barriers<'_> {
             meta.created_ms
                 .saturating_add((s.min(i64::MAX as u64) as i64).saturating_mul(1000))
         });
-        Ok(Some(Status {
+        Ok(Status {
             id: id.to_string(),
             total,
             pending,
@@ -506,8 +580,19 @@ impl Barriers<'_> {
             expires_at_s: meta.expires_at_s,
             pending_members: names,
             cursor: next_cursor,
-        }))
+        })
     }
+}
+
+/// Which counts of a [`Barriers::glance`] stopped at its cap.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Capped {
+    /// Pending members.
+    pub pending: bool,
+    /// Failed members.
+    pub failed: bool,
+    /// Members added after the create.
+    pub added: bool,
 }
 
 /// Whether the barrier `id` of `tenant` was created by the create call of `generation` and still

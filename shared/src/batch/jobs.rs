@@ -1,6 +1,7 @@
-//! Every job of a tenant with its age and state, for `native batch list`: waiting (no
-//! `done.json` yet), stale (waiting longer than its `stale_after_s`), done, failed
-//! (`done.json` says `ok: false`).
+//! Every job of a tenant with its age and state, for `native batch list` and the console:
+//! waiting (no `done.json` yet), stale (waiting longer than its `stale_after_s`), done, failed
+//! (`done.json` says `ok: false`). A partner's job is known by its `request.json`; a `job:http`
+//! job, which writes none (the server performs its requests), by its state file.
 
 use std::collections::BTreeMap;
 
@@ -22,7 +23,7 @@ pub struct JobInfo {
     pub job: String,
     /// waiting, stale, done or failed.
     pub state: &'static str,
-    /// Seconds since request.json was written.
+    /// Seconds since the job was submitted (its request.json, or its state's creation).
     pub age_s: i64,
     /// The stale limit, when the job has one.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -41,35 +42,56 @@ pub async fn list(
 ) -> Result<Vec<JobInfo>> {
     let (bucket, folder) = batch_folder(deployment, tenant)?;
     let jobs = format!("{folder}jobs/");
-    // job -> (request.json's time, whether done.json is there)
-    let mut seen: BTreeMap<String, (Option<i64>, bool)> = BTreeMap::new();
-    let mut after: Option<String> = None;
-    loop {
-        let page = objects.list(&bucket, &jobs, after.as_deref(), 1000).await?;
-        for o in &page.objects {
-            let Some((job, file)) = o.key[jobs.len()..].split_once('/') else {
-                continue;
-            };
-            let e = seen.entry(job.to_string()).or_default();
-            match file {
-                "request.json" => e.0 = Some(o.modified_ms),
-                "done.json" => e.1 = true,
-                _ => {}
+    let states = format!("{folder}state/");
+    // job -> (request.json's time, whether done.json is there, whether it has a state file)
+    let mut seen: BTreeMap<String, (Option<i64>, bool, bool)> = BTreeMap::new();
+    for prefix in [&jobs, &states] {
+        let mut after: Option<String> = None;
+        loop {
+            let page = objects
+                .list(&bucket, prefix, after.as_deref(), 1000)
+                .await?;
+            for o in &page.objects {
+                let rest = &o.key[prefix.len()..];
+                if prefix == &states {
+                    if let Some(job) = rest.strip_suffix(".json").filter(|j| !j.contains('/')) {
+                        seen.entry(job.to_string()).or_default().2 = true;
+                    }
+                    continue;
+                }
+                let Some((job, file)) = rest.split_once('/') else {
+                    continue;
+                };
+                let e = seen.entry(job.to_string()).or_default();
+                match file {
+                    "request.json" => e.0 = Some(o.modified_ms),
+                    "done.json" => e.1 = true,
+                    _ => {}
+                }
             }
-        }
-        match page.next {
-            Some(next) if seen.len() < MAX_JOBS => after = Some(next),
-            _ => break,
+            match page.next {
+                Some(next) if seen.len() < MAX_JOBS => after = Some(next),
+                _ => break,
+            }
         }
     }
     let mut out = Vec::new();
-    for (job, (requested, done)) in seen {
-        let Some(at) = requested else { continue };
+    for (job, (requested, done, has_state)) in seen {
+        // Neither a request nor a state: stray objects in jobs/, no job.
+        if requested.is_none() && !has_state {
+            continue;
+        }
+        let state: Option<State> = match has_state {
+            true => objects
+                .get(&bucket, &format!("{folder}{}", state_key(&job)))
+                .await?
+                .and_then(|(_, b)| serde_json::from_slice(&b).ok()),
+            false => None,
+        };
+        let Some(at) = requested.or(state.as_ref().map(|s| s.created_ms)) else {
+            continue;
+        };
         let age_s = (now_ms - at).max(0) / 1000;
-        let state: Option<State> = objects
-            .get(&bucket, &format!("{folder}{}", state_key(&job)))
-            .await?
-            .and_then(|(_, b)| serde_json::from_slice(&b).ok());
         let stale_after_s = state.and_then(|s| s.stale_after_s);
         let (state, error) = if done {
             let d: Option<Done> = objects

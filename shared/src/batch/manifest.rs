@@ -226,6 +226,20 @@ pub fn check_part_key(key: &str) -> Result<(), String> {
 
 #[cfg(test)]
 pub(crate) mod tests {
+    #[test]
+    fn job_ids_that_are_steps_of_a_url_path_are_refused() {
+        for step in [".", "..", "..."] {
+            assert!(super::check_job_id(step).is_err(), "{step}");
+        }
+        for fine in ["a.b", ".x", "x.", "job-1_2"] {
+            assert!(super::check_job_id(fine).is_ok(), "{fine}");
+        }
+        // '%', '/' and '\\' (which a URL parser could decode or turn into a step) are refused.
+        for bad in ["%2e", "a/b", "a\\b"] {
+            assert!(super::check_job_id(bad).is_err(), "{bad}");
+        }
+    }
+
     use super::*;
 
     /// Part keys that must be refused: each could leave the job folder, or is no key at all.

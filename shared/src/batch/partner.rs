@@ -50,6 +50,9 @@ pub enum Source {
     /// A folder of files: `<query>.ndjson` (by the query string), else `<name>.ndjson` (by the
     /// query's name). Gzipped files are read as such.
     Fixtures(PathBuf),
+    /// Rows handed over by the caller (`native test`'s `t:partner`): per query name, its NDJSON
+    /// text, or why the query fails. A query not named fails, saying so.
+    Given(BTreeMap<String, std::result::Result<String, String>>),
 }
 
 /// How [`answer`] answers.
@@ -506,6 +509,19 @@ fn produce(
 ) -> std::result::Result<(), Stop> {
     match source {
         Source::Exec(cmd) => exec(cmd, ctx, split, emit),
+        Source::Given(rows) => match rows.get(&ctx.name) {
+            Some(Ok(text)) => split_lines(
+                &mut text.as_bytes(),
+                &format!("the rows given for query {}", ctx.name),
+                split,
+                emit,
+            ),
+            Some(Err(why)) => Err(Stop::Fail(why.clone())),
+            None => Err(Stop::Fail(format!(
+                "no rows were given for it (given: {})",
+                rows.keys().cloned().collect::<Vec<_>>().join(", ")
+            ))),
+        },
         Source::Fixtures(dir) => {
             let mut tried = Vec::new();
             if is_file_name(&ctx.query) {

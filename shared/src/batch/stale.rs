@@ -1,5 +1,7 @@
 //! A batch job's stale timer (`"job"` on the timer row): `on_stale`'s message, sent only if the
-//! job's `done.json` is not there by then. Registered with the tick by the runtime.
+//! job is still waiting by then: its `done.json` is not there, and its state is (a continuation
+//! that settled the job and deleted `job:keys()` took both). Registered with the tick by the
+//! runtime.
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -16,6 +18,11 @@ pub struct JobGuard {
     pub bucket: String,
     /// The full key of the job's `done.json`.
     pub done_key: String,
+    /// The full key of the job's `state/<job>.json`, which only the tenant writes and a
+    /// settled job's cleanup deletes. Absent in timers set before it was recorded, which check
+    /// `done.json` alone.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub state_key: Option<String>,
 }
 
 /// The stale timer's kind.
@@ -47,12 +54,18 @@ impl Kind for Stale {
             return Ok(Verdict::Void);
         };
         *calls += 1;
-        Ok(
-            if due.objects.head(&j.bucket, &j.done_key).await?.is_none() {
-                Verdict::Send
-            } else {
-                Verdict::Void
-            },
-        )
+        if due.objects.head(&j.bucket, &j.done_key).await?.is_some() {
+            return Ok(Verdict::Void);
+        }
+        // No done.json: still waiting, unless the job is gone. A job answered, settled and
+        // cleaned up (`{ delete = job:keys() }`) has no done.json either, but no state; the
+        // partner cannot write state/, so it cannot hide a waiting job this way.
+        if let Some(state) = &j.state_key {
+            *calls += 1;
+            if due.objects.head(&j.bucket, state).await?.is_none() {
+                return Ok(Verdict::Void);
+            }
+        }
+        Ok(Verdict::Send)
     }
 }

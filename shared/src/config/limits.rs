@@ -41,6 +41,9 @@ pub struct Limits {
     pub max_rendezvous_namespaces: u32,
     /// Rendezvous barriers the tenant may hold, over all its namespaces.
     pub max_rendezvous_barriers: u32,
+    /// `WaitAtBarrier` calls of the tenant parked at once in one server; more are refused
+    /// with the limit's error (429 on the API).
+    pub max_rendezvous_waits: u32,
 }
 
 impl Default for Limits {
@@ -59,6 +62,7 @@ impl Default for Limits {
             max_chain_width: 10_000,
             max_rendezvous_namespaces: 100,
             max_rendezvous_barriers: 1000,
+            max_rendezvous_waits: 1000,
         }
     }
 }
@@ -78,6 +82,7 @@ pub const CEILINGS: Limits = Limits {
     max_chain_width: 1_000_000,
     max_rendezvous_namespaces: 10_000,
     max_rendezvous_barriers: 1_000_000,
+    max_rendezvous_waits: 100_000,
 };
 
 impl Limits {
@@ -124,6 +129,11 @@ impl Limits {
                 "max_rendezvous_barriers",
                 self.max_rendezvous_barriers,
                 CEILINGS.max_rendezvous_barriers,
+            ),
+            (
+                "max_rendezvous_waits",
+                self.max_rendezvous_waits,
+                CEILINGS.max_rendezvous_waits,
             ),
         ];
         for (name, value, ceiling) in fields {

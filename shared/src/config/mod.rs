@@ -5,11 +5,13 @@
 mod deployment;
 pub mod http;
 mod limits;
+pub mod modules;
 mod tenant;
 
 pub use deployment::{BatchConfig, BucketRef, Deployment, HttpDeployment, DEPLOYMENT_FILE};
 pub use http::TenantHttp;
 pub use limits::{Limits, CEILINGS, MAX_DELETES};
+pub use modules::Luaurc;
 pub(crate) use tenant::nul_at;
 pub use tenant::{Router, Script, Tenant, TenantConfig, DEFAULT_ROUTER};
 

@@ -114,6 +114,26 @@ impl Script {
             .map(|i| i + 1)
     }
 
+    /// A module (a file in a subfolder of `scripts/`) from its name (`lib/orders`) and source.
+    /// Its hash is over the source and a mark of its kind, so that a module and a script with
+    /// the same text never share cached bytecode (a script's is compiled with its exports).
+    pub fn module(name: impl Into<String>, source: impl Into<String>) -> Self {
+        let source = source.into();
+        let mut h = Sha256::new_with_prefix(b"module\0");
+        h.update(source.as_bytes());
+        Script {
+            name: name.into(),
+            source,
+            hash: h.finalize().into(),
+        }
+    }
+
+    /// A module read from a file: [`Script::from_file`]'s checks, [`Script::module`]'s hash.
+    pub fn module_from_file(file: &str, name: &str, text: &str) -> Result<Self, Error> {
+        let s = Script::from_file(file, name, text)?;
+        Ok(Script::module(s.name, s.source))
+    }
+
     /// A script read from a file (`file` names it in errors): a leading UTF-8 byte order mark,
     /// which some editors write, is dropped; a NUL byte is refused with its line, since Luau
     /// would silently ignore everything after it.
@@ -170,6 +190,11 @@ pub struct Tenant {
     pub config: TenantConfig,
     /// Scripts by name.
     pub scripts: BTreeMap<String, Arc<Script>>,
+    /// Modules (files in subfolders of `scripts/`) by name: their path under `scripts/`
+    /// without `.luau` (`lib/orders`). Scripts `require` them ([`super::modules`]).
+    pub modules: BTreeMap<String, Arc<Script>>,
+    /// The aliases of the tenant's `.luaurc`, lower-cased, to their paths.
+    pub aliases: BTreeMap<String, String>,
     /// A hash over the config and every script: changes when anything of the tenant changes.
     pub version: [u8; 32],
 }
@@ -177,7 +202,26 @@ pub struct Tenant {
 impl Tenant {
     /// Builds a tenant, checking its name and its scripts' names.
     pub fn new(name: &str, config: TenantConfig, scripts: Vec<Script>) -> Result<Self, Error> {
+        Tenant::with_modules(name, config, scripts, Vec::new(), Default::default())
+    }
+
+    /// Builds a tenant with modules and its `.luaurc`, checking names and the number of
+    /// modules ([`super::modules::MAX_MODULES`]).
+    pub fn with_modules(
+        name: &str,
+        config: TenantConfig,
+        scripts: Vec<Script>,
+        modules: Vec<Script>,
+        luaurc: super::Luaurc,
+    ) -> Result<Self, Error> {
         check_name("tenant", name).map_err(Error::InvalidInput)?;
+        if modules.len() > super::modules::MAX_MODULES {
+            return Err(Error::InvalidInput(format!(
+                "tenant {name:?} has {} modules under scripts/; the most is {}",
+                modules.len(),
+                super::modules::MAX_MODULES
+            )));
+        }
         let mut h = Sha256::new();
         h.update(serde_json::to_vec(&config.config).unwrap_or_default());
         h.update(format!(
@@ -191,10 +235,25 @@ impl Tenant {
             h.update(s.hash);
             map.insert(s.name.clone(), Arc::new(s));
         }
+        let mut mods = BTreeMap::new();
+        for m in modules {
+            h.update(b"\0module\0");
+            h.update(m.name.as_bytes());
+            h.update(m.hash);
+            mods.insert(m.name.clone(), Arc::new(m));
+        }
+        for (alias, path) in &luaurc.aliases {
+            h.update(b"\0alias\0");
+            h.update(alias.as_bytes());
+            h.update(b"\0");
+            h.update(path.as_bytes());
+        }
         Ok(Tenant {
             name: name.to_string(),
             config,
             scripts: map,
+            modules: mods,
+            aliases: luaurc.aliases,
             version: h.finalize().into(),
         })
     }
@@ -211,6 +270,17 @@ impl Tenant {
 
     /// A script by name, or an error that says which scripts there are.
     pub fn script(&self, name: &str) -> Result<&Arc<Script>, Error> {
+        // A module is not a script: say so rather than that no such script can exist.
+        let module = name.strip_suffix(".luau").unwrap_or(name);
+        if module.contains('/') && self.modules.contains_key(module) {
+            return Err(Error::InvalidInput(format!(
+                "{module:?} of tenant {:?} is a module (scripts/{module}.luau), not a script: files in \
+                 subfolders of scripts/ are modules that scripts require; name a script of scripts/ \
+                 ({})",
+                self.name,
+                self.scripts.keys().cloned().collect::<Vec<_>>().join(", ")
+            )));
+        }
         // A name no script file can have (path tricks, megabytes): say so, quoted cut, rather
         // than suggest adding scripts/<name>.luau.
         if check_name("script", name).is_err() {

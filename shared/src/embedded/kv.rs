@@ -5,7 +5,8 @@ use rusqlite::{params, OptionalExtension};
 
 use super::{db_err, token, Embedded};
 use crate::ports::{
-    check_batch_len, now_ms, Item, ItemPage, KvStore, NewItem, PutMode, TxOp, TxPlan, MAX_TX_OPS,
+    check_batch_len, new_token, now_ms, Item, ItemPage, KvStore, NewItem, PutMode, TxOp, TxPlan,
+    MAX_TX_OPS,
 };
 use crate::{Error, Result};
 
@@ -104,9 +105,11 @@ fn check_tx(ops: &[TxOp]) -> Result<()> {
     Ok(())
 }
 
-/// Applies `ops` in the writer's transaction `tx`: every condition is checked first, in order,
-/// so that the first failing one is reported (`Ok(Err(i))`) and nothing is written.
-fn apply_tx(tx: &rusqlite::Connection, ops: &[TxOp]) -> Result<Result<(), usize>> {
+/// Applies `ops` in the writer's transaction `tx`, each item put with version `token`: every
+/// condition is checked first, in order, so that the first failing one is reported
+/// (`Ok(Err(i))`) and nothing is written; unless an item it puts holds `token` already (an
+/// earlier attempt of this transaction was applied), which answers `Ok(Ok(()))`.
+fn apply_tx(tx: &rusqlite::Connection, ops: &[TxOp], token: &str) -> Result<Result<(), usize>> {
     for (i, op) in ops.iter().enumerate() {
         let ok = match op {
             TxOp::Check {
@@ -126,6 +129,13 @@ fn apply_tx(tx: &rusqlite::Connection, ops: &[TxOp]) -> Result<Result<(), usize>
             TxOp::Delete { pk, sk } => get_row(tx, pk, sk)?.is_some(),
         };
         if !ok {
+            for op in ops {
+                if let TxOp::Put { item, .. } = op {
+                    if get_row(tx, &item.pk, &item.sk)?.is_some_and(|o| o.version == token) {
+                        return Ok(Ok(()));
+                    }
+                }
+            }
             return Ok(Err(i));
         }
     }
@@ -136,7 +146,7 @@ fn apply_tx(tx: &rusqlite::Connection, ops: &[TxOp]) -> Result<Result<(), usize>
                 super::execute(
                     tx,
                     PUT,
-                    params![item.pk, item.sk, item.value, item.expires_at_s, token()],
+                    params![item.pk, item.sk, item.value, item.expires_at_s, token],
                 )
                 .map_err(db_err)?;
             }
@@ -161,9 +171,14 @@ impl KvStore for Embedded {
             .map(|g| g as &dyn crate::ports::Generation)
     }
 
-    async fn put(&self, item: NewItem, mode: PutMode) -> Result<String> {
+    async fn put_as(&self, item: NewItem, mode: PutMode, token: &str) -> Result<String> {
+        let token = token.to_string();
         self.write(move |tx| {
             let old = get_row(tx, &item.pk, &item.sk)?;
+            if old.as_ref().is_some_and(|o| o.version == token) {
+                // This write's own earlier attempt.
+                return Ok(token);
+            }
             let what = || format!("item {:?}/{:?}", item.pk, item.sk);
             match (&mode, &old) {
                 (PutMode::Create, Some(_)) => return Err(Error::AlreadyExists { what: what() }),
@@ -179,14 +194,13 @@ impl KvStore for Embedded {
                 }
                 _ => {}
             }
-            let version = token();
             super::execute(
                 tx,
                 PUT,
-                params![item.pk, item.sk, item.value, item.expires_at_s, version],
+                params![item.pk, item.sk, item.value, item.expires_at_s, token],
             )
             .map_err(db_err)?;
-            Ok(version)
+            Ok(token)
         })
         .await
     }
@@ -267,9 +281,10 @@ impl KvStore for Embedded {
         .await
     }
 
-    async fn transact(&self, ops: Vec<TxOp>) -> Result<Result<(), usize>> {
+    async fn transact_as(&self, ops: Vec<TxOp>, token: &str) -> Result<Result<(), usize>> {
         check_tx(&ops)?;
-        self.write(move |tx| apply_tx(tx, &ops)).await
+        let token = token.to_string();
+        self.write(move |tx| apply_tx(tx, &ops, &token)).await
     }
 
     /// Reads the item again in the writer's transaction and plans on it there: nothing can
@@ -281,7 +296,7 @@ impl KvStore for Embedded {
                 return Ok(Ok(()));
             }
             check_tx(&ops)?;
-            apply_tx(tx, &ops)
+            apply_tx(tx, &ops, &new_token())
         })
         .await
     }

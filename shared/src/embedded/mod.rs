@@ -251,8 +251,8 @@ fn connect(db: &Path) -> Result<Connection> {
     // Plans made once per statement, not once per call. Without the query planner stability
     // guarantee SQLite plans a `LIMIT ?` with the value bound to it, marks the statement to be
     // made again whenever that parameter is bound, and so parses and plans each of the
-    // backend's paged reads (a queue's due messages, a key-value query) at every call: 45 000
-    // instructions each time, a sixth of a queued message's cost in the bench.
+    // backend's paged reads (a queue's due messages, a key-value query) at every call
+    // (BENCHMARKS.md, Queue throughput).
     conn.set_db_config(
         rusqlite::config::DbConfig::SQLITE_DBCONFIG_ENABLE_QPSG,
         true,
@@ -296,8 +296,8 @@ fn lost(root: &Path, db: &Path) -> Error {
 
 /// Runs `sql` from the connection's cache of prepared statements, as
 /// `Connection::execute` does without one: SQLite parses and plans each statement once per
-/// connection, not at every call (23 000 instructions an `INSERT` of a message, which it cost
-/// at every send; [`connect`] keeps room for all of them).
+/// connection, not at every call (an `INSERT` of a message was parsed at every send:
+/// BENCHMARKS.md, Queue throughput; [`connect`] keeps room for all of them).
 pub(crate) fn execute<P: rusqlite::Params>(
     c: &Connection,
     sql: &str,
@@ -363,6 +363,63 @@ mod tests {
     async fn conformance_kv_transactions() {
         let (_d, e) = open();
         conformance::kv_transactions(&e).await;
+    }
+
+    #[tokio::test]
+    async fn contents_noted_for_collection_when_a_process_died_are_collected_after_it() {
+        use crate::ports::{ObjectStore, PutMode};
+        use sha2::{Digest, Sha256};
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        let path_of = |data: &[u8]| {
+            let d = hex::encode(Sha256::digest(data));
+            (root.join("blobs").join(&d[..2]).join(&d), d)
+        };
+        // GIVEN two contents noted for collection, as a synced overwrite leaves them when its
+        // process dies before it collects: one that no object names, one named again since
+        let e = Embedded::open(root, vec![]).unwrap();
+        e.put("b", "gone", "old".into(), PutMode::Overwrite)
+            .await
+            .unwrap();
+        e.put("b", "kept", "still".into(), PutMode::Overwrite)
+            .await
+            .unwrap();
+        drop(e);
+        let ((old, old_blob), (still, still_blob)) = (path_of(b"old"), path_of(b"still"));
+        let c = rusqlite::Connection::open(root.join(DB_FILE)).unwrap();
+        c.execute("DELETE FROM objects WHERE key = 'gone'", [])
+            .unwrap();
+        for b in [&old_blob, &still_blob] {
+            c.execute("INSERT INTO collect (blob) VALUES (?1)", [b])
+                .unwrap();
+        }
+        drop(c);
+        // WHEN the project is opened again and makes its first synced write
+        let e = Embedded::open(root, vec![]).unwrap();
+        assert!(old.exists());
+        e.put("b", "new", "new".into(), PutMode::Overwrite)
+            .await
+            .unwrap();
+        // THEN the content no object names is gone, the named one stays, and no note is left
+        assert!(!old.exists(), "the orphaned content is collected");
+        assert!(still.exists(), "a content an object names is kept");
+        assert_eq!(
+            e.get("b", "kept").await.unwrap().unwrap().1,
+            bytes::Bytes::from_static(b"still")
+        );
+        let notes: i64 = e
+            .read(|c| {
+                c.query_row("SELECT count(*) FROM collect", [], |r| r.get(0))
+                    .map_err(db_err)
+            })
+            .unwrap();
+        assert_eq!(notes, 0);
+    }
+
+    #[tokio::test]
+    async fn conformance_kv_own_writes() {
+        let (_d, e) = open();
+        conformance::kv_own_writes(&e).await;
     }
 
     #[tokio::test]

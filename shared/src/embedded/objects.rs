@@ -18,28 +18,6 @@ impl Embedded {
         blob_path(&self.inner.root, blob)
     }
 
-    /// Removes a blob file if no object refers to it any more. In a write of its own so that
-    /// no put can be between placing the blob and referring to it.
-    async fn collect_blob(&self, blob: String) -> Result<()> {
-        let path = self.blob_path(&blob);
-        let disk = self.inner.disk.clone();
-        self.write(move |tx| {
-            let refs: i64 = super::query_row(
-                tx,
-                "SELECT count(*) FROM objects WHERE blob = ?1",
-                [&blob],
-                |r| r.get(0),
-            )
-            .map_err(db_err)?;
-            if refs == 0 {
-                // Left behind if this fails: `native doctor` removes orphans.
-                let _ = disk.remove_file(&path);
-            }
-            Ok(())
-        })
-        .await
-    }
-
     fn meta_row(
         tx: &rusqlite::Connection,
         bucket: &str,
@@ -257,14 +235,16 @@ impl ObjectStore for Embedded {
                     let body = object_created_body(&bucket, &meta, "local");
                     Self::enqueue(tx, QueueKind::Events, &body, 0)?;
                 }
-                Ok(old.map(|(_, blob)| blob).filter(|b| *b != digest))
+                // The old content goes once this row is synced (writer.rs).
+                if let Some((_, blob)) = old.filter(|(_, b)| *b != digest) {
+                    group.collect_after_sync(tx, &blob)?;
+                }
+                Ok(())
             })
             .await;
         // Renamed away when the write went through; otherwise not left behind.
         let _ = std::fs::remove_file(&tmp);
-        if let Some(old_blob) = result? {
-            self.collect_blob(old_blob).await?;
-        }
+        result?;
         Ok(meta)
     }
 
@@ -324,8 +304,9 @@ impl ObjectStore for Embedded {
 
     async fn delete(&self, bucket: &str, key: &str) -> Result<()> {
         let (b, k) = (bucket.to_string(), key.to_string());
-        let old = self
-            .write(move |tx| {
+        self.inner
+            .writer
+            .write(move |tx, group| {
                 let old = Self::meta_row(tx, &b, &k)?;
                 super::execute(
                     tx,
@@ -333,13 +314,13 @@ impl ObjectStore for Embedded {
                     params![b, k],
                 )
                 .map_err(db_err)?;
-                Ok(old)
+                // Its content goes once this delete is synced (writer.rs).
+                if let Some((_, blob)) = old {
+                    group.collect_after_sync(tx, &blob)?;
+                }
+                Ok(())
             })
-            .await?;
-        if let Some((_, blob)) = old {
-            self.collect_blob(blob).await?;
-        }
-        Ok(())
+            .await
     }
 
     async fn list(

@@ -37,6 +37,7 @@ CREATE TABLE IF NOT EXISTS flushes (id INTEGER PRIMARY KEY, n INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS attempts (
   message_id INTEGER NOT NULL, attempt INTEGER NOT NULL, at_ms INTEGER NOT NULL, error TEXT NOT NULL);
 CREATE INDEX IF NOT EXISTS attempts_of ON attempts(message_id);
+CREATE TABLE IF NOT EXISTS collect (blob TEXT PRIMARY KEY) WITHOUT ROWID;
 ";
 
 /// Columns that databases made by older builds lack: (table, column, its definition).

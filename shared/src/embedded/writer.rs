@@ -32,6 +32,15 @@
 //! failed commit (a full disk, say) fails every write of the group with its cause. Folders
 //! that a write renamed a file into are synced once per group, before the commit (see
 //! `disk.rs`).
+//!
+//! An object's content is removed only once the row that stopped naming it is synced: an
+//! overwrite or a delete notes the content it let go of in `collect`, in its own transaction,
+//! and after a synced commit the writer removes those that no object names (issue 50: a
+//! deferred overwrite that unlinked the old content at once lost it to a power cut before the
+//! run's flush, once a later put had synced its folder). The check and the removal are made in
+//! a transaction of their own, only if no other connection committed since the synced commit
+//! (`PRAGMA data_version`): what they read is then on stable storage. Notes that a cut left
+//! are collected after the first synced commit of the next open.
 
 use std::cell::Cell;
 use std::collections::BTreeSet;
@@ -41,7 +50,7 @@ use std::sync::mpsc;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
-use rusqlite::Connection;
+use rusqlite::{Connection, OptionalExtension};
 
 use super::disk::Disk;
 use super::faults;
@@ -73,6 +82,8 @@ fn note_wal(_: &rusqlite::hooks::Wal, pages: std::ffi::c_int) -> rusqlite::Resul
 pub(crate) struct Group {
     /// Folders to sync before the commit: they name files that rows of the group refer to.
     sync_dirs: BTreeSet<PathBuf>,
+    /// A write noted contents to collect (`collect` rows).
+    collect: bool,
 }
 
 impl Group {
@@ -80,7 +91,20 @@ impl Group {
     pub(crate) fn sync_before_commit(&mut self, dir: &Path) {
         self.sync_dirs.insert(dir.to_path_buf());
     }
+
+    /// Notes in `conn`'s transaction that no object may name the content `blob` any more:
+    /// it is removed after a synced commit, if none does then.
+    pub(crate) fn collect_after_sync(&mut self, conn: &Connection, blob: &str) -> Result<()> {
+        conn.prepare_cached("INSERT OR IGNORE INTO collect (blob) VALUES (?1)")
+            .and_then(|mut s| s.execute([blob]))
+            .map_err(super::db_err)?;
+        self.collect = true;
+        Ok(())
+    }
 }
+
+/// Contents collected at most in one go, after a synced commit; the rest after the next one.
+const COLLECT_AT_ONCE: usize = 64;
 
 /// A write waiting for its group.
 trait Job: Send {
@@ -193,6 +217,8 @@ impl Writer {
             unsynced: unsynced.clone(),
             synced: synced.clone(),
             checkpoint_due: false,
+            // What a cut may have left noted: looked at after the first synced commit.
+            collect_due: true,
         }));
         let c = committer.clone();
         let thread = std::thread::Builder::new()
@@ -329,6 +355,8 @@ struct Committer {
     synced: Arc<AtomicU64>,
     /// A commit left the WAL past [`CHECKPOINT_PAGES`]: the next one who may block checkpoints.
     checkpoint_due: bool,
+    /// Rows of `collect` may be waiting for a synced commit.
+    collect_due: bool,
 }
 
 /// A group's outcome, to be answered once the connection is let go.
@@ -478,6 +506,11 @@ impl Committer {
             }
         }
         let left: Vec<Box<dyn Job>> = rest.collect();
+        self.collect_due |= group.collect;
+        // What other connections had committed when this synced commit began to sync.
+        let before_sync = (durable && self.collect_due && aborted.is_none())
+            .then(|| data_version(conn).ok())
+            .flatten();
         // Deferred commits before this one are synced with it only if it writes a frame.
         let unsynced_before = self.unsynced.load(Ordering::SeqCst);
         let commit = match aborted {
@@ -500,6 +533,9 @@ impl Committer {
                 } else if owes_flush {
                     self.unsynced.store(true, Ordering::SeqCst);
                 }
+                if let Some(version) = before_sync {
+                    self.collect_due = !self.collect(version);
+                }
             }
             Err(_) => {
                 if !conn.is_autocommit() {
@@ -508,6 +544,61 @@ impl Committer {
             }
         }
         Committed { done, commit, left }
+    }
+
+    /// Removes the contents noted in `collect` that no object names, right after a synced
+    /// commit that began when other connections had committed `version` (its data_version).
+    /// Only if none has committed since: then every row read here is on stable storage, and
+    /// no row that a cut could bring back names what is removed. Its own commit is not synced:
+    /// a note it deleted that a cut brings back is looked at again, and finds its content
+    /// named again or gone. Returns whether every note was looked at.
+    fn collect(&mut self, version: i64) -> bool {
+        let (conn, disk) = (&self.conn, self.disk.as_ref());
+        let Some(root) = self.db.parent() else {
+            return true;
+        };
+        if self.synced_mode && exec(conn, "PRAGMA synchronous = NORMAL").is_ok() {
+            self.synced_mode = false;
+        }
+        // Never waits for another connection: the next synced commit tries again.
+        let _ = conn.busy_timeout(Duration::ZERO);
+        let begun = exec(conn, "BEGIN IMMEDIATE");
+        let _ = conn.busy_timeout(BUSY_TIMEOUT);
+        if begun.is_err() {
+            return false;
+        }
+        let done = (|| -> rusqlite::Result<bool> {
+            if data_version(conn)? != version {
+                return Ok(false);
+            }
+            let notes: Vec<String> = conn
+                .prepare_cached("SELECT blob FROM collect LIMIT ?1")?
+                .query_map([COLLECT_AT_ONCE as i64], |r| r.get(0))?
+                .collect::<rusqlite::Result<_>>()?;
+            for blob in &notes {
+                let named: Option<i64> = conn
+                    .prepare_cached("SELECT 1 FROM objects WHERE blob = ?1 LIMIT 1")?
+                    .query_row([blob], |r| r.get(0))
+                    .optional()?;
+                if named.is_none() && blob.len() > 2 {
+                    let path = root.join("blobs").join(&blob[..2]).join(blob);
+                    // Gone already (a note a cut brought back), or left to `native doctor`.
+                    let _ = disk.remove_file(&path);
+                }
+                conn.prepare_cached("DELETE FROM collect WHERE blob = ?1")?
+                    .execute([blob])?;
+            }
+            Ok(notes.len() < COLLECT_AT_ONCE)
+        })();
+        match done {
+            Ok(all) if exec(conn, "COMMIT").is_ok() => all,
+            _ => {
+                if !conn.is_autocommit() {
+                    let _ = conn.execute_batch("ROLLBACK");
+                }
+                false
+            }
+        }
     }
 
     /// Checkpoints the WAL if a commit left it long (see [`CHECKPOINT_PAGES`]), as SQLite's
@@ -531,6 +622,12 @@ fn mark(conn: &Connection, db: &Path) -> Result<()> {
         "INSERT INTO flushes (id, n) VALUES (1, 1) ON CONFLICT (id) DO UPDATE SET n = n + 1",
     )
     .map_err(|e| faults::db(db, &e))
+}
+
+/// How many commits other connections made, as far as `conn` knows: it changes with each.
+fn data_version(conn: &Connection) -> rusqlite::Result<i64> {
+    conn.prepare_cached("PRAGMA data_version")?
+        .query_row([], |r| r.get(0))
 }
 
 /// Runs one statement of the writer's own (a transaction's control, a pragma) from the

@@ -90,12 +90,52 @@ fn compiler() -> Compiler {
 /// Compiles a script, or returns its cached bytecode. The key is the sha256 of the source: the
 /// Luau version cannot change within a process, and the cache lives only in memory.
 pub fn bytecode(script: &Script) -> Result<Arc<Vec<u8>>, String> {
+    cached(script, compile)
+}
+
+/// The bytecode of `script` from the cache, else compiled by `make` and kept.
+fn cached(
+    script: &Script,
+    make: fn(&str, &str) -> Result<Vec<u8>, String>,
+) -> Result<Arc<Vec<u8>>, String> {
     if let Some(b) = cache().code.get(&SourceKey(script.hash)) {
         return Ok(b.clone());
     }
-    let code = Arc::new(compile(&script.name, &script.source)?);
+    let code = Arc::new(make(&script.name, &script.source)?);
     cache().insert(SourceKey(script.hash), code.clone(), MAX_CACHED_BYTES);
     Ok(code)
+}
+
+/// Compiles a module, or returns its cached bytecode (a module's hash differs from a script's
+/// of the same text: [`Script::module`]).
+pub fn module_bytecode(module: &Script) -> Result<Arc<Vec<u8>>, String> {
+    cached(module, compile_module)
+}
+
+/// Compiles a module's source as written (a module returns its value itself; nothing is
+/// appended); a syntax error names the file and line, as [`compile`]'s.
+pub fn compile_module(name: &str, source: &str) -> Result<Vec<u8>, String> {
+    let source = source.strip_prefix('\u{feff}').unwrap_or(source);
+    if let Some(at) = crate::config::nul_at(source) {
+        return Err(format!("{name}.luau:{at}"));
+    }
+    compiler().compile(source).map_err(|e| located(name, e))
+}
+
+/// A compile error as `<name>.luau:<line>: <message>`.
+fn located(name: &str, e: mlua::Error) -> String {
+    let msg = match e {
+        mlua::Error::SyntaxError { message, .. } => message,
+        other => other.to_string(),
+    };
+    // Luau reports "<line>: <message>"; put the file in front.
+    if msg.starts_with(':') {
+        format!("{name}.luau{msg}")
+    } else if msg.starts_with(|c: char| c.is_ascii_digit()) {
+        format!("{name}.luau:{msg}")
+    } else {
+        format!("{name}.luau: {msg}")
+    }
 }
 
 /// Compiles source to bytecode; a syntax error names the script and line. A leading UTF-8 BOM
@@ -110,20 +150,7 @@ pub fn compile(name: &str, source: &str) -> Result<Vec<u8>, String> {
     if let Ok(code) = c.compile(&with_exports) {
         return Ok(code);
     }
-    c.compile(source).map_err(|e| {
-        let msg = match e {
-            mlua::Error::SyntaxError { message, .. } => message,
-            other => other.to_string(),
-        };
-        // Luau reports "<line>: <message>"; put the file in front.
-        if msg.starts_with(':') {
-            format!("{name}.luau{msg}")
-        } else if msg.starts_with(|c: char| c.is_ascii_digit()) {
-            format!("{name}.luau:{msg}")
-        } else {
-            format!("{name}.luau: {msg}")
-        }
-    })
+    c.compile(source).map_err(|e| located(name, e))
 }
 
 /// How many scripts are cached (for tests and diagnostics).

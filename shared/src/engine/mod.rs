@@ -6,11 +6,13 @@ mod bytecode;
 mod frame;
 pub mod handoff;
 mod interrupt;
+pub mod names;
 mod removed;
+mod require;
 mod sandbox;
 mod spare;
 
-pub use bytecode::{bytecode, cached_count, compile, compile_count_of};
+pub use bytecode::{bytecode, cached_count, compile, compile_count_of, compile_module};
 pub use sandbox::{Blank, Vm};
 
 use std::cell::{Cell, RefCell};
@@ -95,6 +97,8 @@ pub enum Answer {
     Value(serde_json::Value),
     /// As JSON text, for a call with [`Call::json_answer`].
     Json(Vec<u8>),
+    /// An HTTP answer the script chose with `native.response`.
+    Reply(host::Reply),
 }
 
 impl Answer {
@@ -104,6 +108,7 @@ impl Answer {
             Answer::Value(v) => Ok(v),
             Answer::Json(text) => serde_json::from_slice(&text)
                 .map_err(|e| Error::InvalidInput(format!("the answer is not JSON: {e}"))),
+            Answer::Reply(r) => Ok(r.body_value()),
         }
     }
 }
@@ -305,7 +310,14 @@ impl Engine {
             width,
             width_left: Cell::new(width),
             outbox: RefCell::new(Vec::new()),
+            timers: RefCell::new(Vec::new()),
+            required: RefCell::new(Vec::new()),
+            requiring: RefCell::new(Vec::new()),
         });
+        // Under `native test` the script's math.random draws from the test's seed too.
+        if crate::random::seeded() {
+            seed_math(&vm.lua, crate::random::u64());
+        }
         let armed = interrupt::arm(
             interrupt::deadline_in(timeout),
             interrupt::Timeout {
@@ -366,23 +378,41 @@ impl Engine {
                 ))
             }
         };
-        // Messages the script sent waited for it to succeed (host::chain).
+        // Messages the script sent and timers it set waited for it to succeed (host::chain).
         let out = match (out, &inv) {
-            (Ok(v), Some(i)) if !i.outbox.borrow().is_empty() => {
-                let queue = &services.backends.queue;
-                let within = host::chain::send_within(i.deadline);
-                crate::blocking::wait(
-                    handle,
-                    tokio::time::timeout(within, host::chain::send_outbox(queue, i.take_outbox())),
-                )
-                .unwrap_or_else(|_| {
-                    Err(Error::Timeout(format!(
-                        "the messages {} sent did not reach the queue within {} s",
-                        call.script,
-                        within.as_secs()
-                    )))
-                })
-                .map(|()| v)
+            (Ok(v), Some(i)) if !i.outbox.borrow().is_empty() || !i.timers.borrow().is_empty() => {
+                let (queue, kv) = (&services.backends.queue, &services.backends.kv);
+                let within = host::chain::send_within(i.deadline, not_after);
+                let (timers, outbox) = (i.timers.take(), i.take_outbox());
+                let work = async {
+                    crate::timer::write_prepared(kv.as_ref(), timers).await?;
+                    host::chain::send_outbox(queue, outbox).await
+                };
+                crate::blocking::wait(handle, tokio::time::timeout(within, work))
+                    .unwrap_or_else(|_| {
+                        Err(Error::Timeout(format!(
+                            "the messages and timers {} set did not reach the backend within {:.1} s",
+                            call.script,
+                            within.as_secs_f64()
+                        )))
+                    })
+                    .map_err(|e| match e {
+                        // The backend's own error does not know whose messages they were.
+                        Error::Backend {
+                            backend,
+                            message,
+                            source,
+                        } => Error::Backend {
+                            backend,
+                            message: format!(
+                                "the messages and timers script {:?} of tenant {:?} set could not be written: {message}",
+                                call.script, call.tenant.name
+                            ),
+                            source,
+                        },
+                        e => e,
+                    })
+                    .map(|()| v)
             }
             (other, _) => other,
         };
@@ -450,6 +480,12 @@ fn run_in(
             }
         }));
     }
+    // `native.response(...)`: the answer the script chose, for any caller.
+    if let Value::UserData(ud) = &out {
+        if let Ok(reply) = ud.borrow::<host::Reply>() {
+            return Ok(Answer::Reply(reply.clone()));
+        }
+    }
     if call.json_answer {
         let what = format_args!("the value {name} returned");
         return host::to_json_text(lua, out, false, &what).map(Answer::Json);
@@ -477,23 +513,35 @@ impl std::fmt::Display for BadEvent {
 impl std::error::Error for BadEvent {}
 
 /// A new invocation id: 32 lower-case hex digits of a random 128-bit number (written here
-/// rather than through `format!`, which is a tenth of a no-op invocation's work, and into an
-/// array, as a digit-by-digit `collect` was another 4% of it).
+/// rather than through `format!`, and into an array rather than collected digit by digit: each
+/// cost a no-op invocation measurably, BENCHMARKS.md, Figures behind the code).
 fn request_id() -> String {
     const HEX: &[u8; 16] = b"0123456789abcdef";
     let mut digits = [0u8; 32];
     for (pair, byte) in digits
         .chunks_exact_mut(2)
-        .zip(rand::random::<u128>().to_be_bytes())
+        .zip(crate::random::u128().to_be_bytes())
     {
         pair[0] = HEX[usize::from(byte >> 4)];
         pair[1] = HEX[usize::from(byte & 0xf)];
     }
     // Hex digits are ASCII: checked in a few word-sized steps (a lossy conversion walks it in
-    // UTF-8 chunks, 1.5% of a no-op call).
+    // UTF-8 chunks: BENCHMARKS.md, Figures behind the code).
     std::str::from_utf8(&digits)
         .expect("hex digits are ASCII")
         .to_owned()
+}
+
+/// Seeds the VM's `math.random` (Luau seeds it from the VM's address and the time).
+fn seed_math(lua: &mlua::Lua, seed: u64) {
+    let randomseed = lua
+        .globals()
+        .get::<mlua::Table>("math")
+        .and_then(|m| m.get::<mlua::Function>("randomseed"));
+    if let Ok(f) = randomseed {
+        // Luau's randomseed takes an int.
+        let _ = f.call::<()>((seed >> 33) as i32);
+    }
 }
 
 /// The error under mlua's wrapping (callback errors, added context).

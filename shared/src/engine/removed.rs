@@ -1,20 +1,19 @@
 //! The globals a native script does not have, and the sentence that says so.
 //!
-//! They are nil, as in Luau's own sandbox, so that `type(require)` is `"nil"` and `if load then`
+//! They are nil, as in Luau's own sandbox, so that `type(load)` is `"nil"` and `if load then`
 //! takes the branch a script author expects. Calling or indexing one fails with Luau's
 //! `attempt to call a nil value` or `attempt to index nil with 'open'`, which names no global:
 //! [`explain`] finds the removed name on the failing line of the script and adds
-//! ``` `require` is not available in native scripts``` and what to use instead.
+//! ``` `dofile` is not available in native scripts``` and what to use instead.
 
 /// Globals that load code, reach other environments or the process, with what to do instead.
-pub const GLOBALS: [(&str, &str); 10] = [
-    (
-        "require",
-        "; a script is one file: put shared code in each script that needs it",
-    ),
+pub const GLOBALS: [(&str, &str); 9] = [
     ("loadstring", "; scripts cannot load code"),
     ("load", "; scripts cannot load code"),
-    ("dofile", "; scripts cannot load code"),
+    (
+        "dofile",
+        "; use require(\"./lib/name\") for a module of scripts/",
+    ),
     ("getfenv", "; use _G for the invocation's globals"),
     ("setfenv", "; use _G for the invocation's globals"),
     ("module", "; return a table of entry points instead"),
@@ -23,7 +22,10 @@ pub const GLOBALS: [(&str, &str); 10] = [
         "; use native.bucket for objects and native.log or print for output",
     ),
     ("debug", ""),
-    ("package", "; a script is one file"),
+    (
+        "package",
+        "; require(\"./lib/name\") loads a module of scripts/",
+    ),
 ];
 
 /// Functions of `os` beyond `clock`, `date`, `difftime` and `time` that Lua users may try.
@@ -94,11 +96,11 @@ mod tests {
     #[test]
     fn a_call_or_index_of_a_removed_global_is_explained() {
         let src =
-            "local x = 1\n  local m = require(\"m\")\nlocal f = io.open('x')\nos.execute('ls')\n";
+            "local x = 1\n  local m = dofile(\"m\")\nlocal f = io.open('x')\nos.execute('ls')\n";
         assert_eq!(
             explain("s.luau:2: attempt to call a nil value", "s", src).unwrap(),
-            "s.luau:2: attempt to call a nil value: `require` is not available in native scripts; \
-             a script is one file: put shared code in each script that needs it"
+            "s.luau:2: attempt to call a nil value: `dofile` is not available in native scripts; \
+             use require(\"./lib/name\") for a module of scripts/"
         );
         assert!(
             explain("s.luau:3: attempt to index nil with 'open'", "s", src)
@@ -112,11 +114,11 @@ mod tests {
 
     #[test]
     fn other_errors_and_other_names_are_left_alone() {
-        let src = "local t = {}\nt.require(1)\nlocal x = my_io.open()\nerror('x')\nfoo()\n";
+        let src = "local t = {}\nt.dofile(1)\nlocal x = my_io.open()\nerror('x')\nfoo()\n";
         for (msg, why) in [
             (
                 "s.luau:2: attempt to call a nil value",
-                "a field named require",
+                "a field named dofile",
             ),
             (
                 "s.luau:3: attempt to index nil with 'open'",

@@ -67,8 +67,8 @@ end
 /// call with its own error handler) and two lookups. Compiled without line information, so
 /// that `error(msg, 2)` in an entry point names no position, as when the host called it
 /// directly. `type` and `rawget` are the read-only globals' builtins, which Luau calls without
-/// a frame (a `type` passed in as a local would be a full call that interns its answer: 270
-/// instructions).
+/// a frame (a `type` passed in as a local would be a full call that interns its answer:
+/// BENCHMARKS.md, Figures behind the code).
 const ENTER: &str = r#"
 local frame = ...
 return function(main, name, ev)
@@ -110,12 +110,12 @@ struct Loaded {
 
 /// A VM made for no tenant yet: the trimmed standard library, the host's helpers, the
 /// `native` table (its `config` a placeholder) and the sandbox, all of which are the same for
-/// every tenant of a deployment. Nearly all of a VM's making (callgrind: 95% of its
-/// instructions), so a server makes one ahead, off the request path, for the next tenant's
+/// every tenant of a deployment. Nearly all of a VM's making (BENCHMARKS.md, First invoke and
+/// memory per tenant), so a server makes one ahead, off the request path, for the next tenant's
 /// first invoke ([`super::spare`]).
 pub struct Blank {
     lua: Lua,
-    globals: Table,
+    pub(super) globals: Table,
     native: Table,
     env_meta: Table,
 }
@@ -138,6 +138,8 @@ impl Blank {
         for (name, _) in super::removed::GLOBALS {
             g.raw_set(name, Value::Nil)?;
         }
+        // Luau's string require, over the tenant's modules (`super::require`).
+        g.raw_set("require", lua.create_function(super::require::require)?)?;
         // Only `os.clock`, `os.date`, `os.difftime` and `os.time` exist in Luau's os library;
         // check anyway, so that a newer Luau cannot bring more in unnoticed.
         let os: Table = g.get("os")?;
@@ -194,6 +196,7 @@ impl Blank {
         env_meta.raw_set("__index", g.clone())?;
         env_meta.raw_set("__metatable", "locked")?;
         env_meta.set_readonly(true);
+        super::require::install(&lua, env_meta.clone());
         Ok(Blank {
             lua,
             globals: g,

@@ -1,14 +1,14 @@
 //! A blank VM made ahead, so that a tenant's first invoke on a server does not wait for one.
 //!
-//! Making a VM is nearly all of a tenant's first invoke (the standard library, the host's
-//! helpers, the `native` table: some 780 000 instructions, against 36 000 for giving it to the
-//! tenant). A server ([`crate::runtime::Runtime::with_spare_vm`]) keeps one [`Blank`] ready:
-//! the first invoke of a tenant with no VM takes it, and the next one is made by a thread of
-//! its own at the idle priority (`SCHED_IDLE`: it runs only on a core nothing else wants, so
-//! it never takes a request's CPU; under load no blank is made and first invokes make their
-//! VM as without one). A blank is the same for every tenant of a deployment and holds nothing
-//! of any tenant until it is given to one; a blank made for another deployment than the
-//! caller's is dropped, never used.
+//! Making a VM is nearly all of a tenant's first invoke (the standard library, the host's helpers,
+//! the `native` table; giving it to the tenant is a small part of it: BENCHMARKS.md, First invoke
+//! and memory per tenant). A server ([`crate::runtime::Runtime::with_spare_vm`]) keeps one
+//! [`Blank`] ready: the first invoke of a tenant with no VM takes it, and the next one is made by a
+//! thread of its own at the idle priority (`SCHED_IDLE`: it runs only on a core nothing else wants,
+//! so it never takes a request's CPU; under load no blank is made and first invokes make their VM
+//! as without one). A blank is the same for every tenant of a deployment and holds nothing of any
+//! tenant until it is given to one; a blank made for another deployment than the caller's is
+//! dropped, never used.
 //!
 //! Lambda functions do not keep one: a function's process serves a few tenants, and a blank
 //! made after its invoke would take its CPU from the next.

@@ -132,8 +132,8 @@ fn outcome(lua: &Lua, v: Value) -> mlua::Result<Outcome> {
             return Err(raise(
                 lua,
                 format!(
-                    "barrier.ack: outcome.ok must be a boolean, not a {}",
-                    other.type_name()
+                    "barrier.ack: outcome.ok must be a boolean, not {}",
+                    super::function::a_type(&other)
                 ),
             ))
         }
@@ -272,8 +272,8 @@ fn add(lua: &Lua, (id, members): (String, Value)) -> mlua::Result<u64> {
             return Err(raise(
                 lua,
                 format!(
-                    "native.barrier.add: parameter \"members\" must be a list of strings, not a {}",
-                    other.type_name()
+                    "native.barrier.add: parameter \"members\" must be a list of strings, not {}",
+                    super::function::a_type(&other)
                 ),
             ))
         }

@@ -176,6 +176,7 @@ impl Draft {
             id: self.id.clone(),
             bucket,
             done_key: format!("{folder}{}done.json", job_dir(&self.id)),
+            state_key: Some(format!("{folder}{}", state_key(&self.id))),
         };
         let at = created_ms.saturating_add(after_s as i64 * 1000);
         let condition = crate::batch::stale::Stale::condition(&guard);
@@ -605,7 +606,7 @@ fn new(lua: &Lua, opts: Option<Table>) -> mlua::Result<Draft> {
         stale_after_s: stale_after_s.map(|s| s as u64),
         on_stale,
         id_given: id.is_some(),
-        id: id.unwrap_or_else(|| format!("{:032x}", rand::random::<u128>())),
+        id: id.unwrap_or_else(|| format!("{:032x}", crate::random::u128())),
         state: json!({}),
         ..Default::default()
     })

@@ -131,11 +131,23 @@ pub async fn send_outbox(queue: &Arc<dyn Queue>, bodies: Vec<(String, u32)>) -> 
 
 /// How long the outbox may take to reach the queue: what is left of the invocation's time,
 /// and at least a few seconds (a script that returned just before its deadline still has its
-/// messages sent).
-pub fn send_within(deadline: std::time::Instant) -> std::time::Duration {
-    deadline
-        .saturating_duration_since(std::time::Instant::now())
-        .max(std::time::Duration::from_secs(5))
+/// messages sent), but never past the end of the request it runs in (`not_after`, a Lambda's
+/// time less [`crate::budget::DEADLINE_MARGIN`]) by more than half that margin: the rest is the
+/// batch response's, which a stalled queue must not cost.
+pub fn send_within(
+    deadline: std::time::Instant,
+    not_after: Option<std::time::Instant>,
+) -> std::time::Duration {
+    let now = std::time::Instant::now();
+    let wanted = deadline
+        .saturating_duration_since(now)
+        .max(std::time::Duration::from_secs(5));
+    match not_after {
+        Some(end) => {
+            wanted.min((end + crate::budget::DEADLINE_MARGIN / 2).saturating_duration_since(now))
+        }
+        None => wanted,
+    }
 }
 
 /// The width a message runs with: its own, within 1 and the tenant's limit (which the tenant
@@ -153,6 +165,26 @@ pub fn breached_width(e: &Error) -> bool {
 #[cfg(test)]
 mod tests {
     use super::width_of;
+
+    #[test]
+    fn the_outbox_has_a_few_seconds_but_never_the_requests_last_second() {
+        use std::time::{Duration, Instant};
+        let now = Instant::now();
+        // A script that returned at its deadline: 5 s to send, unless its request ends first.
+        let free = super::send_within(now, None);
+        assert!(free > Duration::from_millis(4900), "{free:?}");
+        let capped = super::send_within(now, Some(now + Duration::from_secs(1)));
+        assert!(
+            capped <= Duration::from_secs(2) && capped > Duration::from_millis(1900),
+            "{capped:?}"
+        );
+        // Time left is time to send.
+        let long = super::send_within(
+            now + Duration::from_secs(9),
+            Some(now + Duration::from_secs(20)),
+        );
+        assert!(long > Duration::from_millis(8900), "{long:?}");
+    }
 
     #[test]
     fn a_message_runs_within_its_width_and_the_tenants() {

@@ -1,7 +1,8 @@
 //! The host's own Luau helpers (a few lines each: `pcall` and `error` that clean errors,
 //! `os.time` over the process clock, the invocation's `enter`, the rows iterator's wrapper),
 //! compiled once per process rather than by every VM that loads them. A VM's set-up compiled
-//! four of them, 40% of its 1.3 M instructions, and every tenant's first invoke pays for a VM.
+//! four of them, a large part of its instructions (BENCHMARKS.md, Figures behind the code),
+//! and every tenant's first invoke pays for a VM.
 
 use std::sync::{Mutex, OnceLock};
 

@@ -53,6 +53,15 @@ pub struct Invocation {
     pub width_left: Cell<u32>,
     /// Messages sent, to go out when the invocation succeeds ([`super::chain`]).
     pub outbox: RefCell<Vec<super::chain::Pending>>,
+    /// Timers set with `native.timer.at`, written when the invocation succeeds.
+    pub timers: RefCell<Vec<crate::timer::Prepared>>,
+    /// The modules `require`d so far, by name, with the value each returned: a module is
+    /// evaluated at most once per invocation. Empty, and never allocated, for a script that
+    /// requires nothing.
+    pub required: RefCell<Vec<(String, mlua::Value)>>,
+    /// The modules being evaluated, outermost first, each with the file that required it: a
+    /// `require` of one of them is a cycle.
+    pub requiring: RefCell<Vec<String>>,
 }
 
 impl Invocation {
@@ -121,15 +130,34 @@ impl Invocation {
     }
 
     /// Runs a backend call to its end, or until the invocation's deadline.
+    ///
+    /// A call that was still waiting when the deadline came, having had at least
+    /// [`BACKEND_GRACE`] of it, fails as the backend's delay
+    /// ([`crate::error::BACKEND_UNAVAILABLE`]: retry later), not as the tenant's limit: a
+    /// script whose own time ran out before it called waits less than that.
     pub fn block_on<T>(
         &self,
         lua: &Lua,
         fut: impl Future<Output = crate::Result<T>>,
     ) -> mlua::Result<T> {
         let left = self.deadline.saturating_duration_since(Instant::now());
-        match crate::blocking::wait(&self.handle, tokio::time::timeout(left, fut)) {
+        // A wait long enough to be the backend's ends a moment before the deadline, so that
+        // its error is out of the script before the deadline's interrupt would replace it.
+        let wait = match left >= BACKEND_GRACE {
+            true => left - BACKEND_STOP_EARLY,
+            false => left,
+        };
+        match crate::blocking::wait(&self.handle, tokio::time::timeout(wait, fut)) {
             Ok(Ok(v)) => Ok(v),
             Ok(Err(e)) => Err(super::raise(lua, e)),
+            Err(_) if left >= BACKEND_GRACE => Err(super::raise(
+                lua,
+                format!(
+                    "{}a backend call had no answer after {:.1} s, when the invocation's time ran out; nothing was lost by the wait: retry later",
+                    crate::error::BACKEND_UNAVAILABLE,
+                    wait.as_secs_f64()
+                ),
+            )),
             Err(_) => Err(self.breach(lua, self.timeout_message())),
         }
     }
@@ -208,6 +236,13 @@ impl Invocation {
         format!("tenants/{}/config.json", self.tenant.name)
     }
 }
+
+/// The least wait that makes a call's timeout the backend's delay rather than the script's own
+/// time running out ([`Invocation::block_on`]).
+pub const BACKEND_GRACE: std::time::Duration = std::time::Duration::from_secs(1);
+
+/// How long before the deadline such a wait gives up ([`Invocation::block_on`]).
+const BACKEND_STOP_EARLY: std::time::Duration = std::time::Duration::from_millis(100);
 
 impl crate::budget::Budget for Invocation {
     fn spend(&self, calls: u32) -> crate::Result<()> {

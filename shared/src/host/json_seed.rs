@@ -163,12 +163,12 @@ pub fn parse_value(lua: &Lua, data: &[u8]) -> mlua::Result<Result<mlua::Value, S
     Ok(if ok { Ok(v) } else { Err(why(data)) })
 }
 
-/// A short JSON text (under [`SHAPES_FROM`] bytes: an invocation's usual event) read onto the
-/// stack inside a protected call that is already running, an invocation's frame
-/// (`crate::engine::frame`), rather than in a protected call of its own: [`parse_value`]'s
-/// call, its lookup of the array metatable and its reference to the value cost a no-op
-/// invocation 2 200 instructions, 3% of its request. The thread's shapes are taken when it is
-/// made and given back when it is dropped, outside that call.
+/// A short JSON text (under [`SHAPES_FROM`] bytes: an invocation's usual event) read onto the stack
+/// inside a protected call that is already running, an invocation's frame (`crate::engine::frame`),
+/// rather than in a protected call of its own: [`parse_value`]'s call, its lookup of the array
+/// metatable and its reference to the value cost a no-op invocation measurably (BENCHMARKS.md,
+/// Figures behind the code). The thread's shapes are taken when it is made and given back when it
+/// is dropped, outside that call.
 pub struct Short<'a> {
     data: &'a [u8],
     /// Only [`Short::push`] reaches them, once, from inside the protected call; no reference
@@ -304,11 +304,11 @@ struct Shapes {
     /// The n-th key of the last row when it had no escapes; the string itself is in stack
     /// slot `cache + n`.
     keys: Vec<Key>,
-    /// The size the n-th table of the last row ended with. Kept from one parse to the next
-    /// of the same VM (`sizes_of`), so that a request's body like the last one makes its
-    /// tables at their size rather than growing them key by key (an order of 1.7 KB: 6 800
-    /// instructions of rehashing a request, 3.5%). A hint only: a wrong one sizes a table wrongly,
-    /// at most [`MAX_HINT`] entries, and never shows in its contents (a list with `null`
+    /// The size the n-th table of the last row ended with. Kept from one parse to the next of the
+    /// same VM (`sizes_of`), so that a request's body like the last one makes its tables at their
+    /// size rather than growing them key by key (an order of 1.7 KB rehashed its tables at every
+    /// request: BENCHMARKS.md, Figures behind the code). A hint only: a wrong one sizes a table
+    /// wrongly, at most [`MAX_HINT`] entries, and never shows in its contents (a list with `null`
     /// elements is made again at its exact size: see [`Parser::array`]).
     sizes: Vec<u32>,
     /// The VM (its main thread's address) whose parse left `sizes`; another's clears them, so
@@ -652,8 +652,8 @@ impl<'a> Parser<'a> {
             if before == set {
                 // The same keys as the table it copies, which stays the next row's template:
                 // a copy of either has these keys in the same places, and every value is set
-                // again (remembering this one instead cost an order's 33 items 2 600
-                // instructions a request).
+                // again (remembering this one instead cost an order's 33 items more:
+                // BENCHMARKS.md, Figures behind the code).
                 self.shapes.set.truncate(base);
                 return;
             }
@@ -736,7 +736,7 @@ impl<'a> Parser<'a> {
         let (hint, no) = self.enter()?;
         let state = self.state;
         // The size the same list of the last element or body had (an order's 34 items made at
-        // 4 and regrown four times cost 4 500 instructions a request); room for a few saves
+        // 4 and regrown four times: BENCHMARKS.md, Figures behind the code); room for a few saves
         // the first regrowths of a small list seen first.
         let hint = if hint == 0 { 4 } else { hint };
         ffi::lua_createtable(state, hint as c_int, 0);

@@ -20,18 +20,21 @@ mod ndjson;
 mod queue;
 mod readonly;
 mod rendezvous;
+mod response;
 mod rows;
 mod services;
 mod timer;
 #[cfg(test)]
 mod types_test;
 
+pub use db::db_pk;
 pub use function::{add_method, add_method_mut, function, method, method_mut, Signature};
 pub use invocation::{too_deep, Invocation};
 pub use json::{from_lua, to_json_text, to_lua};
 pub use json_seed::{parse_value as parse_json, Short as ShortJson};
 pub use log::message_text;
 pub use readonly::deep_readonly;
+pub use response::Reply;
 pub use services::Services;
 
 use std::fmt::Display;
@@ -60,6 +63,7 @@ pub fn native_table(lua: &Lua, deployment: &Deployment) -> mlua::Result<Table> {
     native.set("timer", timer::module(lua)?)?;
     native.set("rendezvous", rendezvous::module(lua)?)?;
     native.set("http", http::module(lua)?)?;
+    native.set("response", response::function(lua)?)?;
     readonly::deep_readonly(lua, &native)?;
     Ok(native)
 }
@@ -136,8 +140,8 @@ pub(crate) fn opt_whole(
             return Err(raise(
                 lua,
                 format!(
-                    "{func}: {field} must be a number from {lo} to {hi}, not a {}",
-                    other.type_name()
+                    "{func}: {field} must be a number from {lo} to {hi}, not {}",
+                    function::a_type(&other)
                 ),
             ))
         }

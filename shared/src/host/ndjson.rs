@@ -121,7 +121,7 @@ fn rows(lua: &Lua, source: Value) -> mlua::Result<mlua::Function> {
             let rows = Rows::new(s.label.clone(), vec![part], None);
             iterator(lua, Object { rows, bucket: s.bucket.clone() })
         }
-        other => Err(raise(lua, format!("native.ndjson.rows takes a string or a stream from native.bucket.<Name>.open(key), not a {}", other.type_name()))),
+        other => Err(raise(lua, format!("native.ndjson.rows takes a string or a stream from native.bucket.<Name>.open(key), not {}", super::function::a_type(&other)))),
     }
 }
 

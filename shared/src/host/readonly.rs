@@ -1,6 +1,6 @@
 //! Making a table and every table in it read-only, walked on Luau's stack: through mlua's
-//! pairs each entry became a reference of its own (taken, pushed, given back), a quarter of
-//! the `native` table's making (callgrind: 75 000 instructions a VM, now a tenth of that).
+//! pairs each entry became a reference of its own (taken, pushed, given back), a large part
+//! of the `native` table's making (BENCHMARKS.md, First invoke and memory per tenant).
 #![allow(unsafe_code)]
 
 use mlua::{ffi, Lua, Table};

@@ -19,13 +19,6 @@ fn rdv(inv: &Invocation) -> Rendezvous<'_, Invocation> {
     r
 }
 
-fn type_name(v: &Value) -> &'static str {
-    match v {
-        Value::Integer(_) | Value::Number(_) => "number",
-        o => o.type_name(),
-    }
-}
-
 /// A string field of an option table (`None` when absent).
 fn opt_str(lua: &Lua, t: &Table, func: &str, field: &str) -> mlua::Result<Option<String>> {
     match t.get::<Value>(field)? {
@@ -34,8 +27,8 @@ fn opt_str(lua: &Lua, t: &Table, func: &str, field: &str) -> mlua::Result<Option
         other => Err(raise(
             lua,
             format!(
-                "{func}: parameter \"{field}\" must be a string, not a {}",
-                type_name(&other)
+                "{func}: parameter \"{field}\" must be a string, not {}",
+                super::function::a_type(&other)
             ),
         )),
     }
@@ -97,8 +90,8 @@ fn metadata(lua: &Lua, t: &Table, func: &str) -> mlua::Result<Metadata> {
             return Err(raise(
                 lua,
                 format!(
-                    "{func}: parameter \"metadata\" must be a table of strings, not a {}",
-                    type_name(&other)
+                    "{func}: parameter \"metadata\" must be a table of strings, not {}",
+                    super::function::a_type(&other)
                 ),
             ))
         }
@@ -114,9 +107,9 @@ fn metadata(lua: &Lua, t: &Table, func: &str) -> mlua::Result<Metadata> {
                 return Err(raise(
                     lua,
                     format!(
-                        "{func}: metadata must map strings to strings, not a {} to a {}",
-                        type_name(&k),
-                        type_name(&v)
+                        "{func}: metadata must map strings to strings, not {} to {}",
+                        super::function::a_type(&k),
+                        super::function::a_type(&v)
                     ),
                 ))
             }

@@ -1,6 +1,8 @@
 //! `native.timer.at(when, script, event)` and `native.timer.cancel(id)`: durable timers over
 //! [`crate::timer::Timers`]. Setting a timer counts as a send (`max_sends`) and two data ops;
-//! cancelling is up to two data ops.
+//! cancelling is up to two data ops. A timer is written when the invocation that set it
+//! succeeds, with its messages (the engine): a failed run sets none, so its retries cannot
+//! multiply them.
 
 use mlua::{Lua, Table, Value};
 
@@ -16,8 +18,8 @@ fn due(lua: &Lua, when: &Value) -> mlua::Result<i64> {
         return Err(raise(
             lua,
             format!(
-                "{FUNC}: parameter \"when\" must be a table {{ in_s = N }} or {{ at_ms = T }}, not a {}",
-                when.type_name()
+                "{FUNC}: parameter \"when\" must be a table {{ in_s = N }} or {{ at_ms = T }}, not {}",
+                super::function::a_type(when)
             ),
         ));
     };
@@ -46,12 +48,24 @@ fn at(lua: &Lua, (when, script, event): (Value, String, Value)) -> mlua::Result<
         tenant: &inv.tenant.name,
         budget: &*inv,
     };
-    inv.block_on(lua, timers.set(at_ms, &script, body, None))
+    let prepared = timers
+        .prepare(at_ms, &script, body)
+        .map_err(|e| raise(lua, format!("{FUNC}: {e}")))?;
+    let id = prepared.id.clone();
+    inv.timers.borrow_mut().push(prepared);
+    Ok(id)
 }
 
 fn cancel(lua: &Lua, id: String) -> mlua::Result<bool> {
     crate::timer::parse_id(&id).map_err(|e| raise(lua, format!("native.timer.cancel: {e}")))?;
     let inv = invocation(lua)?;
+    // A timer this invocation set is not written yet: cancelling it is forgetting it.
+    let mut mine = inv.timers.borrow_mut();
+    if let Some(at) = mine.iter().position(|t| t.id == id) {
+        mine.remove(at);
+        return Ok(true);
+    }
+    drop(mine);
     let timers = Timers {
         kv: inv.services.backends.kv.as_ref(),
         tenant: &inv.tenant.name,

@@ -33,7 +33,12 @@ tokio::task_local! {
 pub(crate) struct ErrorNote(pub String);
 
 /// The longest path written, in bytes: a caller chooses it.
-const MAX_PATH_CHARS: usize = 200;
+const MAX_PATH_CHARS: usize = crate::text::MAX_ECHO_BYTES;
+
+/// The longest error message written, in bytes: a script's error may quote what it was given.
+/// With the path and the method cut to [`crate::text::MAX_ECHO_BYTES`], a record stays within
+/// a few KB, so that no log keeps only a part of it (the log file cuts records past 64 KB).
+const MAX_ERROR_BYTES: usize = 2048;
 
 /// Records the tenant of the request being handled, for its access log record.
 pub(crate) fn note_tenant(tenant: &str) {
@@ -48,7 +53,16 @@ fn shown_path(path: &str) -> Cow<'_, str> {
     if path.len() <= MAX_PATH_CHARS {
         return Cow::Borrowed(path);
     }
-    Cow::Owned(crate::text::cut_text(path.to_string(), MAX_PATH_CHARS))
+    Cow::Owned(crate::text::echo(path))
+}
+
+/// `text` as logged: cut to `max` bytes.
+fn shown(text: &str, max: usize) -> Cow<'_, str> {
+    if text.len() <= max {
+        Cow::Borrowed(text)
+    } else {
+        Cow::Owned(crate::text::cut_text(text.to_string(), max))
+    }
 }
 
 /// `app` with the access log around it, and within that (where `body_timeout` is given) each
@@ -57,8 +71,8 @@ fn shown_path(path: &str) -> Cow<'_, str> {
 ///
 /// Both wrap the router as a whole, in one service whose future is boxed once, rather than as
 /// `Router::layer` middlewares, which box each layer's service and future again for every
-/// request (seven allocations of up to 2.3 KB a request, most of them past the allocator's
-/// per-thread cache); the routes are the same, and so is what the layers do.
+/// request (allocations of kilobytes, most of them past the allocator's per-thread cache:
+/// BENCHMARKS.md, Figures behind the code); the routes are the same, and so is what the layers do.
 pub(super) fn around(app: Router, rt: Arc<Runtime>, body_timeout: Option<Duration>) -> Router {
     Router::new().fallback_service(logged(app, rt, body_timeout))
 }
@@ -83,6 +97,27 @@ pub(super) struct Logged {
     routes: Router,
     rt: Arc<Runtime>,
     body_timeout: Option<Duration>,
+}
+
+impl Logged {
+    /// `req` answered by `console` (the operator's console), recorded as an API request is:
+    /// its path without the query, so without a `?token=`.
+    pub(super) fn console(
+        &self,
+        console: Router,
+        req: Request,
+    ) -> Pin<Box<dyn Future<Output = Result<Response, Infallible>> + Send>> {
+        let rt = self.rt.clone();
+        Box::pin(async move {
+            Ok(record(&rt, req, |req| async move {
+                match tower::ServiceExt::oneshot(console, req).await {
+                    Ok(r) => r,
+                    Err(never) => match never {},
+                }
+            })
+            .await)
+        })
+    }
 }
 
 impl tower::Service<Request> for Logged {
@@ -139,11 +174,12 @@ where
         _ => "info",
     };
     let path = shown_path(uri.path());
+    let method = shown(method.as_str(), crate::text::MAX_ECHO_BYTES);
     let rec = Record {
         ts_ms: crate::ports::now_ms(),
         level,
         msg: "request",
-        method: method.as_str(),
+        method: &method,
         path: &path,
         status,
         duration_ms: (started.elapsed().as_secs_f64() * 1000.0 * 10.0).round() / 10.0,
@@ -152,12 +188,12 @@ where
         error: response
             .extensions()
             .get::<ErrorNote>()
-            .map(|ErrorNote(e)| e.as_str()),
+            .map(|ErrorNote(e)| shown(e, MAX_ERROR_BYTES)),
     };
     // Serialised straight from the struct (strings and numbers: it cannot fail); a `Value` is
     // made only for a sink that reads fields.
-    // Into a buffer of a record's usual size, rather than one grown from empty (three
-    // reallocations a request); serde_json writes UTF-8.
+    // Into a buffer of a record's usual size, rather than one grown from empty (reallocated
+    // at every request: BENCHMARKS.md, Figures behind the code); serde_json writes UTF-8.
     let mut buf = Vec::with_capacity(RECORD_CAPACITY + path.len());
     let text = match serde_json::to_writer(&mut buf, &rec) {
         Ok(()) => String::from_utf8(buf).unwrap_or_default(),
@@ -182,7 +218,7 @@ struct Record<'a> {
     tenant: Option<&'a str>,
     trace: &'a str,
     #[serde(skip_serializing_if = "Option::is_none")]
-    error: Option<&'a str>,
+    error: Option<Cow<'a, str>>,
 }
 
 #[cfg(test)]
@@ -211,7 +247,7 @@ mod tests {
         // A known tenant and an error's message; the value for sinks that read fields agrees.
         let rec = super::Record {
             tenant: Some("acme"),
-            error: Some("no \"x\""),
+            error: Some("no \"x\"".into()),
             duration_ms: 12.0,
             ..rec
         };

@@ -116,9 +116,55 @@ async fn read_outcome(headers: &HeaderMap, body: Body) -> Result<Outcome, ApiErr
             result: None,
         });
     }
-    serde_json::from_slice(&bytes).map_err(|e| {
+    let given: Given = serde_json::from_slice(&bytes).map_err(|e| {
         bad(format!(
-            "the outcome is not {{ \"ok\": true|false, \"error\"?: text, \"result\"?: any }}: {e}"
+            "the outcome is not {{ \"ok\"?: true|false, \"error\"?: text, \"result\"?: any }}: {e}"
         ))
+    })?;
+    Ok(Outcome {
+        ok: given.ok,
+        error: given.error,
+        result: given.result,
     })
+}
+
+/// An outcome as a partner sends it: `ok` may be left out and is then true, as in
+/// `native.barrier.ack` and for an empty body.
+#[derive(serde::Deserialize)]
+struct Given {
+    #[serde(default = "yes")]
+    ok: bool,
+    #[serde(default)]
+    error: Option<String>,
+    #[serde(default)]
+    result: Option<serde_json::Value>,
+}
+
+fn yes() -> bool {
+    true
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    async fn read(body: &'static str) -> Result<Outcome, ApiError> {
+        read_outcome(&HeaderMap::new(), Body::from(body)).await
+    }
+
+    #[tokio::test]
+    async fn ok_may_be_left_out_and_is_then_true_as_in_native_barrier_ack() {
+        let o = read(r#"{"result":{"pages":3}}"#).await.unwrap();
+        assert!(o.ok);
+        assert_eq!(o.result, Some(serde_json::json!({ "pages": 3 })));
+        assert!(read("").await.unwrap().ok);
+        let o = read(r#"{"ok":false,"error":"no pages"}"#).await.unwrap();
+        assert_eq!((o.ok, o.error.as_deref()), (false, Some("no pages")));
+        // A body that is no outcome is still refused, saying what one is.
+        let e = read("[1,2]").await.unwrap_err();
+        assert!(
+            format!("{e:?}").contains("\\\"ok\\\"?: true|false"),
+            "{e:?}"
+        );
+    }
 }

@@ -151,6 +151,9 @@ fn held_retry_after(message: &str) -> Option<u32> {
         .ok()
 }
 
+/// The `Retry-After` of a backend's failure or delay, in seconds.
+const BACKEND_RETRY_AFTER_S: u32 = 2;
+
 /// What a held dispatch claim's message says (`barrier::dispatch`).
 const HELD: &str = "is being dispatched by another call";
 
@@ -182,6 +185,9 @@ impl From<Error> for ApiError {
             Error::AlreadyExists { .. } => Code::AlreadyExists,
             Error::Precondition { .. } | Error::InvalidInput(_) => Code::InvalidArgument,
             Error::LimitExceeded { .. } | Error::Busy { .. } => Code::ResourceExhausted,
+            Error::Script { message, .. } if crate::error::is_backend_unavailable(message) => {
+                Code::Unavailable
+            }
             Error::Script { message, .. } if is_limit_breach(message) => Code::ResourceExhausted,
             Error::Timeout(_) => Code::DeadlineExceeded,
             Error::Backend { .. } => Code::Unavailable,
@@ -190,6 +196,11 @@ impl From<Error> for ApiError {
         let retry_after_s = match &e {
             Error::Busy { retry_after_s, .. } | Error::Held { retry_after_s, .. } => {
                 Some(*retry_after_s)
+            }
+            // A backend that failed or did not answer in time: it may well answer a moment later.
+            Error::Backend { .. } => Some(BACKEND_RETRY_AFTER_S),
+            Error::Script { message, .. } if crate::error::is_backend_unavailable(message) => {
+                Some(BACKEND_RETRY_AFTER_S)
             }
             _ => held,
         };
@@ -269,6 +280,30 @@ mod tests {
             message: format!("put.luau:1: cannot write object b/k: {NO_SPACE} of /p/.native/tmp/x"),
         });
         assert_eq!(script.code, Code::InsufficientStorage);
+    }
+
+    #[test]
+    fn a_backend_that_did_not_answer_is_unavailable_not_the_tenants_limit() {
+        let stalled = ApiError::from(Error::Script {
+            tenant: "acme".into(),
+            script: "put".into(),
+            message: format!(
+                "put.luau:2: {}a backend call had no answer after 4.9 s",
+                crate::error::BACKEND_UNAVAILABLE
+            ),
+        });
+        assert_eq!(
+            (stalled.code, stalled.retry_after_s),
+            (Code::Unavailable, Some(super::BACKEND_RETRY_AFTER_S))
+        );
+        assert!(!is_limit_breach(&stalled.message));
+        let failed = ApiError::from(Error::Backend {
+            backend: "dynamodb",
+            message: "cannot get an item of table t: ThrottlingException: Rate exceeded".into(),
+            source: None,
+        });
+        assert_eq!(failed.code.status().as_u16(), 503);
+        assert_eq!(failed.retry_after_s, Some(super::BACKEND_RETRY_AFTER_S));
     }
 
     #[test]

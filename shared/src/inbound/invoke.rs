@@ -10,6 +10,8 @@ use axum::response::{IntoResponse, Response};
 use http_body_util::{BodyExt, LengthLimitError, Limited};
 
 use super::{tenant_of, ApiError, Code, MAX_BODY_BYTES};
+use crate::engine::Answer;
+use crate::host::Reply;
 use crate::runtime::Runtime;
 
 /// The route's path up to the script's name.
@@ -28,7 +30,8 @@ pub(super) async fn invoke(
 /// Whether `req` is `POST /v1/invoke/{script}` with a name the router would pass on as it is
 /// (one segment, no percent-escapes): such a request is answered by [`direct`] without the
 /// router, whose lookup, URL parameters (three allocations into the request's extensions) and
-/// boxed futures were some 4 000 instructions of a no-op invocation's 73 000.
+/// boxed futures were a measurable part of a no-op invocation (BENCHMARKS.md, Figures behind
+/// the code).
 pub(super) fn is_direct(req: &Request) -> bool {
     req.method() == axum::http::Method::POST
         && req
@@ -45,7 +48,8 @@ pub(super) async fn direct(rt: &Arc<Runtime>, req: Request) -> Response {
     let script = uri.path().strip_prefix(PREFIX).unwrap_or_default();
     // Boxed, as the router boxes a handler's future: the run's future is kilobytes, and held
     // inline it would be copied with every future around it (the access log's, the body
-    // limit's), 9 000 instructions a request of `memcpy`.
+    // limit's), more `memcpy` than the router had cost (BENCHMARKS.md, Figures behind the
+    // code).
     Box::pin(handle(rt, script, req)).await.into_response()
 }
 
@@ -63,13 +67,53 @@ async fn handle(rt: &Runtime, script: &str, req: Request) -> Result<Response, Ap
     } else {
         body
     };
-    let text = rt.invoke_json(&tenant, script, body).await?;
-    Ok((
+    Ok(match rt.invoke_http(&tenant, script, body).await? {
+        Answer::Json(text) => json(text),
+        Answer::Value(v) => json(v.to_string().into_bytes()),
+        Answer::Reply(r) => reply(r),
+    })
+}
+
+fn json(text: Vec<u8>) -> Response {
+    (
         StatusCode::OK,
         [(header::CONTENT_TYPE, "application/json")],
         text,
     )
-        .into_response())
+        .into_response()
+}
+
+/// The answer a script chose with `native.response`, its headers checked when it was made.
+/// Every such answer is sandboxed (`Content-Security-Policy: sandbox`) and not sniffed: a
+/// tenant's HTML then runs in an origin of its own, never in the one the console and every
+/// other tenant share.
+fn reply(r: Reply) -> Response {
+    let mut out = Response::new(Body::from(r.body.clone()));
+    *out.status_mut() = StatusCode::from_u16(r.status).unwrap_or(StatusCode::OK);
+    let h = out.headers_mut();
+    for (name, value) in &r.headers {
+        if let (Ok(n), Ok(v)) = (
+            header::HeaderName::from_bytes(name.as_bytes()),
+            header::HeaderValue::from_str(value),
+        ) {
+            h.append(n, v);
+        }
+    }
+    if !h.contains_key(header::CONTENT_TYPE) {
+        h.insert(
+            header::CONTENT_TYPE,
+            header::HeaderValue::from_static(r.default_content_type()),
+        );
+    }
+    h.insert(
+        header::CONTENT_SECURITY_POLICY,
+        header::HeaderValue::from_static("sandbox"),
+    );
+    h.insert(
+        header::X_CONTENT_TYPE_OPTIONS,
+        header::HeaderValue::from_static("nosniff"),
+    );
+    out
 }
 
 fn too_large() -> ApiError {

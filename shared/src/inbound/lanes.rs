@@ -5,9 +5,9 @@
 //! Why not the process's own work-stealing runtime: under a stream of short requests its
 //! workers keep waking each other to steal what the other has just received (a worker that
 //! finds two tasks wakes a sleeping one, which steals one, finds nothing more, and sleeps).
-//! Measured on 2 cores with `wrk -c16` on no-op invokes: 0.8 to 0.9 context switches a
-//! request and 22 to 25 µs of CPU, against 0.04 and 15 to 16 µs on one worker
-//! (BENCHMARKS.md, issue 31). A lane has no peer to steal from or wake, and the lanes
+//! Measured on 2 cores with `wrk -c16` on no-op invokes, that is many times the context
+//! switches of one worker a request, and half as much CPU again (BENCHMARKS.md, Figures
+//! behind the code). A lane has no peer to steal from or wake, and the lanes
 //! together use every core.
 //!
 //! What stealing gave, a lane keeps another way: a script that waits or runs long leaves its

@@ -13,6 +13,15 @@
 //! [`H2_MAX_STREAMS`] requests at once and headers of at most [`H2_MAX_HEADER_BYTES`]; it is
 //! pinged while open and closed once it has served nothing for a header timeout.
 //!
+//! A client must also take its answers: every answer is handed to hyper a piece at a time and
+//! counted until written ([`super::answers`]). A connection whose client takes nothing of an
+//! answer for a send timeout (an HTTP/2 window left at 0, PINGs answered or not), or whose
+//! socket takes nothing for as long, is closed; a connection holds at most so many answer bytes
+//! unsent (past them its new requests are refused with 503), all connections together at most
+//! so many (past them the connections stalled longest are closed first); a connection with an
+//! answer pending is busy, not idle; and a graceful close (the server stopping, an idle HTTP/2
+//! connection) drops the connection when a send timeout has passed.
+//!
 //! Used by every long-running listener: `native serve` and the Fargate server.
 
 use std::collections::BTreeMap;
@@ -30,6 +39,8 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{watch, Notify};
 use tower::ServiceExt;
 
+use super::answers::{Held, Ledger};
+
 /// The bounds of a listener. [`Hygiene::from_env`] reads them, with these defaults:
 ///
 /// | variable | default | what |
@@ -38,6 +49,9 @@ use tower::ServiceExt;
 /// | `NATIVE_HTTP_BODY_TIMEOUT_S` | 60 | a request's body must arrive within |
 /// | `NATIVE_HTTP_MAX_CONNECTIONS` | 10 000, or three quarters of the open-files limit if lower | connections open at once |
 /// | `NATIVE_HTTP_THREADS` | the cores the process may use | threads serving connections, each a lane of its own ([`super::lanes`]; the first listener of a process starts them); 0 serves connections on the caller's runtime, at most 1024 |
+/// | `NATIVE_HTTP_SEND_TIMEOUT_S` | 30 | an answer that its client takes nothing of for this long (and a connection whose writes wait this long) closes its connection; also the longest a connection takes to close gracefully |
+/// | `NATIVE_HTTP_CONNECTION_ANSWER_MB` | 16 | answer bytes a connection holds unsent; past it its new requests are refused (503), though one answer alone may be larger |
+/// | `NATIVE_HTTP_ANSWER_MB` | 256 | answer bytes every connection together holds unsent; past it the connections stalled longest are closed |
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Hygiene {
     /// See the table above.
@@ -48,6 +62,12 @@ pub struct Hygiene {
     pub max_connections: usize,
     /// See the table above.
     pub threads: usize,
+    /// See the table above.
+    pub send_timeout: Duration,
+    /// See the table above, in bytes.
+    pub connection_answer_bytes: u64,
+    /// See the table above, in bytes.
+    pub answer_bytes: u64,
 }
 
 /// The most connections by default.
@@ -89,6 +109,9 @@ impl Default for Hygiene {
             body_timeout: Duration::from_secs(60),
             max_connections: connection_ceiling(DEFAULT_MAX_CONNECTIONS),
             threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
+            send_timeout: Duration::from_secs(30),
+            connection_answer_bytes: 16 << 20,
+            answer_bytes: 256 << 20,
         }
     }
 }
@@ -134,6 +157,17 @@ impl Hygiene {
                 DEFAULT_MAX_CONNECTIONS as u64,
             )? as usize),
             threads,
+            send_timeout: Duration::from_secs(read(
+                "NATIVE_HTTP_SEND_TIMEOUT_S",
+                d.send_timeout.as_secs(),
+            )?),
+            connection_answer_bytes: read(
+                "NATIVE_HTTP_CONNECTION_ANSWER_MB",
+                d.connection_answer_bytes >> 20,
+            )?
+            .saturating_mul(1 << 20),
+            answer_bytes: read("NATIVE_HTTP_ANSWER_MB", d.answer_bytes >> 20)?
+                .saturating_mul(1 << 20),
         })
     }
 }
@@ -174,6 +208,8 @@ struct Slot {
     spoke: std::sync::atomic::AtomicBool,
     /// Told when the connection is closed to make room.
     evict: Notify,
+    /// Its answers: the bytes not yet written, and whether its client takes them.
+    held: Arc<Held>,
 }
 
 /// The open connections, oldest first.
@@ -184,6 +220,11 @@ struct Conns {
     /// Connections closed to make room, and turned away, for people and tests.
     evicted: AtomicU64,
     refused: AtomicU64,
+    /// The answer bytes every connection holds unsent, and their bound.
+    ledger: Arc<Ledger>,
+    answer_bytes: u64,
+    /// Connections closed as the slowest readers when the answers held passed their bound.
+    shed: AtomicU64,
 }
 
 impl Conns {
@@ -201,6 +242,7 @@ impl Conns {
             begun: AtomicU64::new(0),
             spoke: std::sync::atomic::AtomicBool::new(false),
             evict: Notify::new(),
+            held: Arc::new(Held::new(self.ledger.clone())),
         });
         open.insert(id, slot.clone());
         Some((id, slot))
@@ -230,10 +272,41 @@ impl Conns {
     }
 
     fn close(&self, id: u64) {
-        self.open
+        let slot = self
+            .open
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .remove(&id);
+        if let Some(slot) = slot {
+            slot.held.release();
+        }
+    }
+
+    /// Past the bound on answer bytes held, closes the connections that have waited on their
+    /// clients longest until what the rest hold is within it.
+    fn shed_slowest(&self) {
+        let mut total = self.ledger.total();
+        if total <= self.answer_bytes {
+            return;
+        }
+        let mut open = self.open.lock().unwrap_or_else(|p| p.into_inner());
+        let mut stalled: Vec<(u64, u64)> = open
+            .iter()
+            .filter(|(_, s)| s.held.bytes() > 0)
+            .filter_map(|(id, s)| Some((s.held.stalled_since()?, *id)))
+            .collect();
+        stalled.sort_unstable();
+        for (_, id) in stalled {
+            if total <= self.answer_bytes {
+                break;
+            }
+            if let Some(slot) = open.remove(&id) {
+                total = total.saturating_sub(slot.held.bytes());
+                slot.held.release();
+                slot.evict.notify_one();
+                self.shed.fetch_add(1, Ordering::Relaxed);
+            }
+        }
     }
 }
 
@@ -272,6 +345,8 @@ pub struct Served {
     pub evicted: u64,
     /// Connections turned away because every open one was serving a request.
     pub refused: u64,
+    /// Connections closed as the slowest readers when the answers held passed their bound.
+    pub shed: u64,
 }
 
 /// The answer to a connection turned away at the cap.
@@ -313,6 +388,9 @@ where
         cap: hygiene.max_connections.max(1),
         evicted: AtomicU64::new(0),
         refused: AtomicU64::new(0),
+        ledger: Arc::new(Ledger::default()),
+        answer_bytes: hygiene.answer_bytes,
+        shed: AtomicU64::new(0),
     });
     let (shutdown, stopping) = watch::channel(false);
     let mut tasks = tokio::task::JoinSet::new();
@@ -330,9 +408,10 @@ where
                         let close = Close(conns.clone(), id);
                         let app = app.clone();
                         let stopping = stopping.clone();
+                        let conns = conns.clone();
                         lanes.spawn(&mut tasks, stream, move |stream| async move {
                             let _close = close;
-                            connection(stream, app, hygiene, slot, stopping).await;
+                            connection(stream, app, hygiene, slot, conns, stopping).await;
                         });
                     }
                     None => {
@@ -364,6 +443,7 @@ where
         finished,
         evicted: conns.evicted.load(Ordering::Relaxed),
         refused: conns.refused.load(Ordering::Relaxed),
+        shed: conns.shed.load(Ordering::Relaxed),
     }
 }
 
@@ -401,6 +481,7 @@ async fn connection<S: Answers>(
     app: S,
     hygiene: Hygiene,
     slot: Arc<Slot>,
+    conns: Arc<Conns>,
     stopping: watch::Receiver<bool>,
 ) {
     let _ = stream.set_nodelay(true);
@@ -419,18 +500,37 @@ async fn connection<S: Answers>(
     };
     let for_requests = slot.clone();
     let service = hyper::service::service_fn(move |req: hyper::Request<hyper::body::Incoming>| {
+        // Busy until hyper is done with the answer, not only until it is made.
         let busy = Busy::new(&for_requests);
-        let app = app.clone();
+        let (app, conns) = (app.clone(), conns.clone());
+        let held = for_requests.held.clone();
+        let cap = hygiene.connection_answer_bytes;
         async move {
-            let r = app.oneshot(req.map(Body::new)).await;
-            drop(busy);
-            r
+            // A connection whose client has not read what it holds is not answered more.
+            let (r, counted) = if held.bytes() >= cap {
+                (unread(held.bytes(), cap), 0)
+            } else {
+                let r = match app.oneshot(req.map(Body::new)).await {
+                    Ok(r) => r,
+                    Err(never) => match never {},
+                };
+                let size = hyper::body::Body::size_hint(r.body()).lower();
+                if held.admit(size, cap) {
+                    (r, size)
+                } else {
+                    (unread(held.bytes(), cap), 0)
+                }
+            };
+            let r = r.map(|body| held.track(body, counted, busy));
+            conns.shed_slowest();
+            Ok::<_, std::convert::Infallible>(r)
         }
     });
     let io = TokioIo::new(Prefixed {
         prefix,
         at: 0,
         inner: stream,
+        held: slot.held.clone(),
     });
     if h2 {
         let conn = http2::Builder::new(TokioExecutor::new())
@@ -439,6 +539,9 @@ async fn connection<S: Answers>(
             .max_header_list_size(H2_MAX_HEADER_BYTES)
             .keep_alive_interval(Some(hygiene.header_timeout))
             .keep_alive_timeout(hygiene.header_timeout)
+            // What h2 buffers of a stream's answer beyond the window its client gives: the
+            // answer's pieces are counted until written anyway (`super::answers`).
+            .max_send_buf_size(4 * super::answers::CHUNK)
             .serve_connection(io, service);
         drive(conn, hygiene, &slot, stopping, true).await;
     } else {
@@ -449,6 +552,23 @@ async fn connection<S: Answers>(
             .serve_connection(io, service);
         drive(conn, hygiene, &slot, stopping, false).await;
     }
+}
+
+/// The answer to a request on a connection whose client has not read `held` bytes of answers,
+/// `cap` or more with this one.
+fn unread(held: u64, cap: u64) -> axum::response::Response {
+    use axum::response::IntoResponse;
+    let mb = |n: u64| n.div_ceil(1 << 20);
+    let mut e = super::ApiError::new(
+        super::Code::Unavailable,
+        format!(
+            "this connection holds {} MB of answers its client has not read, and may hold {} MB (NATIVE_HTTP_CONNECTION_ANSWER_MB): read them, or ask on another connection",
+            mb(held),
+            mb(cap)
+        ),
+    );
+    e.retry_after_s = Some(1);
+    e.into_response()
 }
 
 /// Reads a connection's first bytes until they are HTTP/2's preface (`true`) or cannot be
@@ -474,10 +594,26 @@ async fn sniff(stream: &mut TcpStream) -> std::io::Result<Option<(bool, Vec<u8>)
 }
 
 /// A connection whose first bytes were read to tell its protocol: they are read again first.
+/// What is written to it is counted off its answers' bytes, and a write that waits is timed.
 struct Prefixed {
     prefix: Vec<u8>,
     at: usize,
     inner: TcpStream,
+    held: Arc<Held>,
+}
+
+impl Prefixed {
+    fn count(
+        &self,
+        r: std::task::Poll<std::io::Result<usize>>,
+    ) -> std::task::Poll<std::io::Result<usize>> {
+        match &r {
+            std::task::Poll::Ready(Ok(n)) => self.held.wrote(*n),
+            std::task::Poll::Pending => self.held.blocked(),
+            std::task::Poll::Ready(Err(_)) => {}
+        }
+        r
+    }
 }
 
 impl AsyncRead for Prefixed {
@@ -507,7 +643,8 @@ impl AsyncWrite for Prefixed {
         cx: &mut std::task::Context<'_>,
         buf: &[u8],
     ) -> std::task::Poll<std::io::Result<usize>> {
-        std::pin::Pin::new(&mut self.inner).poll_write(cx, buf)
+        let r = std::pin::Pin::new(&mut self.inner).poll_write(cx, buf);
+        self.count(r)
     }
 
     fn poll_write_vectored(
@@ -515,7 +652,8 @@ impl AsyncWrite for Prefixed {
         cx: &mut std::task::Context<'_>,
         bufs: &[std::io::IoSlice<'_>],
     ) -> std::task::Poll<std::io::Result<usize>> {
-        std::pin::Pin::new(&mut self.inner).poll_write_vectored(cx, bufs)
+        let r = std::pin::Pin::new(&mut self.inner).poll_write_vectored(cx, bufs);
+        self.count(r)
     }
 
     fn is_write_vectored(&self) -> bool {
@@ -569,9 +707,11 @@ where
     }
 }
 
-/// Drives a connection until it ends, is evicted, or the server stops (then gracefully). An
-/// HTTP/2 connection (`idle_close`) that began no request for a whole header timeout, and
-/// serves none, is closed as HTTP/1's idle keep-alive is.
+/// Drives a connection until it ends, is evicted, or the server stops (then gracefully, for at
+/// most a send timeout). An HTTP/2 connection (`idle_close`) that began no request for a whole
+/// header timeout, and serves none, is closed as HTTP/1's idle keep-alive is. A connection
+/// that has waited on its client for a send timeout ([`Held::stalled_since`]) is dropped: its
+/// client takes nothing of an answer, or its socket takes nothing.
 async fn drive<C: Graceful>(
     conn: C,
     hygiene: Hygiene,
@@ -580,29 +720,49 @@ async fn drive<C: Graceful>(
     idle_close: bool,
 ) {
     let mut conn = std::pin::pin!(conn);
-    if *stopping.borrow() {
-        conn.as_mut().graceful();
-    }
     let mut draining = false;
     let mut idle = tokio::time::interval(hygiene.header_timeout);
     idle.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     idle.tick().await;
     let mut seen = slot.begun.load(Ordering::Relaxed);
+    // Looked at four times a send timeout: a stalled connection closes within 1¼ of it.
+    let mut stall =
+        tokio::time::interval((hygiene.send_timeout / 4).max(Duration::from_millis(10)));
+    stall.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let limit = hygiene.send_timeout.as_millis() as u64;
+    let mut drained = std::pin::pin!(tokio::time::sleep(Duration::MAX));
+    let start_draining =
+        |conn: std::pin::Pin<&mut C>, drained: std::pin::Pin<&mut tokio::time::Sleep>| {
+            conn.graceful();
+            // The last answers have a send timeout to go; then the connection is dropped.
+            drained.reset(tokio::time::Instant::now() + hygiene.send_timeout);
+        };
+    if *stopping.borrow() {
+        draining = true;
+        start_draining(conn.as_mut(), drained.as_mut());
+    }
     loop {
         tokio::select! {
             _ = conn.as_mut() => return,
             _ = slot.evict.notified() => return,
+            _ = drained.as_mut(), if draining => return,
+            _ = stall.tick() => {
+                let now = super::answers::now_ms();
+                if slot.held.stalled_since().is_some_and(|t| now.saturating_sub(t) >= limit) {
+                    return;
+                }
+            }
             changed = stopping.changed(), if !draining => {
                 draining = true;
                 if changed.is_ok() {
-                    conn.as_mut().graceful();
+                    start_draining(conn.as_mut(), drained.as_mut());
                 }
             }
             _ = idle.tick(), if idle_close && !draining => {
                 let begun = slot.begun.load(Ordering::Relaxed);
                 if begun == seen && slot.busy.load(Ordering::Acquire) == 0 {
                     draining = true;
-                    conn.as_mut().graceful();
+                    start_draining(conn.as_mut(), drained.as_mut());
                 }
                 seen = begun;
             }
@@ -635,14 +795,23 @@ mod tests {
         header_timeout: Duration,
         max_connections: usize,
     ) -> (std::net::SocketAddr, watch::Sender<bool>) {
-        let listener = bind("127.0.0.1:0").await.unwrap();
-        let addr = listener.local_addr().unwrap();
         let hygiene = Hygiene {
             header_timeout,
             body_timeout: Duration::from_secs(5),
             max_connections,
             threads: 2,
+            ..Hygiene::default()
         };
+        start_within(app, hygiene).await
+    }
+
+    /// A listener on 127.0.0.1 serving `app` within `hygiene`.
+    async fn start_within(
+        app: Router,
+        hygiene: Hygiene,
+    ) -> (std::net::SocketAddr, watch::Sender<bool>) {
+        let listener = bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
         let (stop, mut stopped) = watch::channel(false);
         tokio::spawn(serve_app(
             listener,
@@ -654,6 +823,158 @@ mod tests {
             Duration::from_secs(1),
         ));
         (addr, stop)
+    }
+
+    /// A listener serving `GET /big?n=BYTES` (an answer of that many bytes) within `hygiene`.
+    async fn start_big(hygiene: Hygiene) -> (std::net::SocketAddr, watch::Sender<bool>) {
+        let app = Router::new().route(
+            "/big",
+            axum::routing::get(|q: axum::extract::RawQuery| async move {
+                let n: usize =
+                    q.0.and_then(|q| q.strip_prefix("n=")?.parse().ok())
+                        .unwrap_or(0);
+                vec![b'x'; n]
+            }),
+        );
+        start_within(app, hygiene).await
+    }
+
+    fn readers(send_timeout_ms: u64, connection_mb: u64, total_mb: u64) -> Hygiene {
+        Hygiene {
+            header_timeout: Duration::from_secs(30),
+            send_timeout: Duration::from_millis(send_timeout_ms),
+            connection_answer_bytes: connection_mb << 20,
+            answer_bytes: total_mb << 20,
+            // On the test's runtime: the lanes are the process's, and other tests count them.
+            threads: 0,
+            ..Hygiene::default()
+        }
+    }
+
+    /// What a client that never reads keeps: its handle and answers (dropped, they would
+    /// reset the streams).
+    type Kept = (
+        h2::client::SendRequest<bytes::Bytes>,
+        Vec<hyper::Response<h2::RecvStream>>,
+    );
+
+    /// An HTTP/2 client with a receive window of 0 (it answers PINGs) asking `n` answers of
+    /// `bytes`: their statuses, the connection's task (it ends when the server closes it), and
+    /// what it must keep.
+    async fn h2_never_reading(
+        addr: std::net::SocketAddr,
+        n: usize,
+        bytes: usize,
+    ) -> (Vec<u16>, tokio::task::JoinHandle<()>, Kept) {
+        let tcp = TcpStream::connect(addr).await.unwrap();
+        let (client, conn) = h2::client::Builder::new()
+            .initial_window_size(0)
+            .handshake::<_, bytes::Bytes>(tcp)
+            .await
+            .unwrap();
+        let task = tokio::spawn(async move {
+            let _ = conn.await;
+        });
+        let mut waiting = Vec::new();
+        for _ in 0..n {
+            let mut c = client.clone().ready().await.unwrap();
+            let req = hyper::Request::get(format!("http://{addr}/big?n={bytes}"))
+                .body(())
+                .unwrap();
+            let (res, _) = c.send_request(req, true).unwrap();
+            waiting.push(res);
+        }
+        let mut statuses = Vec::new();
+        let mut kept = Vec::new();
+        for res in waiting {
+            // The headers come; the bodies never can.
+            let res = tokio::time::timeout(Duration::from_secs(5), res)
+                .await
+                .unwrap();
+            statuses.push(res.as_ref().map_or(0, |r| r.status().as_u16()));
+            kept.extend(res.ok());
+        }
+        (statuses, task, (client, kept))
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn an_h2_client_that_never_reads_is_refused_past_its_bound_and_closed_at_the_send_timeout(
+    ) {
+        // GIVEN a send timeout of 600 ms and 2 MB of answers a connection
+        let (addr, _stop) = start_big(readers(600, 2, 64)).await;
+        // WHEN a client with a receive window of 0 asks ten answers of 1 MB
+        let t = std::time::Instant::now();
+        let (statuses, task, _kept) = h2_never_reading(addr, 10, 1 << 20).await;
+        // THEN two are answered and held, the rest refused at once (503)
+        let ok = statuses.iter().filter(|s| **s == 200).count();
+        let refused = statuses.iter().filter(|s| **s == 503).count();
+        assert_eq!((ok, refused), (2, 8), "{statuses:?}");
+        // AND the connection is closed within 1¼ send timeouts of its answers
+        tokio::time::timeout(Duration::from_secs(5), task)
+            .await
+            .unwrap()
+            .unwrap();
+        let took = t.elapsed();
+        assert!(
+            took >= Duration::from_millis(550) && took < Duration::from_millis(600 * 5 / 4 + 400),
+            "closed after {took:?}"
+        );
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn past_the_total_bound_the_connection_stalled_longest_is_closed_first() {
+        // GIVEN 2 MB a connection, 3 MB in all, a send timeout long enough to tell
+        let (addr, _stop) = start_big(readers(10_000, 2, 3)).await;
+        // WHEN one client holds 2 MB, then another 2 MB
+        let (first, older, _kept1) = h2_never_reading(addr, 2, 1 << 20).await;
+        assert_eq!(first, [200, 200]);
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        let (second, newer, _kept2) = h2_never_reading(addr, 2, 1 << 20).await;
+        assert_eq!(second, [200, 200]);
+        // THEN the first, stalled longer, is closed at once; the second is kept
+        tokio::time::timeout(Duration::from_secs(2), older)
+            .await
+            .expect("the older reader closed")
+            .unwrap();
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        assert!(!newer.is_finished(), "the newer reader is kept");
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn an_http1_client_that_never_reads_is_closed_at_the_send_timeout_and_a_slow_one_is_not()
+    {
+        let (addr, _stop) = start_big(readers(600, 16, 64)).await;
+        let ask = |n: usize| format!("GET /big?n={n} HTTP/1.1\r\nHost: x\r\n\r\n");
+        // GIVEN a client that asks 12 MB and never reads
+        let mut never = TcpStream::connect(addr).await.unwrap();
+        never.write_all(ask(12 << 20).as_bytes()).await.unwrap();
+        // AND one that reads 64 KB every 100 ms (so its writes never wait 600 ms)
+        let mut slow = TcpStream::connect(addr).await.unwrap();
+        slow.write_all(ask(2 << 20).as_bytes()).await.unwrap();
+        let slow_reader = tokio::spawn(async move {
+            let mut got = 0usize;
+            let mut buf = vec![0u8; 64 * 1024];
+            while got < 2 << 20 {
+                let n = slow.read(&mut buf).await.unwrap();
+                assert!(n > 0, "the slow reader was closed after {got} bytes");
+                got += n;
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+        });
+        // THEN after 1¼ send timeouts and a little, the first is closed: reading it now
+        // ends short of its answer (what the kernels held), not with all of it
+        tokio::time::sleep(Duration::from_millis(600 * 5 / 4 + 300)).await;
+        let mut got = Vec::new();
+        tokio::time::timeout(Duration::from_secs(5), never.read_to_end(&mut got))
+            .await
+            .expect("closed")
+            .unwrap();
+        assert!(got.len() < 12 << 20, "read {} bytes", got.len());
+        // AND the slow one reads its whole answer
+        tokio::time::timeout(Duration::from_secs(60), slow_reader)
+            .await
+            .unwrap()
+            .unwrap();
     }
 
     /// Reads until the server closes; how long that took, or `None` past `within`.

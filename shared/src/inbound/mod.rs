@@ -15,6 +15,7 @@
 //! ([`crate::api_keys`]); the tenant is the key's. Every request is logged ([`access_log`]).
 
 mod access_log;
+mod answers;
 pub mod body_limit;
 mod callback;
 pub mod console;
@@ -67,7 +68,7 @@ pub fn app(rt: Arc<Runtime>, hygiene: &Hygiene) -> App {
 ///
 /// A request goes to one or the other by its path, without a router: merged into one, every
 /// API request went through a router that only ever chose its fallback (a route lookup, URL
-/// parameters and a boxed future: 3 000 instructions of a served no-op's 68 000).
+/// parameters and a boxed future: BENCHMARKS.md, Figures behind the code).
 #[derive(Clone)]
 pub struct App {
     api: access_log::Logged,
@@ -106,9 +107,7 @@ impl tower::Service<axum::extract::Request> for App {
 
     fn call(&mut self, req: axum::extract::Request) -> Self::Future {
         match &self.console {
-            Some(console) if is_console(req.uri().path()) => {
-                Box::pin(tower::ServiceExt::oneshot(console.clone(), req))
-            }
+            Some(console) if is_console(req.uri().path()) => self.api.console(console.clone(), req),
             // The access log's future is boxed already: returned as it is.
             _ => tower::Service::call(&mut self.api, req),
         }
@@ -144,6 +143,9 @@ async fn route(routes: Router, rt: &Arc<Runtime>, req: axum::extract::Request) -
     }
 }
 
+/// The longest a request waits for its API key to be checked.
+pub const KEY_LOOKUP_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(4);
+
 /// The tenant whose key the request carries, or why there is none.
 pub(crate) async fn tenant_of(rt: &Runtime, headers: &HeaderMap) -> Result<String, ApiError> {
     let header = match headers.get(header::AUTHORIZATION) {
@@ -154,11 +156,23 @@ pub(crate) async fn tenant_of(rt: &Runtime, headers: &HeaderMap) -> Result<Strin
         ),
     };
     let key = api_keys::bearer(header).map_err(|e| ApiError::unauthenticated(e.to_string()))?;
-    match rt
+    let lookup = rt
         .verified_keys()
-        .authenticate(&rt.services.backends.kv, key)
-        .await?
-    {
+        .authenticate(&rt.services.backends.kv, key);
+    // A held store answers as unavailable, never keeps the caller (issue 50: 60.9 s).
+    let looked_up = tokio::time::timeout(KEY_LOOKUP_TIMEOUT, lookup)
+        .await
+        .map_err(|_| ApiError {
+            retry_after_s: Some(2),
+            ..ApiError::new(
+                Code::Unavailable,
+                format!(
+                    "the API key could not be checked within {} s: the key store is slow or unavailable; retry",
+                    KEY_LOOKUP_TIMEOUT.as_secs()
+                ),
+            )
+        })?;
+    match looked_up? {
         Ok(tenant) => {
             access_log::note_tenant(&tenant);
             Ok(tenant)
@@ -228,7 +242,7 @@ fn not_found_error(uri: &axum::http::Uri) -> ApiError {
         Code::NotFound,
         format!(
             "no endpoint {}: the endpoints are POST /v1/invoke/{{script}}, POST {}/{{method}} and GET /healthz",
-            uri.path(),
+            crate::text::echo(uri.path()),
             rendezvous::SERVICE
         ),
     )
@@ -239,8 +253,8 @@ async fn method_not_allowed(method: axum::http::Method, uri: axum::http::Uri) ->
         Code::MethodNotAllowed,
         format!(
             "{} {} is not allowed: use {}",
-            method,
-            uri.path(),
+            crate::text::echo(method.as_str()),
+            crate::text::echo(uri.path()),
             if uri.path() == "/healthz" {
                 "GET"
             } else {

@@ -78,7 +78,7 @@ pub async fn in_request<F: Future>(aws_request_id: Option<String>, f: F) -> F::O
 
 /// A new chain id (a trace), for work that starts a chain: 16 lower-case hex digits.
 pub fn new_trace() -> String {
-    hex16(rand::random::<u64>())
+    hex16(crate::random::u64())
 }
 
 /// `n` as 16 lower-case hex digits (`format!("{n:016x}")` without the formatting machinery: a

@@ -10,7 +10,8 @@
 //!
 //! This replaces `tracing-subscriber`'s formatter and `EnvFilter`: their regex engine and
 //! vtables made every start of a function relocate and fault in pages for a filter that only
-//! ever compares a target's prefix with a level (BENCHMARKS.md, cold start).
+//! ever compares a target's prefix with a level (BENCHMARKS.md, Lambda
+//! binaries and cold start).
 
 use std::sync::Arc;
 

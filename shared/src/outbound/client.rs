@@ -74,9 +74,35 @@ pub struct Policy {
     pub max_body: u64,
 }
 
+/// What answers requests in place of the network, in a process that set one ([`intercept`]).
+pub trait Intercept: Send + Sync {
+    /// The answer to `req` (its vault placeholders filled, as the remote end would see it).
+    fn answer(&self, req: &Request) -> Result<Response, Failure>;
+}
+
+/// The process's [`Intercept`], if it set one.
+static INTERCEPT: std::sync::RwLock<Option<Arc<dyn Intercept>>> = std::sync::RwLock::new(None);
+
+/// Has every later request of this process answered by `with` instead of the network, or,
+/// with `None`, sent again: `native test`'s stubs of outbound HTTP, one test at a time.
+pub fn intercept(with: Option<Arc<dyn Intercept>>) {
+    *INTERCEPT.write().unwrap_or_else(|p| p.into_inner()) = with;
+}
+
 /// Sends `req` and reads the whole response, within `policy`. No timeout here: the caller
 /// bounds the whole exchange.
 pub async fn send(req: Request, policy: Policy) -> Result<Response, Failure> {
+    let stub = INTERCEPT.read().unwrap_or_else(|p| p.into_inner()).clone();
+    if let Some(stub) = stub {
+        // A stub's answer is held to the tenant's cap as the network's is.
+        return stub.answer(&req).and_then(|r| {
+            if r.body.len() as u64 > policy.max_body {
+                Err(Failure::TooLarge(policy.max_body))
+            } else {
+                Ok(r)
+            }
+        });
+    }
     let t = &req.target;
     let addrs = resolve(t, policy).await?;
     let mut last = String::new();
@@ -123,7 +149,7 @@ async fn resolve(t: &Target, policy: Policy) -> Result<Vec<SocketAddr>, Failure>
         for a in &addrs {
             if let Some(why) = refusal(a.ip()) {
                 return Err(Failure::Refused(format!(
-                    "{} resolves to {}, which is {why}; requests to private, loopback, link-local, special-purpose and this machine's own addresses are refused",
+                    "{} resolves to {}, which is {why}; requests to private, loopback, link-local, special-purpose and this machine's own addresses are refused (a deployment that must reach them, such as tests against a local server, sets \"http\": {{ \"allow_private_networks\": true }} in deployment.json, or NATIVE_HTTP_ALLOW_PRIVATE_NETWORKS=true on AWS)",
                     t.host,
                     a.ip()
                 )));

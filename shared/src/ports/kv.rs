@@ -114,6 +114,13 @@ pub enum TxOp {
 /// transaction, so it owns what it needs and returns quickly.
 pub type TxPlan = Box<dyn FnOnce(Option<Item>) -> Result<Vec<TxOp>> + Send>;
 
+/// A new version token: random, 16 hex digits. Made once for each write a caller means, and
+/// sent with every attempt of it, it is what tells that write's own earlier attempt from
+/// another writer's ([`KvStore::put_as`]).
+pub fn new_token() -> String {
+    format!("{:016x}", rand::random::<u64>())
+}
+
 /// A key-value table. Every read is strongly consistent and ignores expired items, whether or
 /// not the backend has deleted them yet.
 #[async_trait]
@@ -122,8 +129,19 @@ pub trait KvStore: std::fmt::Debug + Send + Sync {
     async fn get(&self, pk: &str, sk: &str) -> Result<Option<Item>>;
 
     /// Writes one item under `mode` and returns its new version. An expired item counts as
-    /// absent for [`PutMode::Create`].
-    async fn put(&self, item: NewItem, mode: PutMode) -> Result<String>;
+    /// absent for [`PutMode::Create`]. [`KvStore::put_as`] with a new token.
+    async fn put(&self, item: NewItem, mode: PutMode) -> Result<String> {
+        self.put_as(item, mode, &new_token()).await
+    }
+
+    /// Writes one item under `mode` with `token` as its new version, and returns it. A write
+    /// whose condition fails because the item already holds `token` was applied by an earlier
+    /// attempt of this same write (whose answer was lost: the SDK's retry of a put that
+    /// reached DynamoDB): it answers `Ok(token)`, as the first attempt would have, never
+    /// [`crate::Error::AlreadyExists`] or [`crate::Error::Precondition`]. So `token` must be
+    /// new for every write a caller means (as [`new_token`] makes them), and the same for
+    /// every attempt of one.
+    async fn put_as(&self, item: NewItem, mode: PutMode, token: &str) -> Result<String>;
 
     /// Deletes one item; with `if_version`, only if it still has that version
     /// ([`crate::Error::Precondition`] otherwise). Returns whether an item was there.
@@ -155,8 +173,16 @@ pub trait KvStore: std::fmt::Debug + Send + Sync {
 
     /// Applies up to [`MAX_TX_OPS`] operations atomically, in one backend call: all or none.
     /// `Ok(Err(i))` means the condition of `ops[i]` (the first failing one, in order) failed and
-    /// nothing was applied.
-    async fn transact(&self, ops: Vec<TxOp>) -> Result<Result<(), usize>>;
+    /// nothing was applied. [`KvStore::transact_as`] with a new token.
+    async fn transact(&self, ops: Vec<TxOp>) -> Result<Result<(), usize>> {
+        self.transact_as(ops, &new_token()).await
+    }
+
+    /// [`KvStore::transact`], every item it puts with `token` as its version. When a condition
+    /// fails and an item the transaction puts already holds `token`, an earlier attempt of this
+    /// same transaction was applied (its answer lost): it answers `Ok(Ok(()))`, as that attempt
+    /// would have. A transaction that puts nothing cannot tell, and answers as `transact`.
+    async fn transact_as(&self, ops: Vec<TxOp>, token: &str) -> Result<Result<(), usize>>;
 
     /// Applies the transaction that `plan` makes of the item at `seen`'s key, as
     /// [`KvStore::transact`] does, in one backend call; an empty plan writes nothing and

@@ -12,8 +12,8 @@ mod vault;
 mod work;
 
 pub use kv::{
-    check_batch_len, Generation, Item, ItemPage, KvStore, NewItem, TxOp, TxPlan, MAX_BATCH_ITEMS,
-    MAX_TX_OPS,
+    check_batch_len, new_token, Generation, Item, ItemPage, KvStore, NewItem, TxOp, TxPlan,
+    MAX_BATCH_ITEMS, MAX_TX_OPS,
 };
 pub use objects::{InMemory, ListPage, ObjectMeta, ObjectReader, ObjectStore};
 pub use queue::{
@@ -89,6 +89,24 @@ pub fn set_clock_offset_ms(offset_ms: i64) {
     CLOCK_OFFSET_MS.store(offset_ms, std::sync::atomic::Ordering::Relaxed);
 }
 
+/// What the system clock reads while it is frozen ([`freeze_clock`]); `i64::MIN`: not frozen.
+static FROZEN_AT_MS: std::sync::atomic::AtomicI64 = std::sync::atomic::AtomicI64::new(i64::MIN);
+
+/// Freezes this process's system clock at `at_ms` (ms since the Unix epoch), or lets it run
+/// again with `None`: `native test` runs each test from one fixed start, whatever the machine's
+/// clock says, and only [`set_clock_offset_ms`] moves it on (`t:advance`).
+pub fn freeze_clock(at_ms: Option<i64>) {
+    FROZEN_AT_MS.store(
+        at_ms.unwrap_or(i64::MIN),
+        std::sync::atomic::Ordering::Relaxed,
+    );
+}
+
+/// The offset this process applies to the system clock now, in ms ([`set_clock_offset_ms`]).
+pub fn clock_offset_ms() -> i64 {
+    CLOCK_OFFSET_MS.load(std::sync::atomic::Ordering::Relaxed)
+}
+
 /// Milliseconds since the Unix epoch, now, as this process's clock has it (the system clock
 /// plus the project's offset; see [`set_clock_offset_ms`]). Everything that stores or
 /// compares times (expiry, delays, leases, deadlines, `os.time`) reads this.
@@ -97,9 +115,14 @@ pub fn now_ms() -> i64 {
     if let Some(refresh) = CLOCK_REFRESH.get() {
         refresh();
     }
-    let system = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_millis() as i64)
-        .unwrap_or(0);
+    let frozen = FROZEN_AT_MS.load(std::sync::atomic::Ordering::Relaxed);
+    let system = if frozen != i64::MIN {
+        frozen
+    } else {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_millis() as i64)
+            .unwrap_or(0)
+    };
     system.saturating_add(CLOCK_OFFSET_MS.load(std::sync::atomic::Ordering::Relaxed))
 }

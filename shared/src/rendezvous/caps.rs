@@ -37,6 +37,7 @@ impl<B: Budget + ?Sized> Rendezvous<'_, B> {
     pub fn limit_to(&mut self, limits: &Limits) {
         self.max_namespaces = u64::from(limits.max_rendezvous_namespaces);
         self.max_tenant_barriers = u64::from(limits.max_rendezvous_barriers);
+        self.max_waits = u64::from(limits.max_rendezvous_waits);
     }
 
     /// Refuses a new namespace past `max_rendezvous_namespaces`.

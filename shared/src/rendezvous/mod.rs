@@ -64,6 +64,9 @@ pub const MAX_BARRIERS_PER_NAMESPACE: u64 = 1_000_000;
 const MAX_ATTEMPTS: u32 = 1000;
 /// The first and the longest pause of a waiter that polls the store.
 pub const POLL_FIRST: Duration = Duration::from_millis(100);
+
+/// The least time a wait gives its first read of the barrier, whatever its timeout.
+const FIRST_READ: Duration = Duration::from_secs(2);
 /// See [`POLL_FIRST`].
 pub const POLL_MAX: Duration = Duration::from_secs(1);
 
@@ -113,6 +116,8 @@ pub struct Rendezvous<'a, B: Budget + ?Sized> {
     pub max_namespaces: u64,
     /// The most barriers of the tenant over all its namespaces; unbounded unless set.
     pub max_tenant_barriers: u64,
+    /// The most waits of the tenant parked at once in this process; unbounded unless set.
+    pub max_waits: u64,
 }
 
 static SYSTEM_CLOCK: fn() -> i64 = now_ms;
@@ -151,7 +156,7 @@ fn gen_key(generation: u64) -> String {
 }
 
 fn token() -> String {
-    format!("{:016x}", rand::random::<u64>())
+    format!("{:016x}", crate::random::u64())
 }
 
 /// The stored row of a barrier, in partition `pk`.
@@ -253,6 +258,7 @@ impl<'a, B: Budget + ?Sized> Rendezvous<'a, B> {
             max_barriers: MAX_BARRIERS_PER_NAMESPACE,
             max_namespaces: u64::MAX,
             max_tenant_barriers: u64::MAX,
+            max_waits: u64::MAX,
         }
     }
 
@@ -994,7 +1000,9 @@ impl<'a, B: Budget + ?Sized> Rendezvous<'a, B> {
         check_name("barrier_name", name)?;
         model::check_positive("expected_generation", expected_generation)?;
         model::check_timeout(timeout.as_secs())?;
-        let until = tokio::time::Instant::now() + timeout;
+        let start = tokio::time::Instant::now();
+        let until = start + timeout;
+        let _parked = notify::park(self.tenant, self.max_waits)?;
         // Registered before the first read, so a trip between the read and the wait is seen.
         let mut sub = notify::subscribe(self.tenant, ns, name);
         let mut pause = POLL_FIRST;
@@ -1002,15 +1010,39 @@ impl<'a, B: Budget + ?Sized> Rendezvous<'a, B> {
         // incarnation this wait read (not a barrier of the name deleted and made again).
         let mut handed: Option<(String, Barrier)> = None;
         let mut incarnation = String::new();
+        // The barrier as last read: what a poll that the store holds past the timeout answers.
+        let mut last: Option<Barrier> = None;
         loop {
             let b = match handed.take() {
                 Some((i, b)) if i == incarnation => b,
                 _ => {
-                    let found = self.need(ns, name).await?;
+                    // A held store never keeps a wait past its timeout (issue 50: a
+                    // 3 s wait took 60 s); the first read has at least FIRST_READ.
+                    let by = match last {
+                        Some(_) => until,
+                        None => until.max(start + FIRST_READ),
+                    };
+                    let found = match tokio::time::timeout_at(by, self.need(ns, name)).await {
+                        Ok(found) => found?,
+                        Err(_) => match last.take() {
+                            Some(b) => return Ok((b, WaitOutcome::TimedOut)),
+                            None => {
+                                return Err(Error::Backend {
+                                    backend: "kv",
+                                    message: format!(
+                                        "the rendezvous barrier {name:?} of namespace {ns:?} could not be read within {} s; the store is slow or unavailable: retry",
+                                        (by - start).as_secs()
+                                    ),
+                                    source: None,
+                                })
+                            }
+                        },
+                    };
                     incarnation = found.row.incarnation;
                     found.row.barrier
                 }
             };
+            last = Some(b.clone());
             if b.generation > expected_generation {
                 return Ok((b, WaitOutcome::Tripped));
             }

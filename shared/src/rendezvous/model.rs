@@ -326,3 +326,14 @@ impl UpdateBarrier {
         check_metadata(&self.metadata)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn names_that_are_steps_of_a_url_path_are_refused() {
+        for bad in [".", "..", "%2e", "a/b", "a\\b"] {
+            assert!(super::check_name("barrier_name", bad).is_err(), "{bad}");
+        }
+        assert!(super::check_name("barrier_name", "b-1_x").is_ok());
+    }
+}

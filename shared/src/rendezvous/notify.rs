@@ -61,6 +61,43 @@ impl Drop for Subscription {
     }
 }
 
+/// Waits parked in this process, per tenant.
+static PARKED: LazyLock<Mutex<HashMap<String, u64>>> = LazyLock::new(|| Mutex::new(HashMap::new()));
+
+/// A parked wait of a tenant, counted until dropped.
+#[derive(Debug)]
+pub struct Parked(String);
+
+impl Drop for Parked {
+    fn drop(&mut self) {
+        let mut map = PARKED.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(n) = map.get_mut(&self.0) {
+            *n -= 1;
+            if *n == 0 {
+                map.remove(&self.0);
+            }
+        }
+    }
+}
+
+/// Counts a wait of `tenant`, refused with `max_rendezvous_waits`'s error when it has `max`
+/// parked already.
+pub fn park(tenant: &str, max: u64) -> crate::Result<Parked> {
+    let mut map = PARKED.lock().unwrap_or_else(|e| e.into_inner());
+    let n = map.entry(tenant.to_string()).or_default();
+    if *n >= max {
+        return Err(crate::Error::LimitExceeded {
+            limit: "max_rendezvous_waits",
+            detail: format!(
+                "tenant {tenant:?} has {n} WaitAtBarrier calls parked and may have {max}; let some end, or raise limits.max_rendezvous_waits in tenants/{tenant}/config.json (ceiling {})",
+                crate::config::CEILINGS.max_rendezvous_waits
+            ),
+        });
+    }
+    *n += 1;
+    Ok(Parked(tenant.to_string()))
+}
+
 /// Registers a waiter of a barrier, or `None` when the registry is full (the waiter polls).
 pub fn subscribe(tenant: &str, namespace: &str, name: &str) -> Option<Subscription> {
     let key = key(tenant, namespace, name);
@@ -125,6 +162,22 @@ pub fn has_waiters(tenant: &str, namespace: &str, name: &str) -> bool {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_tenant_parks_at_most_its_waits_and_another_is_not_held_by_it() {
+        let held: Vec<_> = (0..3).map(|_| park("pk-a", 3).unwrap()).collect();
+        let e = park("pk-a", 3).unwrap_err().to_string();
+        assert!(e.contains("limit max_rendezvous_waits exceeded"), "{e}");
+        assert!(
+            e.contains("has 3 WaitAtBarrier calls parked and may have 3"),
+            "{e}"
+        );
+        let other = park("pk-b", 3).unwrap();
+        drop(held);
+        let again = park("pk-a", 3).unwrap();
+        drop((other, again));
+        assert!(!PARKED.lock().unwrap().contains_key("pk-a"), "cleaned up");
+    }
+
     use super::*;
 
     #[tokio::test]

@@ -102,6 +102,28 @@ pub struct Info {
     /// (`"barrier": "b1"`); empty for a plain timer.
     #[serde(flatten)]
     pub watches: serde_json::Map<String, Value>,
+    /// The event its script gets, when its JSON is at most [`EVENT_SHOWN_BYTES`]; a larger
+    /// one is said by its size.
+    #[serde(skip_serializing_if = "Value::is_null")]
+    pub event: Value,
+}
+
+/// The most bytes of a timer's event a listing shows: a page of a hundred timers stays small,
+/// whatever their events hold.
+pub const EVENT_SHOWN_BYTES: usize = 2048;
+
+/// A timer's event for a listing, from its row's work message.
+fn shown_event(row: &Row) -> Value {
+    let event = serde_json::from_str::<Value>(&row.body)
+        .ok()
+        .and_then(|mut m| m.get_mut("event").map(Value::take))
+        .unwrap_or(Value::Null);
+    match serde_json::to_string(&event) {
+        Ok(text) if text.len() > EVENT_SHOWN_BYTES => {
+            Value::String(format!("({} bytes of JSON, too large to show)", text.len()))
+        }
+        _ => event,
+    }
 }
 
 impl Info {
@@ -131,7 +153,31 @@ pub fn parse_id(id: &str) -> Result<i64> {
 }
 
 fn new_id(at_ms: i64) -> String {
-    format!("{at_ms:013}-{:016x}", rand::random::<u64>())
+    format!("{at_ms:013}-{:016x}", crate::random::u64())
+}
+
+/// A timer made but not yet written ([`Timers::prepare`]): a script's timer, held until its
+/// invocation succeeds, as its messages are.
+#[derive(Debug)]
+pub struct Prepared {
+    /// The id [`Timers::set`] would have returned.
+    pub id: String,
+    row: NewItem,
+    index: NewItem,
+}
+
+/// Writes timers made by [`Timers::prepare`], each row in turn, then the tenant's index row
+/// once (the newest): a tick that sees the index row finds every timer.
+pub async fn write_prepared(kv: &dyn KvStore, timers: Vec<Prepared>) -> Result<()> {
+    let mut index = None;
+    for t in timers {
+        kv.put(t.row, PutMode::Create).await?;
+        index = Some(t.index);
+    }
+    match index {
+        Some(index) => kv.put(index, PutMode::Overwrite).await.map(|_| ()),
+        None => Ok(()),
+    }
 }
 
 /// The timers of one tenant.
@@ -164,6 +210,19 @@ impl Timers<'_> {
         self.budget.spend(1)?;
         self.kv.put(index, PutMode::Overwrite).await?;
         Ok(id)
+    }
+
+    /// [`Timers::set`] without the writes: the timer's id and rows, its backend calls counted
+    /// now, to be written by [`write_prepared`] when (and only if) the invocation that set it
+    /// succeeds. A failed run then leaves no timer, and its retries do not multiply them.
+    pub fn prepare(&self, at_ms: i64, script: &str, body: String) -> Result<Prepared> {
+        let (row, index) = self.rows(at_ms, script, body, None)?;
+        self.budget.spend(Self::SET_CALLS)?;
+        Ok(Prepared {
+            id: row.sk.clone(),
+            row,
+            index,
+        })
     }
 
     /// A timer for a primitive to write inside a transaction of its own (a barrier's dispatch
@@ -280,6 +339,7 @@ impl Timers<'_> {
                             serde_json::Map::from_iter([(kind.to_string(), data["id"].clone())])
                         })
                         .unwrap_or_default(),
+                    event: row.as_ref().map(shown_event).unwrap_or(Value::Null),
                 }
             })
             .collect();

@@ -22,12 +22,17 @@ fn c_path(dir: &Path) -> CString {
     CString::new(dir.to_str().expect("a UTF-8 path")).expect("a path without NUL")
 }
 
-/// Makes the crash-simulating VFS SQLite's default for this process (idempotent).
+/// Makes the crash-simulating VFS SQLite's default for this process (idempotent, also from
+/// tests running at once: the C side's own check of whether it is registered is not atomic,
+/// and a second registration racing the first could find crashsim already the default and wrap
+/// itself, recursing until the stack overflows).
 pub fn install() {
-    // SAFETY: registration takes no pointer from Rust; it is idempotent and thread-safe in
-    // SQLite (sqlite3_vfs_register holds SQLite's own mutex).
-    let rc = unsafe { crashsim_register(1) };
-    assert_eq!(rc, 0, "cannot register the crashsim VFS: SQLite error {rc}");
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        // SAFETY: registration takes no pointer from Rust, and runs once per process.
+        let rc = unsafe { crashsim_register(1) };
+        assert_eq!(rc, 0, "cannot register the crashsim VFS: SQLite error {rc}");
+    });
 }
 
 /// The power goes for every SQLite file under `dir`: what is written, synced or deleted after

@@ -364,6 +364,60 @@ async fn a_missing_fixture_fails_the_job_and_removes_its_parts() {
 }
 
 #[tokio::test]
+async fn given_rows_are_stored_and_a_query_without_rows_or_with_a_reason_fails() {
+    // GIVEN rows handed over for both queries of a job (as `native test`'s t:partner does)
+    let env = Env::new();
+    let r = env
+        .request("j1", &[("customers", "c"), ("orders", "o")])
+        .await;
+    let given = |orders: std::result::Result<String, String>| {
+        Options::new(Source::Given(
+            [
+                (
+                    "customers".to_string(),
+                    Ok("{\"id\":1}\n\n{\"id\":2}\n".to_string()),
+                ),
+                ("orders".to_string(), orders),
+            ]
+            .into_iter()
+            .collect(),
+        ))
+    };
+    // WHEN it is answered THEN the rows are stored as parts that verify, blank lines dropped
+    let a = env.answer(&r, &given(Ok(String::new()))).await;
+    assert!(a.written && a.done.ok, "{a:?}");
+    let text = env.check(&a).await;
+    assert_eq!(text["customers"], "{\"id\":1}\n{\"id\":2}\n");
+    assert_eq!(a.rows(), 2);
+    // AND a query given a reason fails the job with it
+    let r = env
+        .request("j2", &[("customers", "c"), ("orders", "o")])
+        .await;
+    let a = env
+        .answer(&r, &given(Err("the warehouse is offline".into())))
+        .await;
+    assert_eq!(
+        a.done.error.as_deref(),
+        Some("query orders: the warehouse is offline")
+    );
+    // AND a query no rows were given for fails, naming the ones given
+    let r = env
+        .request("j3", &[("customers", "c"), ("refunds", "r")])
+        .await;
+    let a = env.answer(&r, &given(Ok(String::new()))).await;
+    assert_eq!(
+        a.done.error.as_deref(),
+        Some("query refunds: no rows were given for it (given: customers, orders)")
+    );
+    // AND rows that are not JSON fail like a fixture's
+    let r = env
+        .request("j4", &[("customers", "c"), ("orders", "o")])
+        .await;
+    let a = env.answer(&r, &given(Ok("not json\n".into()))).await;
+    assert!(a.done.error.unwrap().starts_with("query orders: "));
+}
+
+#[tokio::test]
 async fn answering_twice_keeps_the_first_done_json() {
     let env = Env::new();
     let r = env.request("j1", &[("x", "q")]).await;

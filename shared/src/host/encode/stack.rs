@@ -4,7 +4,8 @@
 //! The walker of [`super`] reads a table through mlua's safe API: every step of `pairs` is a
 //! protected call, every key and value it yields a reference of its own, every key copied into
 //! a host `String` to be sorted. For the answer of a no-op invocation (`{ ok = true }`) that
-//! was 3% of the request's CPU, and 5% for a summary of five fields.
+//! was a measurable share of the request's CPU, more for a summary of five fields
+//! (BENCHMARKS.md, Figures behind the code).
 //!
 //! This walk writes into the same [`super::Text`] sink, in the same order, with the same rules,
 //! so that its text is the walker's byte for byte; but it only takes the common case: at most

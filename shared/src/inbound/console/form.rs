@@ -7,6 +7,12 @@ use percent_encoding::percent_decode_str;
 /// The most pairs read from one query or form.
 const MAX_PAIRS: usize = 64;
 
+/// A name or value of a form as sent: `+` is a space, `%XX` a byte.
+fn decode(s: &str) -> String {
+    let s = s.replace('+', " ");
+    percent_decode_str(&s).decode_utf8_lossy().into_owned()
+}
+
 /// Name-value pairs, in order; the first of a name wins.
 #[derive(Debug, Clone, Default)]
 pub struct Form(Vec<(String, String)>);
@@ -14,10 +20,6 @@ pub struct Form(Vec<(String, String)>);
 impl Form {
     /// Parses `a=1&b=x+y` (`+` is a space, `%XX` a byte; invalid UTF-8 becomes U+FFFD).
     pub fn parse(text: &str) -> Self {
-        let decode = |s: &str| {
-            let s = s.replace('+', " ");
-            percent_decode_str(&s).decode_utf8_lossy().into_owned()
-        };
         Form(
             text.split('&')
                 .filter(|p| !p.is_empty())
@@ -28,6 +30,16 @@ impl Form {
                 })
                 .collect(),
         )
+    }
+
+    /// `query` without its pairs named `name` in any spelling (`tok%65n` is `token`), the
+    /// others as they were written.
+    pub fn without(query: &str, name: &str) -> String {
+        query
+            .split('&')
+            .filter(|p| !p.is_empty() && decode(p.split_once('=').map_or(*p, |(k, _)| k)) != name)
+            .collect::<Vec<_>>()
+            .join("&")
     }
 
     /// The value of `name`, if given.
@@ -54,6 +66,21 @@ impl Form {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_name_is_left_out_in_every_spelling() {
+        for q in [
+            "token=t",
+            "tok%65n=t",
+            "%74oken=t&",
+            "t%6F%6B%65%6E=t",
+            "token",
+        ] {
+            assert_eq!(Form::without(q, "token"), "", "{q}");
+        }
+        assert_eq!(Form::without("a=1&tok%65n=t&b=%20", "token"), "a=1&b=%20");
+        assert_eq!(Form::without("tokens=1", "token"), "tokens=1");
+    }
 
     #[test]
     fn pairs_decode_and_the_first_wins() {

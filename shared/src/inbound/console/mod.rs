@@ -8,7 +8,8 @@
 //!   (`/console/tenants/{tenant}/barriers/{id}`); lists page with a cursor, filter by state,
 //!   and refresh themselves while open (a little JavaScript polls the page; without it every
 //!   page still reads, and every action is a plain form).
-//! - Access is the operator token's alone ([`auth`]); actions are POSTs with a CSRF token.
+//! - Access is the operator token's alone ([`auth`]); actions are POSTs with the CSRF token of
+//!   their sign-in's session.
 //! - Everything a tenant wrote is escaped by construction ([`html`]); the pages also forbid
 //!   inline script and framing (`Content-Security-Policy`), and send no referrer.
 //! - Reads and actions go through the primitives (the same calls the CLI's verbs make), on a
@@ -45,11 +46,17 @@ pub const MAX_RENDERS: usize = 4;
 /// The largest form body an action takes.
 const MAX_FORM_BYTES: usize = 64 * 1024;
 
+tokio::task_local! {
+    /// The session of the request being answered ([`auth::session`]).
+    static SESSION: String;
+}
+
 /// What the console serves: a runtime's backends and tenants, and how to reach it.
 #[derive(Debug)]
 pub struct Console {
     rt: Arc<Runtime>,
     token: String,
+    /// The secret each session's CSRF token is made from ([`auth::csrf_of`]).
     csrf: String,
     /// What the pages look at, for their header ("project /path", "AWS: table t, ...").
     source: String,
@@ -57,6 +64,8 @@ pub struct Console {
     /// rendezvous waiters are the deployment's. Not so for a console of a deployment on AWS.
     runs_scripts: bool,
     renders: tokio::sync::Semaphore,
+    /// Wrong tokens of the current second ([`auth::MAX_FAILED_TOKENS_PER_S`]).
+    failures: auth::Failures,
 }
 
 impl Console {
@@ -70,6 +79,7 @@ impl Console {
             source,
             runs_scripts,
             renders: tokio::sync::Semaphore::new(MAX_RENDERS),
+            failures: auth::Failures::default(),
         })
     }
 
@@ -140,32 +150,46 @@ pub fn router(console: Arc<Console>) -> Router {
 /// cookie, answers everything else 401.
 async fn guard(State(c): State<Arc<Console>>, req: Request, next: Next) -> Response {
     let query = Form::parse(req.uri().query().unwrap_or(""));
+    let now_s = crate::ports::now_ms().max(0) as u64 / 1000;
+    let given = query.get("token").or(auth::from_cookie(req.headers()));
+    if given.is_some() && !c.failures.open(now_s) {
+        let mut r = unauthorized(&format!(
+            "more than {} wrong console tokens this second: wait a second",
+            auth::MAX_FAILED_TOKENS_PER_S
+        ));
+        *r.status_mut() = StatusCode::TOO_MANY_REQUESTS;
+        r.headers_mut()
+            .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+        return r;
+    }
+    if given.is_some_and(|t| !auth::same(t, &c.token)) {
+        c.failures.failed(now_s);
+    }
     if let Some(given) = query.get("token") {
         if !auth::same(given, &c.token) {
             return unauthorized("this console URL's token is not this console's");
         }
-        // The same page without the token in its address.
+        // The same page without the token in its address, however it was spelled.
         let path = req.uri().path().to_string();
-        let rest: Vec<&str> = req
-            .uri()
-            .query()
-            .unwrap_or("")
-            .split('&')
-            .filter(|p| !p.is_empty() && !p.starts_with("token="))
-            .collect();
+        let rest = Form::without(req.uri().query().unwrap_or(""), "token");
         let to = if rest.is_empty() {
             path
         } else {
-            format!("{path}?{}", rest.join("&"))
+            format!("{path}?{rest}")
         };
         let mut r = see_other(&to);
-        if let Ok(v) = HeaderValue::from_str(&auth::set_cookie(&c.token)) {
-            r.headers_mut().insert(header::SET_COOKIE, v);
+        for cookie in [auth::set_cookie(&c.token), auth::set_session(&new_token())] {
+            if let Ok(v) = HeaderValue::from_str(&cookie) {
+                r.headers_mut().append(header::SET_COOKIE, v);
+            }
         }
         return r;
     }
     match auth::from_cookie(req.headers()) {
-        Some(t) if auth::same(t, &c.token) => next.run(req).await,
+        Some(t) if auth::same(t, &c.token) => {
+            let session = auth::session(req.headers()).unwrap_or("").to_string();
+            SESSION.scope(session, next.run(req)).await
+        }
         Some(_) => unauthorized(
             "the console's token has changed; open the URL that native printed at start",
         ),
@@ -202,7 +226,7 @@ fn see_other(to: &str) -> Response {
 async fn missing(uri: axum::http::Uri) -> Response {
     Problem::new(
         StatusCode::NOT_FOUND,
-        format!("no console page {}", uri.path()),
+        format!("no console page {}", crate::text::echo(uri.path())),
     )
     .into_response()
 }
@@ -298,7 +322,11 @@ where
     };
     let handle = tokio::runtime::Handle::current();
     let c2 = c.clone();
-    match tokio::task::spawn_blocking(move || handle.block_on(work(c2))).await {
+    // The page is made on a thread of its own: the session goes with it, for its forms.
+    let session = SESSION.try_with(String::clone).unwrap_or_default();
+    match tokio::task::spawn_blocking(move || handle.block_on(SESSION.scope(session, work(c2))))
+        .await
+    {
         Ok(Ok(r)) => r,
         Ok(Err(p)) => p.into_response(),
         Err(e) => Problem::new(
@@ -320,7 +348,7 @@ pub(crate) async fn action_form(c: &Console, body: Body) -> Result<Form, Problem
             )
         })?;
     let form = Form::parse(&String::from_utf8_lossy(&bytes));
-    if !auth::same(form.str("csrf"), &c.csrf) {
+    if !auth::same(form.str("csrf"), &c.csrf()) {
         return Err(Problem::new(
             StatusCode::FORBIDDEN,
             "this form is not from this console's pages (or the console restarted since the page was loaded): reload the page and try again",
@@ -447,8 +475,12 @@ impl Console {
         &self.rt
     }
 
-    pub(crate) fn csrf(&self) -> &str {
-        &self.csrf
+    /// The CSRF token of the session of the request being answered.
+    pub(crate) fn csrf(&self) -> String {
+        auth::csrf_of(
+            &self.csrf,
+            &SESSION.try_with(String::clone).unwrap_or_default(),
+        )
     }
 
     pub(crate) fn runs_scripts(&self) -> bool {

@@ -9,6 +9,10 @@ use super::pb;
 use crate::inbound::{ApiError, Code};
 use crate::rendezvous::{Barrier, Metadata, Namespace, Participant};
 
+/// native's own JSON fields beside a message's (none in protobuf, whose messages are
+/// Grackle's), by message: every other field that is not the message's is refused.
+pub const EXTRAS: &[(&str, &[&str])] = &[("CreateBarrierRequest", &["continue_with"])];
+
 /// A request body: one JSON object whose fields are read by snake_case or lowerCamelCase name.
 pub struct Req(pub Map<String, Value>);
 
@@ -60,6 +64,33 @@ impl Req {
                 "request body is not JSON: {e}; send the request message as a JSON object"
             ))),
         }
+    }
+
+    /// Refuses a field that `message` does not have, naming it and the fields there are: a
+    /// misspelt name would otherwise read as absent and fail later for another reason (or not
+    /// at all). `name` stands for `namespace_name` where a message has one.
+    fn refuse_unknown(&self, message: &str, fields: &[(&str, &str)]) -> Result<(), ApiError> {
+        for key in self.0.keys() {
+            let extra = EXTRAS.iter().any(|(m, names)| {
+                *m == message && names.iter().any(|n| key == n || *key == camel(n))
+            });
+            let known = extra
+                || fields.iter().any(|(f, read)| {
+                    key == f || *key == camel(f) || (key == "name" && *read == "ns_name")
+                });
+            if !known {
+                return Err(bad(format!(
+                    "{message} has no field {:?}; its fields are {} (snake_case or lowerCamelCase)",
+                    crate::text::cut_text(key.clone(), 80),
+                    fields
+                        .iter()
+                        .map(|(f, _)| *f)
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )));
+            }
+        }
+        Ok(())
     }
 
     fn field(&self, name: &str) -> Option<&Value> {
@@ -157,6 +188,7 @@ macro_rules! from_json {
     ($($t:ident { $($f:ident: $read:ident),* $(,)? })*) => {
         $(impl FromJson for pb::$t {
             fn from_json(r: &Req) -> Result<Self, ApiError> {
+                r.refuse_unknown(stringify!($t), &[$((stringify!($f), stringify!($read))),*])?;
                 Ok(pb::$t { $($f: r.$read(stringify!($f))?,)* })
             }
         })*
@@ -262,6 +294,23 @@ impl Style {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn unknown_fields_are_refused_by_name_with_the_fields_there_are() {
+        let r = Req::parse(br#"{ "namespace": "ns", "barrier_name": "b" }"#).unwrap();
+        let e = pb::GetBarrierRequest::from_json(&r).unwrap_err();
+        let m = e.message;
+        assert!(
+            m.contains(r#"GetBarrierRequest has no field "namespace""#),
+            "{m}"
+        );
+        assert!(m.contains("namespace_name, barrier_name"), "{m}");
+        // Either case of a known field, and `name` for namespace_name, are known.
+        let r = Req::parse(br#"{ "namespaceName": "ns", "barrier_name": "b" }"#).unwrap();
+        assert!(pb::GetBarrierRequest::from_json(&r).is_ok());
+        let r = Req::parse(br#"{ "name": "ns" }"#).unwrap();
+        assert!(pb::GetNamespaceRequest::from_json(&r).is_ok());
+    }
 
     #[test]
     fn requests_take_either_case_and_int64_as_numbers_or_strings() {

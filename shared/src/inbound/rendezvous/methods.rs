@@ -288,7 +288,7 @@ pub async fn call(
         other => {
             return Err(ApiError::new(
                 Code::Unimplemented,
-                format!("no method {other:?}"),
+                format!("no method {:?}", crate::text::echo(other)),
             ))
         }
     })

@@ -20,7 +20,7 @@ use std::sync::Arc;
 use axum::body::Body;
 use axum::extract::{Path, State};
 use axum::http::HeaderMap;
-use axum::response::Response;
+use axum::response::{IntoResponse, Response};
 
 pub use wire::MAX_BODY_BYTES;
 
@@ -62,7 +62,14 @@ pub(super) async fn call(
     let read = wire::read_body(&headers, body).await;
     let form = match Form::of(&headers) {
         Ok(f) => f,
-        Err(e) => return wire::unsupported(e),
+        // Who asks is answered before what they sent: without a valid key, 401 whatever the
+        // Content-Type (as JSON, the one form every caller reads).
+        Err(e) => {
+            return match tenant_of(&rt, &headers).await {
+                Err(auth) => auth.into_response(),
+                Ok(_) => wire::unsupported(e),
+            }
+        }
     };
     let answer = async {
         let bytes = read?;
@@ -70,7 +77,8 @@ pub(super) async fn call(
             return Err(ApiError::new(
                 Code::Unimplemented,
                 format!(
-                    "no method {method:?} in {}; the methods are {}",
+                    "no method {:?} in {}; the methods are {}",
+                    crate::text::echo(&method),
                     &SERVICE[1..],
                     METHODS.join(", ")
                 ),

@@ -116,7 +116,7 @@ fn table(
                             ("class", "inline"),
                         ],
                         |h| {
-                            h.hidden("csrf", c.csrf())
+                            h.hidden("csrf", &c.csrf())
                                 .hidden("queue", kind.name())
                                 .hidden("id", &d.id);
                             h.raw("<button type=\"submit\">Redrive</button>");
@@ -166,7 +166,7 @@ pub async fn tenant_list(c: &Console, name: &str, q: &Form) -> PageResult {
                     ("class", "inline"),
                 ],
                 |h| {
-                    h.hidden("csrf", c.csrf()).hidden("all", "1").hidden("queue", q.str("queue"));
+                    h.hidden("csrf", &c.csrf()).hidden("all", "1").hidden("queue", q.str("queue"));
                     h.raw("<button type=\"submit\">Redrive all</button>");
                 },
             );

@@ -97,7 +97,7 @@ async fn list_page(c: &Console, name: &str, q: &Form) -> PageResult {
             h.el_text("p", &[("class", "empty")], "No timers here.");
         } else {
             h.open("table", &[("class", "list"), ("id", "timers")]);
-            h.raw("<thead><tr><th>timer</th><th>state</th><th>due</th><th>script</th><th>watches</th></tr></thead><tbody>");
+            h.raw("<thead><tr><th>timer</th><th>state</th><th>due</th><th>script</th><th>watches</th><th>event</th></tr></thead><tbody>");
             for i in &shown {
                 h.el("tr", &[], |h| {
                     h.el_text("td", &[("class", "id")], &i.id);
@@ -117,6 +117,11 @@ async fn list_page(c: &Console, name: &str, q: &Form) -> PageResult {
                             }
                         }
                     });
+                    let event = match &i.event {
+                        serde_json::Value::Null => String::new(),
+                        e => crate::text::cut_text(e.to_string(), 200),
+                    };
+                    h.el_text("td", &[("class", "event")], &event);
                 });
             }
             h.raw("</tbody></table>");
