@@ -88,7 +88,8 @@ fn json(text: Vec<u8>) -> Response {
 /// tenant's HTML then runs in an origin of its own, never in the one the console and every
 /// other tenant share.
 fn reply(r: Reply) -> Response {
-    let mut out = Response::new(Body::from(r.body.clone()));
+    let content_type = r.default_content_type();
+    let mut out = Response::new(Body::from(r.body));
     *out.status_mut() = StatusCode::from_u16(r.status).unwrap_or(StatusCode::OK);
     let h = out.headers_mut();
     for (name, value) in &r.headers {
@@ -102,7 +103,7 @@ fn reply(r: Reply) -> Response {
     if !h.contains_key(header::CONTENT_TYPE) {
         h.insert(
             header::CONTENT_TYPE,
-            header::HeaderValue::from_static(r.default_content_type()),
+            header::HeaderValue::from_static(content_type),
         );
     }
     h.insert(
