@@ -1046,6 +1046,90 @@ mod tests {
         );
     }
 
+    /// One HTTP/2 frame: its 9-byte header (length, type, flags, stream) and payload.
+    fn h2_frame(kind: u8, flags: u8, stream: u32, payload: &[u8]) -> Vec<u8> {
+        let n = payload.len() as u32;
+        let mut f = vec![(n >> 16) as u8, (n >> 8) as u8, n as u8, kind, flags];
+        f.extend_from_slice(&stream.to_be_bytes());
+        f.extend_from_slice(payload);
+        f
+    }
+
+    /// An HPACK block of literal fields without indexing, names and values shorter than 127.
+    fn hpack_literals(fields: &[(&str, &str)]) -> Vec<u8> {
+        let mut block = Vec::new();
+        for (name, value) in fields {
+            block.push(0);
+            block.push(name.len() as u8);
+            block.extend_from_slice(name.as_bytes());
+            block.push(value.len() as u8);
+            block.extend_from_slice(value.as_bytes());
+        }
+        block
+    }
+
+    /// What the server did with stream 1 of a POST whose trailers are `trailers`: `Ok(())`
+    /// when it answered (a HEADERS frame), `Err(code)` when it reset the stream.
+    async fn h2_post_with_trailers(trailers: &[(&str, &str)]) -> Result<(), u32> {
+        const HEADERS: u8 = 1;
+        const RST_STREAM: u8 = 3;
+        const END_STREAM: u8 = 1;
+        const END_HEADERS: u8 = 4;
+        let app = Router::new().route(
+            "/",
+            axum::routing::post(|body: String| async move { format!("served {body}") }),
+        );
+        let (addr, _stop) = start_app(app, Duration::from_secs(5), 16).await;
+        let mut c = TcpStream::connect(addr).await.unwrap();
+        let mut out = H2_PREFACE.to_vec();
+        out.extend(h2_frame(4, 0, 0, &[]));
+        let request = [
+            (":method", "POST"),
+            (":scheme", "http"),
+            (":path", "/"),
+            (":authority", "x"),
+        ];
+        out.extend(h2_frame(HEADERS, END_HEADERS, 1, &hpack_literals(&request)));
+        out.extend(h2_frame(0, 0, 1, b"x"));
+        out.extend(h2_frame(
+            HEADERS,
+            END_HEADERS | END_STREAM,
+            1,
+            &hpack_literals(trailers),
+        ));
+        c.write_all(&out).await.unwrap();
+        let read = async {
+            loop {
+                let mut head = [0u8; 9];
+                c.read_exact(&mut head).await.unwrap();
+                let n = (head[0] as usize) << 16 | (head[1] as usize) << 8 | head[2] as usize;
+                let mut payload = vec![0u8; n];
+                c.read_exact(&mut payload).await.unwrap();
+                let stream = u32::from_be_bytes([head[5], head[6], head[7], head[8]]) & !(1 << 31);
+                match (head[3], stream) {
+                    (HEADERS, 1) => return Ok(()),
+                    (RST_STREAM, 1) => {
+                        return Err(u32::from_be_bytes(payload[..4].try_into().unwrap()))
+                    }
+                    _ => {}
+                }
+            }
+        };
+        tokio::time::timeout(Duration::from_secs(5), read)
+            .await
+            .expect("the server neither answered nor reset stream 1 within 5 s")
+    }
+
+    #[tokio::test]
+    async fn h2_trailers_with_a_pseudo_header_reset_the_stream_as_malformed() {
+        // RFC 9113, 8.1: trailers must not include pseudo-header fields; such a request is
+        // malformed (8.1.1), a stream error PROTOCOL_ERROR (0x1). vendor/h2 holds the fix.
+        assert_eq!(h2_post_with_trailers(&[(":path", "/other")]).await, Err(1));
+        assert_eq!(h2_post_with_trailers(&[(":method", "GET")]).await, Err(1));
+        // Ordinary trailers are still taken, and the request served.
+        assert_eq!(h2_post_with_trailers(&[("x-checksum", "1")]).await, Ok(()));
+    }
+
     #[tokio::test]
     async fn at_the_cap_silent_connections_make_room_before_one_sending_its_request() {
         let (addr, _stop) = start_capped(Duration::from_secs(30), 4).await;
