@@ -116,10 +116,12 @@ pub fn require(lua: &Lua, path: Value) -> mlua::Result<Value> {
 pub fn path_arg(at: &str, path: &Value) -> mlua::Result<(String, impl Fn(String) -> mlua::Error)> {
     let path = match path {
         Value::String(s) => s.to_string_lossy(),
-        other => return Err(mlua::Error::RuntimeError(format!(
+        other => {
+            return Err(mlua::Error::RuntimeError(format!(
             "{at}require takes a module path as a string, e.g. require(\"./lib/orders\"), not {}",
             other.type_name()
-        ))),
+        )))
+        }
     };
     let head = format!(
         "{at}require({:?}): ",
