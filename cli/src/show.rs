@@ -245,13 +245,17 @@ pub fn started_chain(
 }
 
 /// A runtime over the project whose script logs go through [`TerminalLog`] and into the
-/// project's log file ([`crate::logfile`], what `native logs` reads).
+/// project's log file ([`crate::logfile`], what `native logs` reads), and whose runs are kept
+/// in the project's store for the console of `native serve` (`Project::recent`).
 pub fn runtime(p: &native_core::local::Project) -> Arc<native_core::runtime::Runtime> {
     let file = crate::logfile::LogFile::new(&p.root.join(".native"));
-    Arc::new(dressed(
-        p.runtime(),
-        Arc::new(crate::logfile::Both(TerminalLog::default(), file)),
-    ))
+    Arc::new(
+        dressed(
+            p.runtime(),
+            Arc::new(crate::logfile::Both(TerminalLog::default(), file)),
+        )
+        .with_recent(Arc::new(p.recent(false))),
+    )
 }
 
 /// [`runtime`] for `native serve` on `addr`: callback URLs name the address served, and the log

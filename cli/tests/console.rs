@@ -702,7 +702,7 @@ fn runs_are_recorded_with_their_chain_their_log_lines_and_their_errors() {
         assert!(runtime.invoke("acme", "boom", json!({})).await.is_err());
         // THEN every run is recorded, newest first
         let all = native_core::observe::recent::RunFilter::default();
-        let (runs, _) = recent.runs("acme", &all, None, 100);
+        let (runs, _) = recent.runs("acme", &all, None, 100).unwrap();
         let scripts: Vec<&str> = runs.iter().map(|r| r.script.as_str()).collect();
         assert_eq!(
             scripts,
@@ -734,10 +734,85 @@ fn runs_are_recorded_with_their_chain_their_log_lines_and_their_errors() {
             chain: Some(start.chain.clone()),
             ..Default::default()
         };
-        assert_eq!(recent.runs("acme", &chain, None, 100).0.len(), 4);
+        assert_eq!(recent.runs("acme", &chain, None, 100).unwrap().0.len(), 4);
         assert_eq!(
-            recent.last_hour("acme", native_core::ports::now_ms()),
+            recent
+                .last_hour("acme", native_core::ports::now_ms())
+                .unwrap(),
             (5, 1)
         );
     });
+}
+
+#[test]
+fn the_served_console_shows_the_runs_of_the_verbs_on_the_project_too() {
+    // GIVEN a project served by `native serve`
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path();
+    std::fs::write(p.join("deployment.json"), DEPLOYMENT).unwrap();
+    write_tenant(
+        p,
+        "acme",
+        r#"{ "queue": true }"#,
+        &[
+            (
+                "by_verb",
+                r#"function on_invoke(ctx, ev) native.log("info", "from the verb") return 1 end"#,
+            ),
+            (
+                "by_server",
+                r#"function on_queue(ctx, ev) native.log("info", "from the server") end"#,
+            ),
+        ],
+    );
+    let srv = Server::start(&native_bin(), p, false);
+    let (addr, token) = split_url(&srv.console);
+    let cookie = format!("native_console={token}");
+    // WHEN a verb on the same project invokes a script while it serves, and the server runs a
+    // message that another verb sent
+    native(p, &["invoke", "acme", "by_verb"]);
+    native(p, &["send", "acme", "by_server"]);
+    // THEN the console's Invocations page lists both runs, whichever process ran them
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    let page = loop {
+        let a = http(
+            &addr,
+            "GET",
+            "/console/tenants/acme/invocations",
+            &[("Cookie", &cookie)],
+            "",
+        );
+        assert_eq!(a.status, 200, "{}", a.body);
+        if a.body.contains(">by_server<") || std::time::Instant::now() > deadline {
+            break a.body;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    assert!(page.contains(">by_server<"), "{page}");
+    assert!(page.contains(">by_verb<"), "{page}");
+    assert!(
+        page.contains("2 invocations in the last hour, 0 failed"),
+        "{page}"
+    );
+    assert!(
+        page.contains("kept in the project&#39;s store")
+            || page.contains("kept in the project's store"),
+        "{page}"
+    );
+    // AND a run's page shows what the verb's run logged
+    let seq = page
+        .split("/invocations/")
+        .filter_map(|rest| rest.split('"').next())
+        .filter_map(|n| n.parse::<u64>().ok())
+        .min()
+        .expect("a link to a run");
+    let one = http(
+        &addr,
+        "GET",
+        &format!("/console/tenants/acme/invocations/{seq}"),
+        &[("Cookie", &cookie)],
+        "",
+    );
+    assert_eq!(one.status, 200, "{}", one.body);
+    assert!(one.body.contains("from the verb"), "{}", one.body);
 }

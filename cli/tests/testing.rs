@@ -71,7 +71,7 @@ fn project(scripts: &[(&str, &str)], tests: &str) -> tempfile::TempDir {
 
 #[test]
 fn the_examples_suites_pass_without_touching_their_projects() {
-    for name in ["hello", "barrier", "batch"] {
+    for name in ["hello", "barrier", "batch", "shop"] {
         // GIVEN an example project with its tests
         let dir = example(name);
         // WHEN `native test` runs
@@ -204,6 +204,77 @@ end)
         "{out}"
     );
     assert!(out.ends_with("\n1 passed, 2 failed\n"), "{out}");
+}
+
+#[test]
+fn a_test_requires_the_tenants_modules_as_scripts_do_and_errors_name_its_line() {
+    // GIVEN a tenant with a module lib/money (alias @lib), two modules that require each
+    // other, and a script that uses lib/money too
+    let dir = project(
+        &[(
+            "price",
+            "local money = require(\"@lib/money\")\nfunction on_invoke(ctx, ev)\n  return money.cents(ev.eur)\nend",
+        )],
+        r#"local money = require("@lib/money")
+test("a module's function, unit-tested", function()
+  assert_eq(money.cents("1.25"), 125)
+  assert(rawequal(require("../../scripts/lib/money"), money), "./ is the test file's folder")
+end)
+test("the script that requires it agrees", function(t)
+  assert_eq(t:invoke("price", { eur = "2.50" }), money.cents("2.50"))
+end)
+test("a missing module", function()
+  require("@lib/mony")
+end)
+test("a cycle", function()
+  require("../../scripts/cyc/a")
+end)
+test("out of the tenant", function()
+  require("../../../../other/scripts/x")
+end)
+test("the host API", function()
+  money.log()
+end)
+"#,
+    );
+    let p = dir.path().join("tenants/acme");
+    std::fs::write(
+        p.join(".luaurc"),
+        r#"{ "aliases": { "lib": "./scripts/lib" } }"#,
+    )
+    .unwrap();
+    for (file, src) in [
+        ("lib/money.luau", "local M = {}\nfunction M.cents(eur)\n  return math.round(tonumber(eur) * 100)\nend\nfunction M.log()\n  native.log(\"info\", \"x\")\nend\nreturn M\n"),
+        ("cyc/a.luau", "local b = require(\"./b\")\nreturn {}\n"),
+        ("cyc/b.luau", "local a = require(\"./a\")\nreturn {}\n"),
+    ] {
+        let path = p.join("scripts").join(file);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, src).unwrap();
+    }
+    // WHEN its tests run
+    let (code, out, _) = native_test(dir.path(), &[]);
+    assert_eq!(code, 1, "{out}");
+    // THEN the module is unit-tested in the test file, and is the scripts' module
+    assert!(
+        out.contains("a module's function, unit-tested ... ok"),
+        "{out}"
+    );
+    assert!(
+        out.contains("the script that requires it agrees ... ok"),
+        "{out}"
+    );
+    // AND each error names the test file's line, the path and the cause
+    let file = "tenants/acme/tests/more/a.test.luau";
+    for want in [
+        format!("{file}:10: require(\"@lib/mony\"): there is no module tenants/acme/scripts/lib/mony.luau"),
+        format!("{file}:13: require(\"../../scripts/cyc/a\"): the module raised an error: tenants/acme/scripts/cyc/a.luau:1: require(\"./b\"): the module raised an error: tenants/acme/scripts/cyc/b.luau:1: require(\"./a\"): a cycle of requires: cyc/a.luau -> cyc/b.luau -> cyc/a.luau"),
+        format!("{file}:16: require(\"../../../../other/scripts/x\"): the path leaves the tenant's scripts"),
+        "tenants/acme/scripts/lib/money.luau:6: native.log: a module required by a test file runs in the test's VM, which has no host API".to_string(),
+    ] {
+        assert!(out.contains(&want), "{want}\nin:\n{out}");
+    }
+    assert!(out.ends_with("\n2 passed, 4 failed\n"), "{out}");
 }
 
 #[test]

@@ -68,6 +68,19 @@ impl Project {
         self.runtime_with_base(recorded.as_deref().unwrap_or(DEFAULT_SERVED))
     }
 
+    /// The project's recent runs, kept in its store, where the console of `native serve`
+    /// reads them, whichever process ran them ([`crate::observe::recent`]): give it to a
+    /// runtime with [`Runtime::with_recent`]. `in_batches` for a server, which then flushes it
+    /// every so often and before it exits.
+    pub fn recent(&self, in_batches: bool) -> crate::observe::recent::Recent {
+        let store = Arc::new(self.backend.clone());
+        if in_batches {
+            crate::observe::recent::Recent::stored_in_batches(store)
+        } else {
+            crate::observe::recent::Recent::stored(store)
+        }
+    }
+
     /// Records the address `native serve` serves, so that callback URLs signed by other
     /// `native` processes on the project (`native invoke`, `native drain`) name it: a port
     /// picked with `--listen 127.0.0.1:0`, or another than the default. Written at start.

@@ -375,7 +375,7 @@ impl Runtime {
         }
         // Last, so that the run's names move into its record rather than being copied.
         if let Some(recent) = &self.recent {
-            recent.record(Run {
+            let kept = recent.keep(Run {
                 seq: 0,
                 tenant,
                 script,
@@ -390,6 +390,14 @@ impl Runtime {
                 logs: caught.lines,
                 logs_dropped: caught.dropped,
             });
+            // The console's summary of a run is not the run: it stands without it.
+            if let Err(e) = kept.await {
+                self.log(
+                    "warn",
+                    "the run's summary for the console was not kept",
+                    json!({ "error": e.to_string() }),
+                );
+            }
         }
         out
     }

@@ -8,7 +8,7 @@ use native_core::barrier::{CreateSpec, Outcome};
 use native_core::ports::WorkMessage;
 use native_core::ports::{now_ms, Queue, QueueKind};
 use native_core::runtime::tick;
-use native_core::timer::TickOptions;
+use native_core::timer::{TickOptions, Timers};
 use native_tests::barriers::{barriers, Count};
 use native_tests::faults::{Faulty, Plan};
 use native_tests::{Backend, TestBackends, TestProject};
@@ -203,13 +203,51 @@ async fn a_barrier_complete_before_its_deadline_sends_no_overdue(backend: Backen
     );
     let t0 = now_ms();
     p.rt.invoke("acme", "create", json!({})).await.unwrap();
+    let c = Count::default();
+    let timers = Timers {
+        kv: kv.as_ref(),
+        tenant: "acme",
+        budget: &c,
+    };
+    let overdue = |list: &[native_core::timer::Info]| {
+        list.iter()
+            .filter(|t| t.watching("barrier") == Some("b1"))
+            .count()
+    };
+    let listed = timers.list(None, 10).await.unwrap().0;
+    assert_eq!(overdue(&listed), 1, "{listed:?}");
+    // (its row, as a timer that a tick holds or whose cancel was lost would stay)
+    let row = kv
+        .query("t#acme", "", None, 5)
+        .await
+        .unwrap()
+        .items
+        .into_iter()
+        .find(|it| it.value.contains("\"barrier\""))
+        .unwrap();
     for m in ["a", "b", "c"] {
         p.rt.invoke("acme", "create", json!({ "ack": m }))
             .await
             .unwrap();
     }
     p.drain().await;
-    // WHEN the deadline passes
+    // THEN its overdue timer is gone with its completion (`native timers`, the console's
+    // Timers page): only the continuation's dispatch guard is left, until it lapses
+    let listed = timers.list(None, 10).await.unwrap().0;
+    assert_eq!(overdue(&listed), 0, "{listed:?}");
+    assert_eq!(listed.len(), 1, "{listed:?}");
+    // WHEN the overdue timer fires all the same (at least once: it stayed) after the deadline
+    kv.put(
+        native_core::ports::NewItem {
+            pk: row.pk,
+            sk: row.sk,
+            value: row.value,
+            expires_at_s: row.expires_at_s,
+        },
+        native_core::ports::PutMode::Create,
+    )
+    .await
+    .unwrap();
     let r = tick(
         kv.as_ref(),
         q.as_ref(),

@@ -13,7 +13,6 @@ use native_core::inbound::console::{self, Console};
 use native_core::inbound::listener::bound;
 use native_core::inbound::{app, serve_app, shutdown_signal, Hygiene};
 use native_core::local::{drain, DrainOptions};
-use native_core::observe::recent::Recent;
 use native_core::runtime::Runtime;
 use tokio::sync::watch;
 
@@ -63,14 +62,16 @@ pub async fn run(project: &Path, listen: &str, max_concurrent: u32) -> Outcome {
         .map_err(|e| Failed::usage(format!("cannot read the listening address: {e}")))?;
     // Script logs on stderr, escaped for the terminal as the other verbs print them; callback
     // URLs name the address bound (the port picked for `--listen 127.0.0.1:0` included).
-    // Finished runs are kept in memory for the console's invocations pages.
+    // Finished runs are kept in the project's store for the console's invocations pages,
+    // beside the runs of the other verbs on the project: in batches (`flush_runs`).
     let (rt, log) = crate::show::served_runtime(&p, addr);
     // The verbs' callback URLs name this address while the server runs.
     p.record_served(addr)?;
+    let recent = Arc::new(p.recent(true));
     let rt = Arc::new(
         rt.with_admission(max_concurrent)
             .with_spare_vm()
-            .with_recent(Arc::new(Recent::new())),
+            .with_recent(recent.clone()),
     );
     // Scripts and tests read this line to learn the port: exactly this, first, on stdout.
     outln!("listening on http://{addr}");
@@ -89,6 +90,7 @@ pub async fn run(project: &Path, listen: &str, max_concurrent: u32) -> Outcome {
     outln!("console: {}", console.url(&format!("http://{addr}")));
     errln!("serving project {} (POST /v1/invoke/{{script}}, GET /healthz, the console at /console/) and processing its queues; Ctrl-C stops", p.root.display());
     let (stop_tx, stop_rx) = watch::channel(false);
+    let flusher = tokio::spawn(flush_runs(recent.clone(), stop_rx.clone()));
     let worker = tokio::spawn(process_queues(rt.clone(), stop_rx));
     let jobs = rt.services.http_jobs.clone();
     let stop = async move {
@@ -108,6 +110,10 @@ pub async fn run(project: &Path, listen: &str, max_concurrent: u32) -> Outcome {
     let app = app(rt, &hygiene).with_console(console);
     let served = serve_app(listener, app, hygiene, stop, GRACE).await;
     let _ = worker.await;
+    let _ = flusher.await;
+    if let Err(e) = recent.flush().await {
+        errln!("the last runs' summaries for the console were not kept: {e}");
+    }
     p.forget_served();
     // Every record of the run is written before the last lines say how it ended.
     log.flush();
@@ -119,6 +125,36 @@ pub async fn run(project: &Path, listen: &str, max_concurrent: u32) -> Outcome {
     }
     errln!("stopped");
     Ok(())
+}
+
+/// How often the server writes the summaries of its finished runs to the project's store.
+const FLUSH_RUNS: Duration = Duration::from_millis(200);
+
+/// Writes the server's finished runs to the project's store every [`FLUSH_RUNS`], for the
+/// console, until told to stop (the caller writes the last ones). One write for all of them: a run pays a
+/// push onto the batch, not a write of its own.
+async fn flush_runs(
+    recent: Arc<native_core::observe::recent::Recent>,
+    mut stop: watch::Receiver<bool>,
+) {
+    let mut every = tokio::time::interval(FLUSH_RUNS);
+    every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let mut said = false;
+    loop {
+        tokio::select! {
+            _ = every.tick() => {}
+            _ = stop.changed() => return,
+        }
+        match recent.flush().await {
+            Ok(()) => said = false,
+            // Said once per spell of failures, not every 200 ms.
+            Err(e) if !said => {
+                said = true;
+                errln!("the runs' summaries for the console are not being kept: {e}");
+            }
+            Err(_) => {}
+        }
+    }
 }
 
 /// Drains whatever is due, then looks again after [`POLL`], until told to stop.

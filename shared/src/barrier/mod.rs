@@ -214,12 +214,15 @@ impl Barriers<'_> {
                 .collect();
             self.kv.put_batch(rows).await?;
         }
-        if let (Some(script), Some(deadline_s)) = (&spec.on_overdue, spec.deadline_s) {
+        let overdue_timer = match (&spec.on_overdue, spec.deadline_s) {
             // Set before meta, under this call's generation: if another create of the id
             // writes meta, this timer finds the generation changed and sends nothing.
-            self.overdue_timer(&id, script, now, deadline_s, &generation)
-                .await?;
-        }
+            (Some(script), Some(deadline_s)) => Some(
+                self.overdue_timer(&id, script, now, deadline_s, &generation)
+                    .await?,
+            ),
+            _ => None,
+        };
         let meta = Meta {
             members: spec.members.len() as u64,
             continue_with: spec.continue_with.clone(),
@@ -229,6 +232,7 @@ impl Barriers<'_> {
             expires_at_s: expires,
             generation: Some(generation),
             on_overdue: spec.on_overdue.clone(),
+            overdue_timer,
         };
         self.budget.spend(1)?;
         let meta = match self
@@ -261,7 +265,7 @@ impl Barriers<'_> {
         now: i64,
         deadline_s: u64,
         generation: &str,
-    ) -> Result<()> {
+    ) -> Result<String> {
         let body = serde_json::to_string(&WorkMessage {
             tenant: self.tenant.to_string(),
             script: script.to_string(),
@@ -281,8 +285,7 @@ impl Barriers<'_> {
         };
         timers
             .set(at, script, body, Some(Overdue::condition(id, generation)))
-            .await?;
-        Ok(())
+            .await
     }
 
     /// Records the outcome of one member. See the module docs for the steps.
@@ -345,11 +348,31 @@ impl Barriers<'_> {
         }
         self.list_done(id, &meta).await?;
         let dispatched = self.complete(id, &meta, duplicate).await?;
+        self.drop_overdue_timer(&meta).await;
         Ok(AckResult {
             duplicate,
             complete: true,
             dispatched,
         })
+    }
+
+    /// Cancels the overdue timer of a barrier that completed, so that listings stop showing
+    /// it. Best effort: a timer that stays (this call failed, the invocation had no calls
+    /// left, a tick holds it) finds no pending member when due and sends nothing.
+    async fn drop_overdue_timer(&self, meta: &Meta) {
+        let Some(timer) = &meta.overdue_timer else {
+            return;
+        };
+        if self.budget.left() < crate::timer::Timers::CANCEL_CALLS {
+            return;
+        }
+        let timers = crate::timer::Timers {
+            kv: self.kv,
+            tenant: self.tenant,
+            budget: self.budget,
+        };
+        // Its failure leaves the timer, which is harmless (above): the ack stands.
+        let _ = timers.cancel(timer).await;
     }
 
     /// Why an ack found no live meta: the barrier is unknown, still being created, or about to

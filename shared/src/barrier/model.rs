@@ -90,6 +90,11 @@ pub struct Meta {
     /// The overdue script, if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub on_overdue: Option<String>,
+    /// The id of the overdue timer the create call set, which the completing ack cancels, so
+    /// that a complete barrier's timer is not listed until it lapses. Absent in barriers
+    /// created before it was kept: their timer stays until due, and then sends nothing.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub overdue_timer: Option<String>,
 }
 
 impl Meta {

@@ -11,7 +11,7 @@ mod tenant;
 pub use deployment::{BatchConfig, BucketRef, Deployment, HttpDeployment, DEPLOYMENT_FILE};
 pub use http::TenantHttp;
 pub use limits::{Limits, CEILINGS, MAX_DELETES};
-pub use modules::Luaurc;
+pub use modules::{Luaurc, Requirer};
 pub(crate) use tenant::nul_at;
 pub use tenant::{Router, Script, Tenant, TenantConfig, DEFAULT_ROUTER};
 

@@ -185,11 +185,28 @@ fn walk<'a>(mut at: Vec<&'a str>, rest: &'a str) -> Option<Vec<&'a str>> {
     Some(at)
 }
 
+/// The file that calls `require`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Requirer<'a> {
+    /// A script or module of the tenant, by its name (`main`, `lib/orders`).
+    Script(&'a str),
+    /// Another file of the tenant's folder, by its path there without `.luau`
+    /// (`tests/orders.test`): a test file of `native test`, whose `./` is its own folder.
+    File(&'a str),
+}
+
 impl Tenant {
     /// The module that `path`, required from the script or module `from` (its name: `main`,
     /// `lib/orders`), names; or why there is none, as a sentence for the error that the
     /// engine puts after the requiring file and line.
     pub fn resolve(&self, from: &str, path: &str) -> Result<&Arc<Script>, String> {
+        self.resolve_from(Requirer::Script(from), path)
+    }
+
+    /// As [`Tenant::resolve`], from any file of the tenant's folder: paths are walked from
+    /// the tenant's folder as Luau walks them from the requiring file, and the module found
+    /// is a file under `scripts/`, whoever requires it.
+    pub fn resolve_from(&self, from: Requirer<'_>, path: &str) -> Result<&Arc<Script>, String> {
         if path.len() > MAX_PATH_BYTES {
             return Err(format!(
                 "the path is {} bytes; a module path is at most {MAX_PATH_BYTES}",
@@ -202,11 +219,22 @@ impl Tenant {
         if path.contains('\\') || path.contains('\0') {
             return Err("a module path uses '/' between its parts".into());
         }
-        let parts = if let Some(rest) = path.strip_prefix("@") {
+        // Where `./` and `@self/` start, as parts of a path from the tenant's folder.
+        let (base, own) = match from {
+            Requirer::Script(name) => {
+                let mut base = vec!["scripts"];
+                base.extend(base_of(name));
+                let mut own = vec!["scripts"];
+                own.extend(self_of(name));
+                (base, own)
+            }
+            Requirer::File(file) => (base_of(file), self_of(file)),
+        };
+        let from_tenant = if let Some(rest) = path.strip_prefix("@") {
             let (alias, rest) = rest.split_once('/').unwrap_or((rest, ""));
             let alias = alias.to_ascii_lowercase();
             if alias == "self" {
-                walk(self_of(from), rest).ok_or_else(leaves)?
+                walk(own, rest)
             } else {
                 let Some(target) = self.aliases.get(&alias) else {
                     return Err(if self.aliases.is_empty() {
@@ -230,23 +258,21 @@ impl Tenant {
                         )
                     });
                 };
-                // An alias is relative to the tenant's folder; what it reaches must be in
-                // `scripts/`.
-                let from_tenant = walk(Vec::new(), target)
-                    .and_then(|at| walk(at, rest))
-                    .ok_or_else(leaves)?;
-                match from_tenant.split_first() {
-                    Some((&"scripts", inside)) => inside.to_vec(),
-                    _ => return Err(leaves()),
-                }
+                // An alias is relative to the tenant's folder.
+                walk(Vec::new(), target).and_then(|at| walk(at, rest))
             }
         } else if path.starts_with("./") || path.starts_with("../") {
-            walk(base_of(from), path).ok_or_else(leaves)?
+            walk(base, path)
         } else {
             return Err(format!(
                 "{path:?} is not a module path: start it with \"./\" or \"../\" (relative to this \
                  file), \"@self/\" or \"@alias/\" (an alias of the tenant's .luaurc), as in Luau"
             ));
+        };
+        // Whatever the path, what it reaches must be in `scripts/`.
+        let parts = match from_tenant.as_deref().and_then(<[&str]>::split_first) {
+            Some((&"scripts", inside)) => inside.to_vec(),
+            _ => return Err(leaves()),
         };
         if let Some(last) = parts
             .last()
@@ -357,6 +383,39 @@ mod tests {
                 && e.contains("did you mean \"lib/orders\"")
                 && e.contains("the tenant's modules: deep/a/b, lib/orders"),
             "{e}"
+        );
+    }
+
+    #[test]
+    fn a_file_outside_scripts_requires_from_its_own_folder() {
+        // GIVEN a tenant with an alias @lib, and a test file tests/unit/orders.test.luau
+        let t = tenant(&[("lib", "./scripts/lib")]);
+        let file = Requirer::File("tests/unit/orders.test");
+        let found = |path: &str| t.resolve_from(file, path).map(|m| m.name.clone());
+        // THEN ./ is the file's own folder, and the tenant's .luaurc aliases work as in scripts
+        assert_eq!(
+            found("../../scripts/lib/orders").as_deref(),
+            Ok("lib/orders")
+        );
+        assert_eq!(found("@lib/util").as_deref(), Ok("lib/util/init"));
+        // AND a path that does not reach a module under scripts/ says so
+        for path in ["./helpers", "../../../other/scripts/x", "../../config"] {
+            let e = found(path).unwrap_err();
+            assert!(
+                e.starts_with("the path leaves the tenant's scripts"),
+                "{path}: {e}"
+            );
+        }
+        let e = found("../../scripts/main").unwrap_err();
+        assert!(
+            e.contains("scripts/main.luau is a script, not a module"),
+            "{e}"
+        );
+        // AND a script may reach a module by climbing out of scripts/ and back, as in Luau
+        assert_eq!(
+            t.resolve("main", "../scripts/lib/orders")
+                .map(|m| m.name.as_str()),
+            Ok("lib/orders")
         );
     }
 

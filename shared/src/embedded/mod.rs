@@ -15,6 +15,7 @@ mod kv;
 mod objects;
 mod owners;
 mod queue;
+mod runs;
 mod schema;
 mod vault;
 mod writer;

@@ -38,6 +38,10 @@ CREATE TABLE IF NOT EXISTS attempts (
   message_id INTEGER NOT NULL, attempt INTEGER NOT NULL, at_ms INTEGER NOT NULL, error TEXT NOT NULL);
 CREATE INDEX IF NOT EXISTS attempts_of ON attempts(message_id);
 CREATE TABLE IF NOT EXISTS collect (blob TEXT PRIMARY KEY) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS runs (
+  seq INTEGER PRIMARY KEY AUTOINCREMENT, tenant TEXT NOT NULL, script TEXT NOT NULL,
+  chain TEXT NOT NULL, started_ms INTEGER NOT NULL, failed INTEGER NOT NULL, rest TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS runs_of ON runs(tenant, seq);
 ";
 
 /// Columns that databases made by older builds lack: (table, column, its definition).

@@ -8,7 +8,7 @@ pub mod handoff;
 mod interrupt;
 pub mod names;
 mod removed;
-mod require;
+pub mod require;
 mod sandbox;
 mod spare;
 

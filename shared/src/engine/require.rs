@@ -61,18 +61,7 @@ pub fn require(lua: &Lua, path: Value) -> mlua::Result<Value> {
             "require is called from a script or a module",
         ));
     };
-    let fail = |why: String| mlua::Error::RuntimeError(format!("{at}{why}"));
-    let path = match &path {
-        Value::String(s) => s.to_string_lossy(),
-        other => {
-            return Err(fail(format!(
-                "require takes a module path as a string, e.g. require(\"./lib/orders\"), not {}",
-                other.type_name()
-            )))
-        }
-    };
-    let shown = crate::text::cut_text(path.clone(), 200);
-    let fail = |why: String| fail(format!("require({shown:?}): {why}"));
+    let (path, fail) = path_arg(&at, &path)?;
     let tenant = host::invocation(lua)?.tenant.clone();
     let module = tenant.resolve(&from, &path).map_err(&fail)?;
     let name = module.name.as_str();
@@ -81,18 +70,9 @@ pub fn require(lua: &Lua, path: Value) -> mlua::Result<Value> {
         if let Some((_, v)) = inv.required.borrow().iter().find(|(n, _)| n == name) {
             return Ok(v.clone());
         }
-        let requiring = inv.requiring.borrow();
-        if let Some(first) = requiring.iter().position(|n| n == name) {
-            let cycle: Vec<String> = requiring[first..]
-                .iter()
-                .map(String::as_str)
-                .chain([name])
-                .map(|n| format!("{n}.luau"))
-                .collect();
-            return Err(fail(format!(
-                "a cycle of requires: {}; move what they share into a module that neither requires",
-                cycle.join(" -> ")
-            )));
+        let why = cycle(&inv.requiring.borrow(), name);
+        if let Some(why) = why {
+            return Err(fail(why));
         }
     }
     let code = module_bytecode(module).map_err(&fail)?;
@@ -123,24 +103,68 @@ pub fn require(lua: &Lua, path: Value) -> mlua::Result<Value> {
             )))
         }
     };
-    let value = match out.len() {
-        0 => Value::Nil,
-        1 => out.into_iter().next().unwrap_or(Value::Nil),
-        n => {
-            return Err(fail(format!(
-                "{name}.luau returned {n} values; a module returns one (a table of what it shares)"
-            )))
-        }
-    };
-    if value.is_nil() {
-        return Err(fail(format!(
-            "{name}.luau returned nothing; a module ends with `return` of its value, e.g. `return {{ total = total }}`"
-        )));
-    }
+    let value = module_value(name, out).map_err(fail)?;
     host::invocation(lua)?
         .required
         .borrow_mut()
         .push((name.to_string(), value.clone()));
+    Ok(value)
+}
+
+/// `require`'s argument as a path, and how its failures read: `at` (the requiring file and
+/// line), the path, then why. Fails when the argument is not a string.
+pub fn path_arg(at: &str, path: &Value) -> mlua::Result<(String, impl Fn(String) -> mlua::Error)> {
+    let path = match path {
+        Value::String(s) => s.to_string_lossy(),
+        other => {
+            return Err(mlua::Error::RuntimeError(format!(
+            "{at}require takes a module path as a string, e.g. require(\"./lib/orders\"), not {}",
+            other.type_name()
+        )))
+        }
+    };
+    let head = format!(
+        "{at}require({:?}): ",
+        crate::text::cut_text(path.clone(), 200)
+    );
+    Ok((path, move |why: String| {
+        mlua::Error::RuntimeError(format!("{head}{why}"))
+    }))
+}
+
+/// Why requiring `name` is a cycle, when `requiring` (the modules being evaluated, outermost
+/// first) holds it; `None` otherwise.
+pub fn cycle(requiring: &[String], name: &str) -> Option<String> {
+    let first = requiring.iter().position(|n| n == name)?;
+    let cycle: Vec<String> = requiring[first..]
+        .iter()
+        .map(String::as_str)
+        .chain([name])
+        .map(|n| format!("{n}.luau"))
+        .collect();
+    Some(format!(
+        "a cycle of requires: {}; move what they share into a module that neither requires",
+        cycle.join(" -> ")
+    ))
+}
+
+/// The value of the module `name` from what its main function returned: exactly one value,
+/// not nil; or why not.
+pub fn module_value(name: &str, out: MultiValue) -> Result<Value, String> {
+    let value = match out.len() {
+        0 => Value::Nil,
+        1 => out.into_iter().next().unwrap_or(Value::Nil),
+        n => {
+            return Err(format!(
+                "{name}.luau returned {n} values; a module returns one (a table of what it shares)"
+            ))
+        }
+    };
+    if value.is_nil() {
+        return Err(format!(
+            "{name}.luau returned nothing; a module ends with `return` of its value, e.g. `return {{ total = total }}`"
+        ));
+    }
     Ok(value)
 }
 

@@ -1,12 +1,17 @@
-//! Recent invocations, per tenant, in this process's memory: what the operator's console shows
-//! on a tenant's invocations page (script, trigger, outcome, duration, data ops, log lines, the
-//! chain), and the counts of the last hour on its front page.
+//! Recent invocations, per tenant: what the operator's console shows on a tenant's invocations
+//! page (script, trigger, outcome, duration, data ops, log lines, the chain), and the counts of
+//! the last hour on its front page.
 //!
-//! Bounded whatever the tenants do: at most [`PER_TENANT`] runs per tenant, [`MAX_BYTES`] in
-//! all (past it the tenant holding the most bytes loses its oldest runs first, so one busy
-//! tenant cannot push the others out), at most [`MAX_LINES`] log lines of at most
-//! [`MAX_LINE_BYTES`] per run and [`MAX_ERROR_BYTES`] of error. The hour's counts are 60
-//! per-minute counters per tenant. Nothing is written anywhere: a process that stops forgets.
+//! Kept in one of two places. In this process's memory ([`Recent::new`]): bounded whatever
+//! the tenants do, at most [`PER_TENANT`] runs per tenant, [`MAX_BYTES`] in all (past it the
+//! tenant holding the most bytes loses its oldest runs first, so one busy tenant cannot push
+//! the others out); the hour's counts are 60 per-minute counters per tenant; a process that
+//! stops forgets. Or in a project's store ([`Recent::stored`], a [`RunStore`]), which every
+//! `native` process on the project writes (`native serve`, and the verbs that run scripts:
+//! `invoke`, `drain`, `put`, `partner`, ...) and the console of `native serve` reads: the
+//! last [`PER_TENANT`] runs of each tenant. A verb writes each run as it ends; the server
+//! holds its runs and writes them together every so often ([`Recent::stored_in_batches`]). Either way a run keeps at most [`MAX_LINES`] log
+//! lines of at most [`MAX_LINE_BYTES`] and [`MAX_ERROR_BYTES`] of error.
 //!
 //! A run's log lines are caught on the script's thread ([`capturing`] around the run,
 //! [`keep_line`] from the host's log writer), so concurrent runs never mix their lines.
@@ -16,7 +21,9 @@ use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
-use serde_json::Value;
+use serde_json::{json, Value};
+
+use crate::Result;
 
 /// Runs kept per tenant.
 pub const PER_TENANT: usize = 500;
@@ -34,7 +41,7 @@ pub const MAX_ERROR_BYTES: usize = 4096;
 /// One finished run of a script.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Run {
-    /// Grows by one per run recorded in this process; newest is largest.
+    /// Grows by one per run recorded (in this process, or in the store); newest is largest.
     pub seq: u64,
     /// The tenant.
     pub tenant: String,
@@ -85,7 +92,8 @@ pub struct RunFilter {
 }
 
 impl RunFilter {
-    fn takes(&self, r: &Run) -> bool {
+    /// Whether it takes the run.
+    pub fn takes(&self, r: &Run) -> bool {
         self.chain.as_ref().is_none_or(|c| *c == r.chain)
             && (!self.failed || r.error.is_some())
             && self.script.as_ref().is_none_or(|s| *s == r.script)
@@ -106,17 +114,172 @@ struct State {
     bytes: usize,
 }
 
-/// The ring of recent runs of every tenant.
+/// Where runs are kept beyond a process: a project's store, written by every process on the
+/// project at once (each write its own transaction), read by the console.
+#[async_trait::async_trait]
+pub trait RunStore: Send + Sync + std::fmt::Debug {
+    /// Keeps `runs` (oldest first) under new `seq`s (larger than every one before, whichever
+    /// process wrote them), and of each of their tenants' runs only the newest `keep`: one
+    /// write for them all.
+    async fn append(&self, runs: Vec<Run>, keep: usize) -> Result<()>;
+
+    /// Up to `limit` runs of `tenant` that `filter` takes, newest first, with a `seq` below
+    /// `before`; and the `seq` to pass for the next page.
+    fn page(
+        &self,
+        tenant: &str,
+        filter: &RunFilter,
+        before: Option<u64>,
+        limit: usize,
+    ) -> Result<(Vec<Run>, Option<u64>)>;
+
+    /// One run of `tenant` by its `seq`, if it is still kept.
+    fn get(&self, tenant: &str, seq: u64) -> Result<Option<Run>>;
+
+    /// Runs of `tenant` started in `(from_ms, to_ms]`, and how many of them failed.
+    fn count(&self, tenant: &str, from_ms: i64, to_ms: i64) -> Result<(u64, u64)>;
+}
+
+/// A run's fields besides those a store indexes (`seq`, `tenant`, `script`, `chain`,
+/// `started_ms`, whether it failed), as the JSON a store keeps.
+pub fn rest_of(run: &Run) -> String {
+    json!({
+        "trigger": run.trigger, "depth": run.depth, "attempt": run.attempt,
+        "duration_ms": run.duration_ms, "data_ops": run.data_ops, "error": run.error,
+        "logs": run.logs, "logs_dropped": run.logs_dropped,
+    })
+    .to_string()
+}
+
+/// The triggers a run may have ([`Run::trigger`]).
+const TRIGGERS: [&str; 4] = ["invoke", "queue", "route", "object"];
+
+/// A run from a store's columns and [`rest_of`]'s JSON; a field that does not read is left
+/// empty rather than losing the run.
+pub fn from_stored(
+    seq: u64,
+    tenant: String,
+    script: String,
+    chain: String,
+    started_ms: i64,
+    rest: &str,
+) -> Run {
+    let v: Value = serde_json::from_str(rest).unwrap_or(Value::Null);
+    let int = |k: &str| u32::try_from(v[k].as_u64().unwrap_or(0)).unwrap_or(u32::MAX);
+    Run {
+        seq,
+        tenant,
+        script,
+        trigger: TRIGGERS
+            .into_iter()
+            .find(|t| v["trigger"] == *t)
+            .unwrap_or("?"),
+        chain,
+        depth: int("depth"),
+        attempt: int("attempt"),
+        started_ms,
+        duration_ms: v["duration_ms"].as_f64().unwrap_or(0.0),
+        data_ops: int("data_ops"),
+        error: v["error"].as_str().map(str::to_string),
+        logs: v["logs"]
+            .as_array()
+            .map(|a| {
+                a.iter()
+                    .filter_map(|l| l.as_str().map(str::to_string))
+                    .collect()
+            })
+            .unwrap_or_default(),
+        logs_dropped: int("logs_dropped"),
+    }
+}
+
+/// The most runs a batching [`Recent`] holds between flushes; past it the oldest are dropped
+/// (counted in [`Recent::dropped`]): a store that cannot keep up costs summaries, not memory.
+pub const MAX_PENDING: usize = 10_000;
+
+/// The recent runs of every tenant: a ring in memory, or a project's store.
 #[derive(Debug, Default)]
 pub struct Recent {
     state: Mutex<State>,
     seq: AtomicU64,
+    store: Option<Arc<dyn RunStore>>,
+    /// With a store, batching: the runs not yet written ([`Recent::flush`]).
+    pending: Option<Mutex<VecDeque<Run>>>,
+    dropped: AtomicU64,
 }
 
 impl Recent {
-    /// An empty ring.
+    /// An empty ring in this process's memory.
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// Runs kept in `store`, shared with the other processes on it; each run written as it
+    /// finishes (a verb's few runs).
+    pub fn stored(store: Arc<dyn RunStore>) -> Self {
+        Recent {
+            store: Some(store),
+            ..Self::default()
+        }
+    }
+
+    /// [`Recent::stored`], the runs held in memory and written together by [`Recent::flush`],
+    /// which the owner calls every so often and before it exits: a server's run pays a push,
+    /// not a write.
+    pub fn stored_in_batches(store: Arc<dyn RunStore>) -> Self {
+        Recent {
+            store: Some(store),
+            pending: Some(Mutex::default()),
+            ..Self::default()
+        }
+    }
+
+    /// Writes the runs held since the last flush (batching only; a no-op otherwise).
+    pub async fn flush(&self) -> Result<()> {
+        let (Some(store), Some(pending)) = (&self.store, &self.pending) else {
+            return Ok(());
+        };
+        let runs: Vec<Run> =
+            std::mem::take(&mut *pending.lock().unwrap_or_else(|p| p.into_inner())).into();
+        if runs.is_empty() {
+            return Ok(());
+        }
+        store.append(runs, PER_TENANT).await
+    }
+
+    /// Runs a batching store dropped because [`MAX_PENDING`] were waiting.
+    pub fn dropped(&self) -> u64 {
+        self.dropped.load(Ordering::Relaxed)
+    }
+
+    /// Where the runs are kept, for people: "this process's memory" or "the project's store".
+    pub fn kept_in(&self) -> &'static str {
+        if self.store.is_some() {
+            "the project's store (every native process on the project adds its runs)"
+        } else {
+            "this process's memory"
+        }
+    }
+
+    /// Keeps a finished run where this keeps runs ([`Recent::record`] in memory).
+    pub async fn keep(&self, mut run: Run) -> Result<()> {
+        let Some(store) = &self.store else {
+            self.record(run);
+            return Ok(());
+        };
+        if let Some(e) = run.error.take() {
+            run.error = Some(crate::text::cut_text(e, MAX_ERROR_BYTES));
+        }
+        let Some(pending) = &self.pending else {
+            return store.append(vec![run], PER_TENANT).await;
+        };
+        let mut pending = pending.lock().unwrap_or_else(|p| p.into_inner());
+        if pending.len() >= MAX_PENDING {
+            pending.pop_front();
+            self.dropped.fetch_add(1, Ordering::Relaxed);
+        }
+        pending.push_back(run);
+        Ok(())
     }
 
     fn state(&self) -> std::sync::MutexGuard<'_, State> {
@@ -186,7 +349,7 @@ impl Recent {
         }
     }
 
-    /// The tenants with runs recorded, sorted.
+    /// The tenants with runs recorded in memory ([`Recent::new`]), sorted.
     pub fn tenants(&self) -> Vec<String> {
         let mut out: Vec<String> = self.state().tenants.keys().cloned().collect();
         out.sort();
@@ -201,10 +364,14 @@ impl Recent {
         filter: &RunFilter,
         before: Option<u64>,
         limit: usize,
-    ) -> (Vec<Arc<Run>>, Option<u64>) {
+    ) -> Result<(Vec<Arc<Run>>, Option<u64>)> {
+        if let Some(store) = &self.store {
+            let (runs, next) = store.page(tenant, filter, before, limit)?;
+            return Ok((runs.into_iter().map(Arc::new).collect(), next));
+        }
         let s = self.state();
         let Some(t) = s.tenants.get(tenant) else {
-            return (Vec::new(), None);
+            return Ok((Vec::new(), None));
         };
         let mut out = Vec::new();
         let mut more = false;
@@ -219,28 +386,36 @@ impl Recent {
             out.push(r.clone());
         }
         let next = more.then(|| out.last().map(|r| r.seq)).flatten();
-        (out, next)
+        Ok((out, next))
     }
 
     /// One run of `tenant` by its `seq`, if it is still kept.
-    pub fn run(&self, tenant: &str, seq: u64) -> Option<Arc<Run>> {
+    pub fn run(&self, tenant: &str, seq: u64) -> Result<Option<Arc<Run>>> {
+        if let Some(store) = &self.store {
+            return Ok(store.get(tenant, seq)?.map(Arc::new));
+        }
         let s = self.state();
-        let t = s.tenants.get(tenant)?;
-        let i = t.runs.binary_search_by_key(&seq, |r| r.seq).ok()?;
-        t.runs.get(i).cloned()
+        let Some(t) = s.tenants.get(tenant) else {
+            return Ok(None);
+        };
+        let i = t.runs.binary_search_by_key(&seq, |r| r.seq).ok();
+        Ok(i.and_then(|i| t.runs.get(i).cloned()))
     }
 
     /// Runs of `tenant` and failed ones in the hour up to `now_ms`.
-    pub fn last_hour(&self, tenant: &str, now_ms: i64) -> (u64, u64) {
+    pub fn last_hour(&self, tenant: &str, now_ms: i64) -> Result<(u64, u64)> {
+        if let Some(store) = &self.store {
+            return store.count(tenant, now_ms - 3_600_000, now_ms);
+        }
         let minute = now_ms.div_euclid(60_000);
         let s = self.state();
         let Some(t) = s.tenants.get(tenant) else {
-            return (0, 0);
+            return Ok((0, 0));
         };
-        t.minutes
+        Ok(t.minutes
             .iter()
             .filter(|m| m.0 > minute - 60 && m.0 <= minute)
-            .fold((0, 0), |(n, f), m| (n + u64::from(m.1), f + u64::from(m.2)))
+            .fold((0, 0), |(n, f), m| (n + u64::from(m.1), f + u64::from(m.2))))
     }
 
     /// Bytes held now (for tests of the bound).
@@ -314,21 +489,21 @@ mod tests {
             r.record(run("acme", "s", 3_600_000 + i * 1000, err, 10));
         }
         r.record(run("globex", "s", 3_600_000, None, 10));
-        let (page, next) = r.runs("acme", &RunFilter::default(), None, 3);
+        let (page, next) = r.runs("acme", &RunFilter::default(), None, 3).unwrap();
         assert_eq!(page.iter().map(|r| r.seq).collect::<Vec<_>>(), [7, 6, 5]);
-        let (page, next) = r.runs("acme", &RunFilter::default(), next, 3);
+        let (page, next) = r.runs("acme", &RunFilter::default(), next, 3).unwrap();
         assert_eq!(page.iter().map(|r| r.seq).collect::<Vec<_>>(), [4, 3, 2]);
-        let (page, next) = r.runs("acme", &RunFilter::default(), next, 3);
+        let (page, next) = r.runs("acme", &RunFilter::default(), next, 3).unwrap();
         assert_eq!(page.iter().map(|r| r.seq).collect::<Vec<_>>(), [1]);
         assert_eq!(next, None);
         let failed = RunFilter {
             failed: true,
             ..Default::default()
         };
-        assert_eq!(r.runs("acme", &failed, None, 10).0.len(), 3);
-        assert_eq!(r.last_hour("acme", 3_610_000), (7, 3));
-        assert_eq!(r.last_hour("acme", 3_610_000 + 3_600_000), (0, 0));
-        assert_eq!(r.run("acme", 4).unwrap().seq, 4);
+        assert_eq!(r.runs("acme", &failed, None, 10).unwrap().0.len(), 3);
+        assert_eq!(r.last_hour("acme", 3_610_000).unwrap(), (7, 3));
+        assert_eq!(r.last_hour("acme", 3_610_000 + 3_600_000).unwrap(), (0, 0));
+        assert_eq!(r.run("acme", 4).unwrap().unwrap().seq, 4);
         assert_eq!(r.tenants(), ["acme", "globex"]);
     }
 
@@ -341,7 +516,10 @@ mod tests {
             r.record(run("busy", "s", i as i64, None, 10));
         }
         assert_eq!(
-            r.runs("busy", &RunFilter::default(), None, 10_000).0.len(),
+            r.runs("busy", &RunFilter::default(), None, 10_000)
+                .unwrap()
+                .0
+                .len(),
             PER_TENANT
         );
         // Past the byte bound, the biggest tenant gives way, the quiet one keeps its run.
@@ -349,7 +527,13 @@ mod tests {
             r.record(run("busy", "s", i, None, 1024 * 1024));
         }
         assert!(r.bytes() <= MAX_BYTES, "{}", r.bytes());
-        assert_eq!(r.runs("quiet", &RunFilter::default(), None, 10).0.len(), 1);
+        assert_eq!(
+            r.runs("quiet", &RunFilter::default(), None, 10)
+                .unwrap()
+                .0
+                .len(),
+            1
+        );
     }
 
     #[test]

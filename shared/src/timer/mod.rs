@@ -193,6 +193,8 @@ pub struct Timers<'a> {
 impl Timers<'_> {
     /// Backend calls that setting one timer makes.
     pub const SET_CALLS: u32 = 2;
+    /// Backend calls that cancelling one timer makes at most.
+    pub const CANCEL_CALLS: u32 = 2;
 
     /// Stores a timer that sends `body` (a work message for `script`) at `at_ms`; returns its
     /// id. The row first, then the index row: a tick that sees the index row finds the timer.

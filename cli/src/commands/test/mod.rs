@@ -9,6 +9,7 @@
 
 mod diff;
 mod junit;
+mod require;
 mod vm;
 mod world;
 
@@ -52,8 +53,13 @@ pub async fn run(project: &Path, args: Args) -> Outcome {
     let files = find(&root, &args.tenants)?;
     // Each tenant's config and scripts are read (and checked) before any test runs: a broken
     // one is a config error, not a failure of each of its tests.
+    // The test files `require` the tenant's modules from them.
+    let mut loaded = std::collections::BTreeMap::new();
     for (tenant, _) in &files {
-        native_core::tenants::TenantSource::load(tenants.as_ref(), tenant).await?;
+        if !loaded.contains_key(tenant) {
+            let t = native_core::tenants::TenantSource::load(tenants.as_ref(), tenant).await?;
+            loaded.insert(tenant.clone(), t);
+        }
     }
     if let Some(path) = &args.junit {
         // Say a bad place now, not after the whole run.
@@ -71,10 +77,11 @@ pub async fn run(project: &Path, args: Args) -> Outcome {
     let timeout = args.timeout;
     let started = Instant::now();
     // The tests' Luau and the worlds' waits run on a thread of their own, which may block.
-    let ran =
-        tokio::task::spawn_blocking(move || run_files(&shared, &files, filter.as_deref(), timeout))
-            .await
-            .map_err(|e| Failed::script(format!("the test run stopped: {e}")))?;
+    let ran = tokio::task::spawn_blocking(move || {
+        run_files(&shared, &loaded, &files, filter.as_deref(), timeout)
+    })
+    .await
+    .map_err(|e| Failed::script(format!("the test run stopped: {e}")))?;
     let elapsed = started.elapsed();
     native_core::ports::freeze_clock(None);
     native_core::random::seed(None);
@@ -225,6 +232,7 @@ fn seed(file: &str, name: &str) -> u64 {
 /// load.
 fn load(
     shared: &world::Shared,
+    tenant: &Arc<native_core::config::Tenant>,
     path: &Path,
     timeout: Duration,
 ) -> (String, Result<vm::FileVm, String>) {
@@ -240,19 +248,22 @@ fn load(
         )),
         _ => std::fs::read_to_string(path).map_err(|e| format!("cannot read it: {e}")),
     };
-    let vm = source.and_then(|s| vm::FileVm::load(&file, &s, timeout));
+    let vm = source.and_then(|s| vm::FileVm::load(&file, &s, tenant.clone(), timeout));
     (file, vm)
 }
 
 fn run_files(
     shared: &Arc<world::Shared>,
+    tenants: &std::collections::BTreeMap<String, Arc<native_core::config::Tenant>>,
     files: &[(String, PathBuf)],
     filter: Option<&str>,
     timeout: Duration,
 ) -> Vec<Ran> {
     let loaded: Vec<_> = files
         .iter()
-        .map(|(tenant, path)| (tenant, load(shared, path, timeout)))
+        .filter_map(|(tenant, path)| {
+            Some((tenant, load(shared, tenants.get(tenant)?, path, timeout)))
+        })
         .collect();
     let selected =
         |file: &str, name: &str| filter.is_none_or(|f| format!("{file} :: {name}").contains(f));

@@ -107,7 +107,13 @@ fn body(lua: &Lua, v: Lv) -> Result<Vec<u8>, String> {
 impl FileVm {
     /// Loads and runs the test file `source`, named `name` (its path in the project), which
     /// registers its tests.
-    pub fn load(name: &str, source: &str, timeout: Duration) -> Result<FileVm, String> {
+    /// Its `require` loads `tenant`'s modules.
+    pub fn load(
+        name: &str,
+        source: &str,
+        tenant: Arc<native_core::config::Tenant>,
+        timeout: Duration,
+    ) -> Result<FileVm, String> {
         let lua = Lua::new();
         let deadline = Arc::new(Mutex::new(Instant::now() + timeout));
         let until = deadline.clone();
@@ -153,6 +159,7 @@ impl FileVm {
                 })?,
             )?;
             lua.globals().set("json", json)?;
+            super::require::install(&lua, tenant, name)?;
             let registered = tests.clone();
             let register = lua.create_function(move |_, (n, f): (String, Function)| {
                 registered

@@ -1,5 +1,5 @@
-//! A tenant's recent invocations, as the serving process recorded them
-//! ([`crate::observe::recent`]): script, trigger, outcome, duration, data ops, log lines and
+//! A tenant's recent invocations, as the processes that run a project's scripts recorded them
+//! in its store (`native serve` and the verbs: [`crate::observe::recent`]): script, trigger, outcome, duration, data ops, log lines and
 //! the chain each belongs to (the run at depth 0 that its work came from). Newest first, by
 //! outcome, script or chain, a page at a time; one run with its log lines.
 
@@ -25,7 +25,7 @@ fn not_here(h: &mut Html) {
     h.el_text(
         "p",
         &[("class", "empty")],
-        "Invocations are recorded in the memory of the process that runs the scripts (native serve). A console of a deployment on AWS does not see them: query the functions' logs (CloudWatch Logs Insights, fields tenant, script, level, msg).",
+        "Invocations are recorded by the processes that run a local project's scripts (native serve, and the verbs native invoke, drain, put, partner, ...), in the project's store. A console of a deployment on AWS does not see them: query the functions' logs (CloudWatch Logs Insights, fields tenant, script, level, msg).",
     );
 }
 
@@ -67,12 +67,14 @@ async fn list_page(c: &Console, name: &str, q: &Form) -> PageResult {
         ),
     };
     let limit = q.limit("limit", PAGE, 500);
-    let page = recent(c).map(|r| {
-        (
-            r.runs(&t.name, &filter, before, limit),
-            r.last_hour(&t.name, now_ms()),
-        )
-    });
+    let page = match recent(c) {
+        Some(r) => Some((
+            r.runs(&t.name, &filter, before, limit)?,
+            r.last_hour(&t.name, now_ms())?,
+            r.kept_in(),
+        )),
+        None => None,
+    };
     let now = now_ms();
     let base = Href::to(&["tenants", name, "invocations"]);
     let failed = if filter.failed { "1" } else { "" };
@@ -92,11 +94,11 @@ async fn list_page(c: &Console, name: &str, q: &Form) -> PageResult {
         notice: None,
     }
     .render(c, |h| {
-        let Some(((runs, next), (hour, errors))) = &page else {
+        let Some(((runs, next), (hour, errors), kept_in)) = &page else {
             not_here(h);
             return;
         };
-        h.el_text("p", &[("class", "summary")], &format!("{hour} invocations in the last hour, {errors} failed. The last {} of this tenant are kept in this process's memory.", crate::observe::recent::PER_TENANT));
+        h.el_text("p", &[("class", "summary")], &format!("{hour} invocations in the last hour, {errors} failed. The last {} of this tenant are kept in {kept_in}.", crate::observe::recent::PER_TENANT));
         h.el("p", &[("class", "filters")], |h| {
             h.raw("Show: ");
             let all = base.clone().query(&[("chain", &chain), ("script", &script)]);
@@ -166,14 +168,16 @@ pub async fn one(
         let seq: u64 = seq
             .parse()
             .map_err(|_| Problem::bad(format!("{seq:?} is not a run number")))?;
-        let run = recent(&c)
-            .and_then(|r| r.run(&tn.name, seq))
-            .ok_or_else(|| {
-                Problem::new(
-                    StatusCode::NOT_FOUND,
-                    format!("run {seq} of {t:?} is not kept (any more) in this process"),
-                )
-            })?;
+        let run = match recent(&c) {
+            Some(r) => r.run(&tn.name, seq)?,
+            None => None,
+        }
+        .ok_or_else(|| {
+            Problem::new(
+                StatusCode::NOT_FOUND,
+                format!("run {seq} of {t:?} is not kept (any more)"),
+            )
+        })?;
         let title = format!("Invocation {seq}: {}", run.script);
         Ok(Layout {
             title: &title,

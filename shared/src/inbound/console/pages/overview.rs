@@ -89,7 +89,7 @@ async fn counts(c: &Console, t: &Tenant, dead: u64) -> Counts {
         hour: rt
             .recent()
             .filter(|_| c.runs_scripts())
-            .map(|r| r.last_hour(&t.name, now)),
+            .and_then(|r| r.last_hour(&t.name, now).ok()),
     }
 }
 

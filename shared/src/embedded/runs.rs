@@ -1,0 +1,291 @@
+//! The project's recent runs ([`crate::observe::recent::RunStore`]) in the table `runs`: one
+//! row per finished run, written by every process on the project (`native serve` and the
+//! verbs that run scripts), each run in a write of its own, read by the console of
+//! `native serve`.
+//!
+//! `seq` is SQLite's `AUTOINCREMENT` id: larger than every one before, whichever process
+//! wrote it, never reused once its row is gone. A write inserts its runs (one, or a server's
+//! batch) and deletes their tenants' runs older than the newest `keep`, in one transaction: two processes that write at
+//! once keep `keep` all the same (SQLite takes one write at a time). The write is best-effort
+//! ([`durability::best_effort`]): it is committed at once without waiting for a sync, so a
+//! power cut may lose the last runs' summaries, never a run's effects; a verb's invocation
+//! pays the insert, not a sync, and a server's a push onto its batch.
+
+use rusqlite::{params, OptionalExtension};
+
+use super::{db_err, execute, query_row, Embedded};
+use crate::observe::recent::{from_stored, rest_of, Run, RunFilter, RunStore};
+use crate::ports::durability;
+use crate::Result;
+
+fn run_of(r: &rusqlite::Row<'_>) -> rusqlite::Result<Run> {
+    Ok(from_stored(
+        r.get::<_, i64>(0)? as u64,
+        r.get(1)?,
+        r.get(2)?,
+        r.get(3)?,
+        r.get(4)?,
+        &r.get::<_, String>(5)?,
+    ))
+}
+
+const COLUMNS: &str = "seq, tenant, script, chain, started_ms, rest";
+
+#[async_trait::async_trait]
+impl RunStore for Embedded {
+    async fn append(&self, runs: Vec<Run>, keep: usize) -> Result<()> {
+        let keep = keep.max(1) as i64;
+        durability::best_effort(self.write(move |c| {
+            let mut tenants: Vec<&str> = Vec::new();
+            for run in &runs {
+                execute(
+                    c,
+                    "INSERT INTO runs (tenant, script, chain, started_ms, failed, rest) \
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                    params![
+                        run.tenant,
+                        run.script,
+                        run.chain,
+                        run.started_ms,
+                        run.error.is_some(),
+                        rest_of(run)
+                    ],
+                )
+                .map_err(db_err)?;
+                if !tenants.contains(&run.tenant.as_str()) {
+                    tenants.push(&run.tenant);
+                }
+            }
+            for tenant in tenants {
+                // The newest `keep` stay: the oldest of them bounds what goes.
+                let oldest_kept: Option<i64> = query_row(
+                    c,
+                    "SELECT seq FROM runs WHERE tenant = ?1 ORDER BY seq DESC LIMIT 1 OFFSET ?2",
+                    params![tenant, keep - 1],
+                    |r| r.get(0),
+                )
+                .optional()
+                .map_err(db_err)?;
+                if let Some(seq) = oldest_kept {
+                    execute(
+                        c,
+                        "DELETE FROM runs WHERE tenant = ?1 AND seq < ?2",
+                        params![tenant, seq],
+                    )
+                    .map_err(db_err)?;
+                }
+            }
+            Ok(())
+        }))
+        .await
+    }
+
+    fn page(
+        &self,
+        tenant: &str,
+        filter: &RunFilter,
+        before: Option<u64>,
+        limit: usize,
+    ) -> Result<(Vec<Run>, Option<u64>)> {
+        let before = before.map_or(i64::MAX, |b| b.min(i64::MAX as u64) as i64);
+        self.read(|c| {
+            let sql = format!(
+                "SELECT {COLUMNS} FROM runs WHERE tenant = ?1 AND seq < ?2 \
+                 AND (?3 IS NULL OR chain = ?3) AND (?4 = 0 OR failed = 1) \
+                 AND (?5 IS NULL OR script = ?5) ORDER BY seq DESC LIMIT ?6"
+            );
+            let mut s = c.prepare_cached(&sql).map_err(db_err)?;
+            let mut runs = s
+                .query_map(
+                    params![
+                        tenant,
+                        before,
+                        filter.chain,
+                        filter.failed,
+                        filter.script,
+                        limit as i64 + 1
+                    ],
+                    run_of,
+                )
+                .map_err(db_err)?
+                .collect::<rusqlite::Result<Vec<Run>>>()
+                .map_err(db_err)?;
+            let more = runs.len() > limit;
+            runs.truncate(limit);
+            let next = more.then(|| runs.last().map(|r| r.seq)).flatten();
+            Ok((runs, next))
+        })
+    }
+
+    fn get(&self, tenant: &str, seq: u64) -> Result<Option<Run>> {
+        let seq = seq.min(i64::MAX as u64) as i64;
+        self.read(|c| {
+            query_row(
+                c,
+                &format!("SELECT {COLUMNS} FROM runs WHERE tenant = ?1 AND seq = ?2"),
+                params![tenant, seq],
+                run_of,
+            )
+            .optional()
+            .map_err(db_err)
+        })
+    }
+
+    fn count(&self, tenant: &str, from_ms: i64, to_ms: i64) -> Result<(u64, u64)> {
+        self.read(|c| {
+            query_row(
+                c,
+                "SELECT count(*), coalesce(sum(failed), 0) FROM runs \
+                 WHERE tenant = ?1 AND started_ms > ?2 AND started_ms <= ?3",
+                params![tenant, from_ms, to_ms],
+                |r| Ok((r.get::<_, i64>(0)? as u64, r.get::<_, i64>(1)? as u64)),
+            )
+            .map_err(db_err)
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::observe::recent::Recent;
+    use std::sync::Arc;
+
+    fn run(tenant: &str, script: &str, error: Option<&str>) -> Run {
+        Run {
+            seq: 0,
+            tenant: tenant.into(),
+            script: script.into(),
+            trigger: "queue",
+            chain: "c1".into(),
+            depth: 1,
+            attempt: 2,
+            started_ms: 3_600_000,
+            duration_ms: 1.5,
+            data_ops: 3,
+            error: error.map(str::to_string),
+            logs: vec![r#"{"msg":"hi"}"#.into()],
+            logs_dropped: 4,
+        }
+    }
+
+    #[tokio::test]
+    async fn two_opens_of_a_project_share_its_runs_newest_first_and_bounded() {
+        // GIVEN a project opened twice, as `native serve` and `native invoke` open it
+        let dir = tempfile::tempdir().unwrap();
+        let serve = Embedded::open(dir.path(), vec![]).unwrap();
+        let verb = Embedded::open(dir.path(), vec![]).unwrap();
+        let served = Recent::stored(Arc::new(serve.clone()));
+        let cli = Recent::stored(Arc::new(verb.clone()));
+        // WHEN each keeps runs, the verb's last
+        served.keep(run("acme", "a", None)).await.unwrap();
+        cli.keep(run("acme", "b", Some("boom"))).await.unwrap();
+        cli.keep(run("globex", "c", None)).await.unwrap();
+        // THEN the server's reader sees both of acme's, newest first, every field kept
+        let (page, next) = served
+            .runs("acme", &RunFilter::default(), None, 10)
+            .unwrap();
+        assert_eq!(next, None);
+        let scripts: Vec<&str> = page.iter().map(|r| r.script.as_str()).collect();
+        assert_eq!(scripts, ["b", "a"]);
+        let mut want = run("acme", "b", Some("boom"));
+        want.seq = page[0].seq;
+        assert_eq!(*page[0], want);
+        assert!(page[0].seq > page[1].seq);
+        assert_eq!(served.last_hour("acme", 3_600_000).unwrap(), (2, 1));
+        assert_eq!(served.last_hour("acme", 7_200_001).unwrap(), (0, 0));
+        let failed = RunFilter {
+            failed: true,
+            ..Default::default()
+        };
+        assert_eq!(served.runs("acme", &failed, None, 10).unwrap().0.len(), 1);
+        assert_eq!(
+            served.run("acme", page[1].seq).unwrap().unwrap().script,
+            "a"
+        );
+        assert!(served.run("globex", page[1].seq).unwrap().is_none());
+        // AND past the bound, each tenant keeps only its newest runs, whoever wrote them
+        for i in 0..(crate::observe::recent::PER_TENANT + 5) {
+            let r = Recent::stored(Arc::new(if i % 2 == 0 {
+                serve.clone()
+            } else {
+                verb.clone()
+            }));
+            r.keep(run("acme", &format!("s{i}"), None)).await.unwrap();
+        }
+        let (all, _) = served
+            .runs("acme", &RunFilter::default(), None, 10_000)
+            .unwrap();
+        assert_eq!(all.len(), crate::observe::recent::PER_TENANT);
+        assert_eq!(
+            all[0].script,
+            format!("s{}", crate::observe::recent::PER_TENANT + 4)
+        );
+        assert_eq!(
+            served
+                .runs("globex", &RunFilter::default(), None, 10)
+                .unwrap()
+                .0
+                .len(),
+            1
+        );
+        // AND pages go on by `next`
+        let (first, next) = served
+            .runs("acme", &RunFilter::default(), None, 300)
+            .unwrap();
+        let (second, end) = served
+            .runs("acme", &RunFilter::default(), next, 300)
+            .unwrap();
+        assert_eq!(
+            first.len() + second.len(),
+            crate::observe::recent::PER_TENANT
+        );
+        assert_eq!(end, None);
+        assert!(first.last().unwrap().seq > second[0].seq);
+    }
+
+    #[tokio::test]
+    async fn a_servers_batch_waits_for_its_flush_and_racing_writers_keep_the_bound() {
+        // GIVEN a project opened by a server that writes in batches, and by a verb
+        let dir = tempfile::tempdir().unwrap();
+        let serve = Embedded::open(dir.path(), vec![]).unwrap();
+        let verb = Embedded::open(dir.path(), vec![]).unwrap();
+        let served = Arc::new(Recent::stored_in_batches(Arc::new(serve.clone())));
+        let cli = Arc::new(Recent::stored(Arc::new(verb.clone())));
+        let all = RunFilter::default();
+        // WHEN the server keeps runs THEN they are written at its flush, in order
+        for s in ["a", "b", "c"] {
+            served.keep(run("acme", s, None)).await.unwrap();
+        }
+        assert!(cli.runs("acme", &all, None, 10).unwrap().0.is_empty());
+        served.flush().await.unwrap();
+        let (page, _) = cli.runs("acme", &all, None, 10).unwrap();
+        let scripts: Vec<&str> = page.iter().map(|r| r.script.as_str()).collect();
+        assert_eq!(scripts, ["c", "b", "a"]);
+        // AND when both write at once, past the bound, every seq is unique and the bound holds
+        let n = crate::observe::recent::PER_TENANT;
+        let (s2, c2) = (served.clone(), cli.clone());
+        let server = tokio::spawn(async move {
+            for i in 0..n {
+                s2.keep(run("acme", &format!("s{i}"), None)).await.unwrap();
+                if i % 50 == 0 {
+                    s2.flush().await.unwrap();
+                }
+            }
+            s2.flush().await.unwrap();
+        });
+        let verb_runs = tokio::spawn(async move {
+            for i in 0..n / 2 {
+                c2.keep(run("acme", &format!("v{i}"), None)).await.unwrap();
+            }
+        });
+        server.await.unwrap();
+        verb_runs.await.unwrap();
+        let (kept, _) = cli.runs("acme", &all, None, 10_000).unwrap();
+        assert_eq!(kept.len(), n);
+        let mut seqs: Vec<u64> = kept.iter().map(|r| r.seq).collect();
+        seqs.dedup();
+        assert_eq!(seqs.len(), n, "seqs are unique and newest first");
+        assert!(kept.iter().any(|r| r.script == format!("s{}", n - 1)));
+    }
+}
