@@ -70,6 +70,9 @@ pub enum Error {
         script: String,
         /// The message, starting with `<script>.luau:<line>:` where Luau knows the line.
         message: String,
+        /// Why it failed, recorded where it happened: what the engine (VM reuse), the runtime
+        /// (metrics) and inbound HTTP (the status) decide on. The message is for people only.
+        cause: Cause,
     },
     /// The invocation ran past its deadline.
     #[error("timeout: {0}")]
@@ -124,9 +127,43 @@ pub enum StorageFault {
     Io,
 }
 
-/// What every no-space message says, so that a script's error (which carries the message as
-/// text) is told from others: `inbound` answers 507 to it.
-pub const NO_SPACE: &str = "no space left on the device";
+/// Why a script failed ([`Error::Script`]), as data.
+#[non_exhaustive]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Cause {
+    /// The script raised an error or returned something that cannot be used: its own fault,
+    /// and HTTP 500.
+    Raised,
+    /// A tenant limit was breached, named as in the tenant config (`max_data_ops`,
+    /// `timeout_s`): HTTP 429, counted as a limit breach, the VM not reused.
+    Limit(&'static str),
+    /// Another call holds the work for a moment ([`Error::Held`]): HTTP 503, and the same call
+    /// succeeds after `retry_after_s`.
+    Held {
+        /// Seconds until a retry can succeed.
+        retry_after_s: u32,
+    },
+    /// A backend failed or did not answer in time: HTTP 503, retry later.
+    Unavailable,
+    /// Local storage failed ([`Error::Storage`]); a full disk is HTTP 507.
+    Storage(StorageFault),
+}
+
+impl Cause {
+    /// The cause of a script's failure when `e`, raised by a host function, is what ended it.
+    pub fn of(e: &Error) -> Cause {
+        match e {
+            Error::LimitExceeded { limit, .. } => Cause::Limit(limit),
+            Error::Held { retry_after_s, .. } => Cause::Held {
+                retry_after_s: *retry_after_s,
+            },
+            Error::Backend { .. } => Cause::Unavailable,
+            Error::Storage { fault, .. } => Cause::Storage(*fault),
+            Error::Script { cause, .. } => *cause,
+            _ => Cause::Raised,
+        }
+    }
+}
 
 fn with_hint(h: &str) -> String {
     if h.is_empty() {
@@ -142,6 +179,20 @@ impl Error {
         Error::NotFound {
             what: what.to_string(),
             hint: String::new(),
+        }
+    }
+
+    /// A [`Error::Script`] that the script caused itself ([`Cause::Raised`]).
+    pub fn script(
+        tenant: impl Into<String>,
+        script: impl Into<String>,
+        message: impl Into<String>,
+    ) -> Self {
+        Error::Script {
+            tenant: tenant.into(),
+            script: script.into(),
+            message: message.into(),
+            cause: Cause::Raised,
         }
     }
 
@@ -225,32 +276,4 @@ fn field_part(field: &str) -> String {
     } else {
         format!("{field}: ")
     }
-}
-
-/// What begins the message of a backend call that was still waiting when the invocation's time
-/// ran out: the backend's delay, not the tenant's limit (HTTP 503 with `Retry-After`, never
-/// counted as a limit breach).
-pub const BACKEND_UNAVAILABLE: &str = "backend unavailable: ";
-
-/// Whether a script error's message says that a backend did not answer in time
-/// ([`BACKEND_UNAVAILABLE`]), with or without the script and line in front.
-pub fn is_backend_unavailable(message: &str) -> bool {
-    message.starts_with(BACKEND_UNAVAILABLE)
-        || message.contains(&format!(": {BACKEND_UNAVAILABLE}"))
-}
-
-/// Whether a script error's message is a limit breach (`limit <name> exceeded: ...`), with or
-/// without the script and line in front (`a.luau:3: limit timeout_s exceeded: ...`).
-pub fn is_limit_breach(message: &str) -> bool {
-    let m = match message.split_once(".luau:") {
-        Some((_, rest)) => rest
-            .split_once(": ")
-            .filter(|(line, _)| line.bytes().all(|b| b.is_ascii_digit()))
-            .map_or(message, |(_, m)| m),
-        None => message,
-    };
-    m.starts_with("limit ")
-        && m.split(':')
-            .next()
-            .is_some_and(|head| head.ends_with(" exceeded"))
 }

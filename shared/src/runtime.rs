@@ -355,7 +355,13 @@ impl Runtime {
         if let Some(ns) = &self.metrics {
             let figures = crate::observe::RunFigures {
                 failed: out.is_err(),
-                limit_breach: matches!(&out, Err(Error::Script { message, .. }) if crate::error::is_limit_breach(message)),
+                limit_breach: matches!(
+                    &out,
+                    Err(Error::Script {
+                        cause: crate::error::Cause::Limit(_),
+                        ..
+                    })
+                ),
                 duration_ms: started.elapsed().as_secs_f64() * 1000.0,
                 data_ops,
             };
@@ -609,10 +615,12 @@ impl Runtime {
                 return Ok(Outcome::Dropped(why));
             }
         };
-        tenant.script(&script).map_err(|e| Error::Script {
-            tenant: tenant.name.clone(),
-            script: router.clone(),
-            message: format!("on_route chose an unknown script: {e}"),
+        tenant.script(&script).map_err(|e| {
+            Error::script(
+                &tenant.name,
+                router.as_str(),
+                format!("on_route chose an unknown script: {e}"),
+            )
         })?;
         let out = self
             .run_value(
@@ -683,11 +691,11 @@ impl Runtime {
                 .get(router)
                 .and_then(|s| s.defined_at("on_route"))
                 .map_or(String::new(), |line| format!("{router}.luau:{line}: "));
-            Error::Script {
-                tenant: tenant.name.clone(),
-                script: router.to_string(),
-                message: format!("{at}on_route returned {}; return a script name, {{ script = name, event = ev }}, or nil to drop the event", crate::text::cut_text(routed.to_string(), 200)),
-            }
+            Error::script(
+                &tenant.name,
+                router,
+                format!("{at}on_route returned {}; return a script name, {{ script = name, event = ev }}, or nil to drop the event", crate::text::cut_text(routed.to_string(), 200)),
+            )
         })
     }
 
@@ -703,11 +711,7 @@ impl Runtime {
         let Some(list) = out.get("delete") else {
             return Ok(());
         };
-        let bad = |why: String| Error::Script {
-            tenant: tenant.name.clone(),
-            script: script.into(),
-            message: why,
-        };
+        let bad = |why: String| Error::script(&tenant.name, script, why);
         let items = match list {
             Value::Array(a) => a.clone(),
             Value::Object(o) if o.is_empty() => Vec::new(),

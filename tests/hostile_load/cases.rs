@@ -155,7 +155,11 @@ fn hung_upstream(ctx: &mut Ctx) -> Result<Figures, String> {
     )?;
     let before = s.proc();
     // The canary comes every 20 ms here, a new connection each time, so that the burst's
-    // first second holds dozens of its calls, not a handful.
+    // first second holds dozens of its calls, not a handful. For 2 s before the flood it
+    // measures what the machine gives this server now: the baseline of a debug build's bound.
+    let quiet = Canary::every(&s, &canary_key, Duration::from_millis(20));
+    std::thread::sleep(Duration::from_secs(2));
+    let quiet = quiet.stop()?;
     let canary = Canary::every(&s, &canary_key, Duration::from_millis(20));
     let cpu0 = super::cpu_ms(s.pid);
     // The flood: N requests at once, each on a connection of its own, opened within half a
@@ -264,26 +268,44 @@ fn hung_upstream(ctx: &mut Ctx) -> Result<Figures, String> {
     if peak.threads > 2 * cores + 256 + 32 {
         return Err(format!("the server ran {} threads", peak.threads));
     }
-    let (during, in_burst) = canary.stop_split(Some(started + burst))?;
-    // The figure is 50 ms, over the whole flood, its burst too: a release build is held
-    // to it. A debug build answers each refusal ten times slower, so that the burst of 5 000
-    // queues for seconds (SECURITY.md); it is held to ten times that once the burst is answered.
-    let bound = if super::release_build() {
-        Duration::from_millis(50)
-    } else {
-        Duration::from_millis(500)
+    let (during, in_burst, after_burst) = canary.stop_split(Some(started + burst))?;
+    // The figure is 50 ms, over the whole flood, its burst too, for a release build. A debug
+    // build (the test command's) answers each refusal several times slower, so that the burst
+    // of 5 000 overflows the kernel's accept queue and a new connection waits out the SYN retry
+    // (SECURITY.md); and the shared machine it runs on moves every figure. It is held from the
+    // moment the burst is answered, while the 32 admitted invocations still wait, to 50 ms or
+    // three times the canary's p99 before the flood, whichever is more: the flood must not slow
+    // another tenant, whatever the machine's load.
+    let bound = match super::release_build() {
+        true => Duration::from_millis(50),
+        false => Duration::from_millis(50).max(quiet.p99 * 3),
     };
     if while_waiting.is_empty() || p99 > bound {
         return Err(format!(
-            "another tenant's invocations while the flood waited: p99 {p99:?} over {} calls (at most {bound:?})",
-            while_waiting.len()
+            "another tenant's invocations while the flood waited: p99 {p99:?} over {} calls (at most {bound:?}; the canary's p99 before the flood {:?})",
+            while_waiting.len(),
+            quiet.p99
         ));
     }
-    if super::release_build() && during.p99 > bound {
-        return Err(format!(
-            "the canary during the flood: p99 {:?} over {} calls (at most {bound:?}, a release build)",
-            during.p99, during.calls
-        ));
+    let (held, what) = match super::release_build() {
+        true => (
+            Some(&during),
+            "the canary over the whole flood, its burst too",
+        ),
+        false => (
+            after_burst.as_ref(),
+            "the canary once the burst was answered (a debug build)",
+        ),
+    };
+    match held {
+        Some(c) if c.p99 <= bound && c.calls >= 20 => {}
+        Some(c) => {
+            return Err(format!(
+                "{what}: p99 {:?} over {} calls (at most {bound:?}, at least 20 calls; {:?} before the flood)",
+                c.p99, c.calls, quiet.p99
+            ))
+        }
+        None => return Err(format!("{what}: no call")),
     }
     let mut f = vec![
         (
@@ -319,19 +341,21 @@ fn hung_upstream(ctx: &mut Ctx) -> Result<Figures, String> {
     let after_ms = super::ping(&s, &canary_key)
         .map_err(|e| format!("the canary failed after the attack: {e}"))?;
     let ms = |d: Duration| format!("{:.1} ms", d.as_secs_f64() * 1000.0);
+    let calls = |c: Option<super::CanaryReport>| {
+        c.map_or("no call".into(), |c| {
+            format!("{} calls, p99 {}, max {}", c.calls, ms(c.p99), ms(c.max))
+        })
+    };
     f.push((
         "canary (another tenant, a new connection every 20 ms)".into(),
         format!(
-            "over the whole flood, its burst too: {} calls, p99 {}, max {}; while the burst was answered: {}; after: {}",
+            "before the flood: p99 {}; over the whole flood, its burst too: {} calls, p99 {}, max {}; while the burst was answered: {}; from then on: {}; after: {}",
+            ms(quiet.p99),
             during.calls,
             ms(during.p99),
             ms(during.max),
-            in_burst.map_or("no call".into(), |b| format!(
-                "{} calls, p99 {}, max {}",
-                b.calls,
-                ms(b.p99),
-                ms(b.max)
-            )),
+            calls(in_burst),
+            calls(after_burst),
             ms(after_ms)
         ),
     ));

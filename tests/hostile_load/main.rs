@@ -243,6 +243,9 @@ type CanaryCall = (Instant, Result<Duration, String>);
 /// machine; an answer in the absence of attack takes milliseconds).
 pub const CANARY_SLOW: Duration = Duration::from_secs(5);
 
+/// What [`Canary::stop_split`] saw: in all, before its instant, and from then on.
+pub type Split = (CanaryReport, Option<CanaryReport>, Option<CanaryReport>);
+
 /// What a canary saw.
 #[derive(Debug)]
 pub struct CanaryReport {
@@ -282,24 +285,23 @@ impl Canary {
 
     /// Stops it: what it saw, or the first answer that was not a prompt 200.
     pub fn stop(self) -> Result<CanaryReport, String> {
-        self.stop_split(None).map(|(all, _)| all)
+        self.stop_split(None).map(|(all, _, _)| all)
     }
 
     /// Stops it: what it saw in all, and, when `before` is given, what it saw of the calls it
-    /// made before that instant (the first part of an attack); or the first answer that was
-    /// not a prompt 200.
-    pub fn stop_split(
-        mut self,
-        before: Option<Instant>,
-    ) -> Result<(CanaryReport, Option<CanaryReport>), String> {
+    /// made before that instant (the first part of an attack) and of those it made from then
+    /// on; or the first answer that was not a prompt 200.
+    pub fn stop_split(mut self, before: Option<Instant>) -> Result<Split, String> {
         self.stop.store(true, Ordering::Relaxed);
         let seen = self.thread.take().unwrap().join().unwrap();
-        let (mut times, mut early) = (Vec::new(), Vec::new());
+        let (mut times, mut early, mut late) = (Vec::new(), Vec::new(), Vec::new());
         for (at, s) in seen {
             let took = s.map_err(|e| format!("the canary failed during the attack: {e}"))?;
             times.push(took);
-            if before.is_some_and(|b| at < b) {
-                early.push(took);
+            match before {
+                Some(b) if at < b => early.push(took),
+                Some(_) => late.push(took),
+                None => {}
             }
         }
         let all = CanaryReport::of(times).ok_or("the canary made no call")?;
@@ -309,7 +311,7 @@ impl Canary {
                 all.max
             ));
         }
-        Ok((all, CanaryReport::of(early)))
+        Ok((all, CanaryReport::of(early), CanaryReport::of(late)))
     }
 }
 

@@ -30,6 +30,7 @@ native_tests::on_both_backends!(
     script_errors_for_bad_barrier_calls,
     an_id_used_again_after_its_rows_expired_is_a_new_barrier,
     a_slow_second_create_cannot_bring_back_acked_members,
+    a_held_claim_ends_a_script_as_held_and_its_words_raised_again_are_the_scripts,
 );
 
 /// Fresh storage on a backend, and its key-value store and queue.
@@ -1236,4 +1237,80 @@ fn seeded_interleavings_of_racing_creates_and_acks_complete_once() {
             );
         });
     }
+}
+
+/// A held dispatch claim that ends a script travels as its kind: the caller is told 503 with the
+/// lease's Retry-After. The same words, caught and raised again by the script, are the script's
+/// own failure (500): no message is read back for its kind.
+async fn a_held_claim_ends_a_script_as_held_and_its_words_raised_again_are_the_scripts(
+    backend: Backend,
+) {
+    use native_core::error::Cause;
+    use native_core::inbound::ApiError;
+    use native_core::Error;
+    // GIVEN barriers b1 and b2 of one member each, whose dispatch claims another call holds
+    let make = "function on_invoke(ctx, ev) native.barrier.create({ id = ev.id, members = { 'a' }, continue_with = 'make' }) end";
+    let ack = "function on_invoke(ctx, ev) native.barrier.ack(ev.id, 'a', { ok = true }) end";
+    let again = "function on_invoke(ctx, ev) local ok, e = pcall(native.barrier.ack, ev.id, 'a', { ok = true }) error(e, 0) end";
+    let p = TestProject::on(
+        backend,
+        native_tests::DEPLOYMENT,
+        &[(
+            "acme",
+            r#"{ "queue": true }"#,
+            &[("make", make), ("ack", ack), ("again", again)],
+        )],
+    )
+    .await;
+    let now = native_core::ports::now_ms();
+    for id in ["b1", "b2"] {
+        p.invoke("acme", "make", json!({ "id": id })).await.unwrap();
+        let claim = NewItem {
+            pk: format!("b#acme#{id}"),
+            sk: "d".into(),
+            value: json!({ "lease_until_ms": now + 60_000, "sent": false }).to_string(),
+            expires_at_s: now / 1000 + 3600,
+        };
+        let kv = &p.rt.services.backends.kv;
+        kv.put(claim, PutMode::Create).await.unwrap();
+    }
+    // WHEN a script acks b1's last member and does not catch the error
+    let e = p
+        .invoke("acme", "ack", json!({ "id": "b1" }))
+        .await
+        .unwrap_err();
+    // THEN it failed as held, and HTTP says 503, retry after the lease and its guard
+    let held = match &e {
+        Error::Script {
+            cause: Cause::Held { retry_after_s },
+            ..
+        } => *retry_after_s,
+        other => panic!("not held: {other:?}"),
+    };
+    assert!((55..=61).contains(&held), "{held}");
+    let api = ApiError::from(e);
+    assert_eq!(api.code.status().as_u16(), 503, "{}", api.message);
+    assert_eq!(api.retry_after_s, Some(held));
+    // WHEN a script catches the same error on b2 and raises its message again
+    let e = p
+        .invoke("acme", "again", json!({ "id": "b2" }))
+        .await
+        .unwrap_err();
+    // THEN that is the script's own failure, in the same words
+    let text = e.to_string();
+    assert!(
+        text.contains("is being dispatched by another call; retry in"),
+        "{text}"
+    );
+    assert!(
+        matches!(
+            &e,
+            Error::Script {
+                cause: Cause::Raised,
+                ..
+            }
+        ),
+        "{e:?}"
+    );
+    assert_eq!(ApiError::from(e).code.status().as_u16(), 500);
 }

@@ -171,26 +171,39 @@ async fn a_memory_breach_fails_even_when_caught() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_caught_memory_error_reads_as_the_breach() {
-    // GIVEN a script that logs what pcall gave it
+    // GIVEN a script that logs what pcall gave it, beside another of the same tenant
     let p = TestProject::new(
         "acme",
         CONFIG,
-        &[("s", "function on_invoke() local ok, e = pcall(string.rep, 'x', 2^27) native.log('info', e) end")],
+        &[
+            ("s", "function on_invoke() local ok, e = pcall(string.rep, 'x', 2^27) native.log('info', e) end"),
+            ("seven", "function on_invoke() return 7 end"),
+        ],
     );
-    let _ = p.invoke("acme", "s", json!({})).await;
+    let tenant = p.rt.tenants.load("acme").await.unwrap();
+    // (a VM of the tenant's, pooled)
+    assert_eq!(
+        p.invoke("acme", "seven", json!({})).await.unwrap(),
+        json!(7)
+    );
+    assert_eq!(p.rt.engine.idle_vms(&tenant), 1);
+    // WHEN the script breaches max_memory_mb and catches it
+    assert!(p.invoke("acme", "s", json!({})).await.is_err());
+    // THEN it saw the breach's message
     let msgs = p.log.messages();
     assert!(
         msgs.iter()
             .any(|m| m.starts_with("limit max_memory_mb exceeded")),
         "{msgs:?}"
     );
-    // AND the same tenant's next invocation runs
-    let p2 = TestProject::new(
-        "acme",
-        CONFIG,
-        &[("s", "function on_invoke() return 7 end")],
+    // AND the VM that hit the limit is not pooled again
+    assert_eq!(p.rt.engine.idle_vms(&tenant), 0);
+    // AND the same tenant's next invocation, in the same runtime, runs (on a VM made anew)
+    assert_eq!(
+        p.invoke("acme", "seven", json!({})).await.unwrap(),
+        json!(7)
     );
-    assert_eq!(p2.invoke("acme", "s", json!({})).await.unwrap(), json!(7));
+    assert_eq!(p.rt.engine.idle_vms(&tenant), 1);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -426,6 +426,89 @@ async fn memory_bombs_hit_max_memory_mb() {
     assert_eq!(run(&p, json!({})).await.unwrap(), json!("ok"));
 }
 
+/// The kind of a script's failure is recorded where it happens and read as data: by the engine
+/// (a VM that hit a limit is not pooled again), the runtime (the LimitBreaches metric) and
+/// inbound HTTP (the status). A script that raises a breach's words itself is its own failure.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failures_kind_follows_its_cause_not_its_words() {
+    use native_core::error::Cause;
+    use native_core::inbound::ApiError;
+    use native_core::Error;
+    // GIVEN a tenant allowed one backend call, with a script that raises whatever it is told
+    // to, one that catches its breaches and returns, and one that loops or bombs its heap
+    let p = TestProject::new(
+        "acme",
+        r#"{ "limits": { "max_data_ops": 1, "timeout_s": 1, "max_memory_mb": 16 } }"#,
+        &[
+            ("mimic", "function on_invoke(ctx, ev) error(ev.say, 0) end"),
+            (
+                "sneaky",
+                r#"function on_invoke() pcall(native.db.get, "p", "a") pcall(native.db.get, "p", "b") return "sneaky" end"#,
+            ),
+            (
+                "bomb",
+                "function on_invoke(ctx, ev) if ev.loop then while true do end end pcall(string.rep, 'x', 64 * 1024 * 1024) return 'caught' end",
+            ),
+        ],
+    );
+    let log = std::sync::Arc::new(native_tests::MemLog::default());
+    let rt = p.project.runtime().with_log(log.clone()).with_metrics("ns");
+    let tenant = rt.tenants.load("acme").await.unwrap();
+    let breaches = || -> Vec<u64> {
+        let records = log.0.lock().unwrap();
+        let m = records.iter().filter(|r| r.get("_aws").is_some());
+        m.map(|r| r["LimitBreaches"].as_u64().unwrap()).collect()
+    };
+    // WHEN the script raises, in its own words, what each kind of failure says
+    for say in [
+        "limit max_data_ops exceeded: this invocation needs 2 backend calls and the tenant allows 1",
+        "barrier completion is being dispatched by another call; retry in 7 s",
+        "cannot write object b/k: no space left on the device of /p/x",
+        "backend unavailable: a backend call had no answer after 4.9 s",
+    ] {
+        let e = rt.invoke("acme", "mimic", json!({ "say": say })).await.unwrap_err();
+        // THEN it failed as raised: the same words, its VM pooled again, no breach counted,
+        // and HTTP 500 without Retry-After
+        assert!(
+            matches!(&e, Error::Script { cause: Cause::Raised, message, .. } if message == say),
+            "{e:?}"
+        );
+        assert_eq!(rt.engine.idle_vms(&tenant), 1, "{say}");
+        let api = ApiError::from(e);
+        assert_eq!((api.code.status().as_u16(), api.retry_after_s), (500, None));
+    }
+    assert_eq!(breaches(), [0, 0, 0, 0]);
+    // WHEN a script breaches max_data_ops, catches the errors and returns
+    let e = rt.invoke("acme", "sneaky", json!({})).await.unwrap_err();
+    // THEN it failed as that breach: its VM is let go, the breach counted, HTTP 429
+    assert!(
+        matches!(
+            &e,
+            Error::Script {
+                cause: Cause::Limit("max_data_ops"),
+                ..
+            }
+        ),
+        "{e:?}"
+    );
+    assert_eq!(rt.engine.idle_vms(&tenant), 0);
+    assert_eq!(breaches()[4], 1);
+    assert_eq!(ApiError::from(e).code.status().as_u16(), 429);
+    // AND a heap bomb caught with pcall, and an endless loop, are breaches of theirs
+    for (ev, limit) in [
+        (json!({}), "max_memory_mb"),
+        (json!({ "loop": true }), "timeout_s"),
+    ] {
+        let e = rt.invoke("acme", "bomb", ev).await.unwrap_err();
+        assert!(
+            matches!(&e, Error::Script { cause: Cause::Limit(l), .. } if *l == limit),
+            "{e:?}"
+        );
+    }
+    assert_eq!(rt.engine.idle_vms(&tenant), 0);
+    assert_eq!(breaches()[5..], [1, 1]);
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn max_data_ops_counts_every_backend_call() {
     let p = TestProject::new(

@@ -15,6 +15,7 @@ use tower::ServiceExt;
 const HELLO: &str =
     r#"function on_invoke(ctx, ev) return { tenant = ctx.tenant, hello = ev.name } end"#;
 const BOOM: &str = "function on_invoke(ctx, ev)\n  error(\"no such order\")\nend";
+const MIMIC: &str = "function on_invoke(ctx, ev) error(ev.say, 0) end";
 const GREEDY: &str = r#"function on_invoke(ctx, ev)
   native.db.get("p", "a"); native.db.get("p", "b"); return 1
 end"#;
@@ -37,6 +38,7 @@ async fn api() -> Api {
                     ("hello", HELLO),
                     ("boom", BOOM),
                     ("greedy", GREEDY),
+                    ("mimic", MIMIC),
                     ("secret", HELLO),
                 ],
             ),
@@ -204,6 +206,16 @@ async fn script_errors_are_500_and_limit_breaches_429_naming_script_and_line() {
         "{}",
         got.1
     );
+    // A script's own words never choose the status: the cause recorded where it failed does.
+    for say in [
+        "limit max_data_ops exceeded: this invocation needs 2 backend calls and the tenant allows 1",
+        "barrier completion is being dispatched by another call; retry in 7 s",
+        "cannot write object b/k: no space left on the device of /p/x",
+    ] {
+        let body = json!({ "say": say }).to_string();
+        let got = a.invoke("mimic", &a.acme_key, &body).await;
+        assert_error(&got, StatusCode::INTERNAL_SERVER_ERROR, "internal", say);
+    }
 }
 
 #[tokio::test]

@@ -44,10 +44,12 @@ pub async fn choose(
             "the state of batch job {job:?} is gone (expired or cleaned up): its done.json is dropped"
         )));
     };
-    let state: State = serde_json::from_slice(&bytes).map_err(|e| Error::Script {
-        tenant: tenant.name.clone(),
-        script: "(built-in router)".into(),
-        message: format!("state/{job}.json is damaged: {e}"),
+    let state: State = serde_json::from_slice(&bytes).map_err(|e| {
+        Error::script(
+            &tenant.name,
+            "(built-in router)",
+            format!("state/{job}.json is damaged: {e}"),
+        )
     })?;
     let Some(script) = state.continue_with else {
         return Ok(Err(format!(

@@ -6,8 +6,12 @@ use std::path::Path;
 
 use rusqlite::ErrorCode;
 
-use crate::error::{StorageFault, NO_SPACE};
+use crate::error::StorageFault;
 use crate::Error;
+
+/// What every no-space message says, in the same words for a file and the database (the kind
+/// travels as [`StorageFault::NoSpace`], never read back from these words).
+const DISK_FULL: &str = "no space left on the device";
 
 fn storage(fault: StorageFault, path: &Path, message: String) -> Error {
     Error::Storage {
@@ -24,7 +28,7 @@ pub(crate) fn io(what: &str, path: &Path, e: &std::io::Error) -> Error {
         return storage(
             StorageFault::NoSpace,
             path,
-            format!("{what}: {NO_SPACE} of {shown} ({e}); free space there, then retry"),
+            format!("{what}: {DISK_FULL} of {shown} ({e}); free space there, then retry"),
         );
     }
     if matches!(
@@ -47,7 +51,7 @@ pub(crate) fn db(db: &Path, e: &rusqlite::Error) -> Error {
         Some(ErrorCode::DiskFull) => storage(
             StorageFault::NoSpace,
             db,
-            format!("cannot write the database {shown}: {NO_SPACE} ({e}); free space there, then retry"),
+            format!("cannot write the database {shown}: {DISK_FULL} ({e}); free space there, then retry"),
         ),
         Some(ErrorCode::ReadOnly) | Some(ErrorCode::PermissionDenied) | Some(ErrorCode::CannotOpen) => {
             storage(

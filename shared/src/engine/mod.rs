@@ -12,6 +12,7 @@ pub mod require;
 mod sandbox;
 mod spare;
 
+pub use crate::host::root_error;
 pub use bytecode::{bytecode, cached_count, compile, compile_count_of, compile_module};
 pub use sandbox::{Blank, Vm};
 
@@ -23,6 +24,7 @@ use std::time::{Duration, Instant};
 use mlua::Value;
 
 use crate::config::Tenant;
+use crate::error::Cause;
 use crate::host::Services;
 use crate::host::{self, Invocation};
 use crate::Error;
@@ -178,6 +180,16 @@ impl Engine {
         self.spare.as_ref().map_or((0, 0), |s| s.counts())
     }
 
+    /// How many idle VMs the tenant has in the pool, for its current config: a VM that ended
+    /// in a limit breach is not among them.
+    pub fn idle_vms(&self, tenant: &Tenant) -> usize {
+        let pools = self.pools.lock().unwrap_or_else(|p| p.into_inner());
+        pools
+            .get(&tenant.name)
+            .filter(|(version, _)| *version == tenant.version)
+            .map_or(0, |(_, vms)| vms.len())
+    }
+
     fn take_vm(&self, tenant: &Tenant, services: &Services) -> Result<Vm, Error> {
         {
             let mut pools = self.pools.lock().unwrap_or_else(|p| p.into_inner());
@@ -197,10 +209,12 @@ impl Engine {
             Some(blank) => Vm::for_tenant(blank, tenant),
             None => Vm::new(tenant, &services.deployment),
         };
-        made.map_err(|e| Error::Script {
-            tenant: tenant.name.clone(),
-            script: "-".into(),
-            message: format!("cannot set up the script VM: {}", host::message_of(&e)),
+        made.map_err(|e| {
+            Error::script(
+                &tenant.name,
+                "-",
+                format!("cannot set up the script VM: {}", host::message_of(&e)),
+            )
         })
     }
 
@@ -272,12 +286,13 @@ impl Engine {
         let script = tenant.script(&call.script)?;
         // A script's error text reaches logs, terminals and callers: `error(string.rep(...))`
         // must not make every one of them carry megabytes.
-        let fail = |message: String| Error::Script {
+        let fail = |cause: Cause, message: String| Error::Script {
             tenant: tenant.name.clone(),
             script: call.script.clone(),
             message: crate::text::cut_text(message, MAX_ERROR_BYTES),
+            cause,
         };
-        let code = bytecode(script).map_err(fail)?;
+        let code = bytecode(script).map_err(|m| fail(Cause::Raised, m))?;
         let vm = self.take_vm(tenant, services)?;
         let limits = tenant.config.limits;
         let full = Duration::from_secs(u64::from(limits.timeout_s));
@@ -340,21 +355,25 @@ impl Engine {
         };
         let result = run_in(&vm, call, ctx, &script.hash, &code);
         // A memory error that reached the top: the breach, with its figures.
-        let result = result.map_err(|e| match root_error(&e) {
-            mlua::Error::MemoryError(_) => match vm.lua.app_data_ref::<Invocation>() {
-                Some(inv) => mlua::Error::RuntimeError(inv.memory_message(&vm.lua)),
-                None => e,
-            },
-            _ => e,
-        });
+        if let Err(e) = &result {
+            if let (mlua::Error::MemoryError(_), Some(inv)) =
+                (root_error(e), vm.lua.app_data_ref::<Invocation>())
+            {
+                inv.memory_breach(&vm.lua);
+            }
+        }
         // The interrupt's error names the line the script was on: keep it.
         let expired = armed.expired().then(|| {
             let limit = armed.message();
-            match &result {
+            let message = match &result {
                 Err(e) => Some(host::message_of(e))
                     .filter(|m| m.ends_with(&limit))
                     .unwrap_or(limit),
                 Ok(_) => limit,
+            };
+            host::Breach {
+                limit: "timeout_s",
+                message,
             }
         });
         drop(armed);
@@ -366,7 +385,7 @@ impl Engine {
         let breach = inv.as_ref().and_then(|i| i.breach.take()).or(expired);
         let _ = vm.lua.set_memory_limit(0);
         let out = match (result, breach) {
-            (_, Some(limit)) => Err(fail(limit)),
+            (_, Some(b)) => Err(fail(Cause::Limit(b.limit), b.message)),
             (Ok(v), None) => Ok(v),
             (Err(mlua::Error::ExternalError(e)), None) if e.is::<BadEvent>() => {
                 Err(Error::InvalidInput(e.to_string()))
@@ -374,6 +393,7 @@ impl Engine {
             (Err(e), None) => {
                 let m = host::message_of(&e);
                 Err(fail(
+                    host::cause_of(&e),
                     removed::explain(&m, &call.script, &script.source).unwrap_or(m),
                 ))
             }
@@ -419,7 +439,7 @@ impl Engine {
         // A VM that hit a limit may hold a half-built heap: let it go rather than reuse it.
         if out.is_ok()
             || matches!(&out, Err(Error::InvalidInput(_)))
-            || matches!(&out, Err(Error::Script { message, .. }) if !crate::error::is_limit_breach(message))
+            || matches!(&out, Err(Error::Script { cause, .. }) if !matches!(cause, Cause::Limit(_)))
         {
             // A pooled VM keeps its garbage until the next collection: up to eight of them
             // per tenant must not hold megabytes each between invocations.
@@ -541,15 +561,6 @@ fn seed_math(lua: &mlua::Lua, seed: u64) {
     if let Ok(f) = randomseed {
         // Luau's randomseed takes an int.
         let _ = f.call::<()>((seed >> 33) as i32);
-    }
-}
-
-/// The error under mlua's wrapping (callback errors, added context).
-pub fn root_error(e: &mlua::Error) -> &mlua::Error {
-    match e {
-        mlua::Error::CallbackError { cause, .. } => root_error(cause),
-        mlua::Error::WithContext { cause, .. } => root_error(cause),
-        other => other,
     }
 }
 

@@ -430,8 +430,7 @@ fn clean_error(lua: &Lua, v: Value) -> mlua::Result<Value> {
     };
     if memory {
         if let Some(inv) = lua.app_data_ref::<host::Invocation>() {
-            let message = inv.memory_message(lua);
-            inv.record_breach(&message);
+            let message = inv.memory_breach(lua);
             return lua.create_string(message).map(Value::String);
         }
     }

@@ -26,8 +26,8 @@ fn run<T>(
 ) -> mlua::Result<T> {
     inv.block_on(lua, async {
         let r = fut.await;
-        if let Err(e @ Error::LimitExceeded { .. }) = &r {
-            inv.record_breach(&e.to_string());
+        if let Err(Error::LimitExceeded { limit, detail }) = &r {
+            inv.record_breach(limit, detail);
         }
         r
     })

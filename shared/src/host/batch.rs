@@ -162,7 +162,7 @@ impl Draft {
                     "the on_stale timer {script:?} of job {:?}",
                     self.id
                 ))
-                .map_err(|m| raise(lua, m))?,
+                .map_err(|m| super::raise_error(lua, m))?,
             ),
             chain: crate::observe::chain(),
         })
@@ -730,7 +730,7 @@ pub(crate) fn fill_rows(
 ) -> (bool, Option<mlua::Error>) {
     match r.next_lines_into(src, data, spans, rows, bytes) {
         Ok(ended) => (ended, None),
-        Err(e) => (false, Some(raise(lua, e))),
+        Err(e) => (false, Some(super::raise_error(lua, e))),
     }
 }
 
@@ -824,7 +824,7 @@ impl UserData for Finished {
                     verified_sha256,
                 } = src
                     .open(&part.key)
-                    .map_err(|e| raise(lua, e))?
+                    .map_err(|e| super::raise_error(lua, e))?
                     .ok_or_else(|| raise(lua, format!("{what}: the part is missing")))?;
                 if out.len() as u64 + size > max {
                     return Err(raise(lua, format!("{what}: the body is larger than max_object_mb ({max} bytes); read it with job:rows")));
@@ -833,7 +833,7 @@ impl UserData for Finished {
                 r.read_to_end(&mut out)
                     .map_err(|e| raise(lua, format!("{what}: {e}")))?;
                 src.consumed((out.len() - start) as u64)
-                    .map_err(|e| raise(lua, e))?;
+                    .map_err(|e| super::raise_error(lua, e))?;
                 let got = &out[start..];
                 if part.bytes.is_some_and(|b| b != got.len() as u64) {
                     return Err(raise(

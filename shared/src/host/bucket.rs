@@ -64,8 +64,9 @@ fn bucket(lua: &Lua, logical: &str) -> mlua::Result<Table> {
             if meta.size > max * MB {
                 return Err(inv.breach(
                     lua,
+                    "max_object_mb",
                     format!(
-                        "limit max_object_mb exceeded: {n}/{key} is {} bytes and the tenant reads \
+                        "{n}/{key} is {} bytes and the tenant reads \
                          objects of at most {max} MB whole; stream it with native.ndjson.rows",
                         meta.size
                     ),
@@ -78,23 +79,38 @@ fn bucket(lua: &Lua, logical: &str) -> mlua::Result<Table> {
     let n = name.clone();
     t.set(
         "put",
-        super::function(lua, sig("put", &["key", "body"]), move |lua, (Key(key), body): (Key, mlua::LuaString)| {
-            check_key(lua, &key)?;
-            let inv = invocation(lua)?;
-            let max = u64::from(inv.tenant.config.limits.max_object_mb);
-            let len = body.as_bytes().len() as u64;
-            if len > max * MB {
-                return Err(inv.breach(
+        super::function(
+            lua,
+            sig("put", &["key", "body"]),
+            move |lua, (Key(key), body): (Key, mlua::LuaString)| {
+                check_key(lua, &key)?;
+                let inv = invocation(lua)?;
+                let max = u64::from(inv.tenant.config.limits.max_object_mb);
+                let len = body.as_bytes().len() as u64;
+                if len > max * MB {
+                    return Err(inv.breach(
+                        lua,
+                        "max_object_mb",
+                        format!("the body for {n}/{key} is {len} bytes; the limit is {max} MB"),
+                    ));
+                }
+                inv.charge(lua, 1)?;
+                let (real, full) = locate(&inv.services.deployment, &n, &inv.tenant.name, &key);
+                let data = Bytes::copy_from_slice(&body.as_bytes());
+                let meta = inv.block_on(
                     lua,
-                    format!("limit max_object_mb exceeded: the body for {n}/{key} is {len} bytes; the limit is {max} MB"),
-                ));
-            }
-            inv.charge(lua, 1)?;
-            let (real, full) = locate(&inv.services.deployment, &n, &inv.tenant.name, &key);
-            let data = Bytes::copy_from_slice(&body.as_bytes());
-            let meta = inv.block_on(lua, inv.services.backends.objects.put_in_chain(&real, &full, data, PutMode::Overwrite, inv.depth + 1, Some(&inv.trace)))?;
-            Ok(meta.etag)
-        })?,
+                    inv.services.backends.objects.put_in_chain(
+                        &real,
+                        &full,
+                        data,
+                        PutMode::Overwrite,
+                        inv.depth + 1,
+                        Some(&inv.trace),
+                    ),
+                )?;
+                Ok(meta.etag)
+            },
+        )?,
     )?;
 
     let n = name.clone();

@@ -53,7 +53,7 @@ impl Invocation {
     ) -> mlua::Result<()> {
         let waiting = self.outbox.borrow().len() as u32;
         if waiting >= self.width_left.get() {
-            return Err(self.breach(lua, self.width_message(what, waiting + 1)));
+            return Err(self.breach(lua, "max_chain_width", self.width_detail(what, waiting + 1)));
         }
         self.outbox.borrow_mut().push(Pending { message, delay_s });
         Ok(())
@@ -63,14 +63,17 @@ impl Invocation {
     /// beside the messages waiting in the outbox and one for each send the invocation may
     /// still make (so that `max_sends` timers always fit in a width of at least `max_sends`),
     /// at least 1. Past the width, the breach is recorded and its message returned.
-    pub fn take_width(&self, what: &str) -> Result<u32, String> {
+    pub fn take_width(&self, what: &str) -> crate::Result<u32> {
         let left = self.width_left.get();
         let waiting = self.outbox.borrow().len() as u32;
         let free = left.saturating_sub(waiting);
         if free == 0 {
-            let m = self.width_message(what, waiting + 1);
-            self.record_breach(&m);
-            return Err(m);
+            let detail = self.width_detail(what, waiting + 1);
+            self.record_breach("max_chain_width", &detail);
+            return Err(Error::LimitExceeded {
+                limit: "max_chain_width",
+                detail,
+            });
         }
         let later = self
             .tenant
@@ -107,9 +110,9 @@ impl Invocation {
             .collect()
     }
 
-    fn width_message(&self, what: &str, nth: u32) -> String {
+    fn width_detail(&self, what: &str, nth: u32) -> String {
         format!(
-            "limit max_chain_width exceeded: {what} would be work item {nth} of this invocation, \
+            "{what} would be work item {nth} of this invocation, \
              whose share of its chain is {} wide (ctx.width; the whole tree of work one root \
              starts may be {} wide); a script that sends itself more than one message grows \
              without end: send fewer, or raise limits.max_chain_width in {} (ceiling {})",
@@ -159,7 +162,13 @@ pub fn width_of(sent: Option<u32>, max: u32) -> u32 {
 /// Whether a failed message can only fail the same way again: it breached its chain's width,
 /// which its retry gets again (the messages it sent are never sent: they wait for success).
 pub fn breached_width(e: &Error) -> bool {
-    matches!(e, Error::Script { message, .. } if message.starts_with("limit max_chain_width exceeded:"))
+    matches!(
+        e,
+        Error::Script {
+            cause: crate::error::Cause::Limit("max_chain_width"),
+            ..
+        }
+    )
 }
 
 #[cfg(test)]

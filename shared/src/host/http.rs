@@ -67,8 +67,9 @@ pub(crate) fn spec_from_lua(
         Some(b) if b.as_bytes().len() as u64 > max_body => {
             return Err(inv.breach(
                 lua,
+                "max_object_mb",
                 format!(
-                    "limit max_object_mb exceeded: {func}: the body is {} bytes and the tenant allows {max_body}",
+                    "{func}: the body is {} bytes and the tenant allows {max_body}",
                     b.as_bytes().len()
                 ),
             ))
@@ -166,8 +167,9 @@ pub(crate) fn charge_request(lua: &Lua, inv: &Invocation, func: &str) -> mlua::R
     if used > max {
         return Err(inv.breach(
             lua,
+            "max_http_requests",
             format!(
-                "limit max_http_requests exceeded: {func} would be HTTP request {used} of this \
+                "{func} would be HTTP request {used} of this \
                  invocation and the tenant allows {max}; make fewer requests or raise \
                  limits.max_http_requests in {} (ceiling {})",
                 inv.config_file(),
@@ -186,10 +188,10 @@ pub(crate) fn policy(inv: &Invocation) -> Policy {
     }
 }
 
-/// The message for a body over `max_http_response_mb`.
-pub(crate) fn too_large_message(inv: &Invocation, func: &str, host: &str) -> String {
+/// What a breach of `max_http_response_mb` says after `limit max_http_response_mb exceeded: `.
+fn too_large_detail(inv: &Invocation, func: &str, host: &str) -> String {
     format!(
-        "limit max_http_response_mb exceeded: {func}: the response from {host} is larger than \
+        "{func}: the response from {host} is larger than \
          the {} MB the tenant allows; ask for less (a page, a range) or raise \
          limits.max_http_response_mb in {} (ceiling {})",
         inv.tenant.config.limits.max_http_response_mb,
@@ -219,7 +221,7 @@ fn request(lua: &Lua, opts: Table) -> mlua::Result<Table> {
         tokio::time::timeout(if by_deadline { left } else { want }, fut),
     );
     let resp = match out {
-        Err(_) if by_deadline => return Err(inv.breach(lua, inv.timeout_message())),
+        Err(_) if by_deadline => return Err(inv.breach(lua, "timeout_s", inv.timeout_detail())),
         Err(_) => {
             return Err(raise(
                 lua,
@@ -230,7 +232,11 @@ fn request(lua: &Lua, opts: Table) -> mlua::Result<Table> {
             ))
         }
         Ok(Err(HttpError::Failed(Failure::TooLarge(_)))) => {
-            return Err(inv.breach(lua, too_large_message(&inv, FUNC, &host)))
+            return Err(inv.breach(
+                lua,
+                "max_http_response_mb",
+                too_large_detail(&inv, FUNC, &host),
+            ))
         }
         Ok(Err(e)) => return Err(raise(lua, format!("{FUNC}: {e}"))),
         Ok(Ok(r)) => r,

@@ -36,7 +36,7 @@ pub struct Invocation {
     pub stream_bytes: Cell<u64>,
     /// The first limit breached, kept so that a script that catches the error with `pcall`
     /// still fails.
-    pub breach: RefCell<Option<String>>,
+    pub breach: RefCell<Option<Breach>>,
     /// The VM's heap before the invocation began: what the script uses is measured from here.
     pub heap_base: usize,
     /// The invocation's chain depth (`ctx.depth`).
@@ -64,35 +64,57 @@ pub struct Invocation {
     pub requiring: RefCell<Vec<String>>,
 }
 
+/// A breached limit, as [`Invocation::breach`] keeps it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Breach {
+    /// The limit, named as in the tenant config (`max_data_ops`).
+    pub limit: &'static str,
+    /// The whole message: `limit <name> exceeded: <figures and what to do>`.
+    pub message: String,
+}
+
 impl Invocation {
     /// Records a breached limit (the first one wins), so that the invocation fails even if the
-    /// script catches the error.
-    pub fn record_breach(&self, message: &str) {
+    /// script catches the error; returns its message, `limit <limit> exceeded: <detail>`.
+    pub fn record_breach(&self, limit: &'static str, detail: impl std::fmt::Display) -> String {
+        let message = format!("limit {limit} exceeded: {detail}");
         let mut b = self.breach.borrow_mut();
         if b.is_none() {
-            *b = Some(message.to_string());
+            *b = Some(Breach {
+                limit,
+                message: message.clone(),
+            });
         }
+        message
     }
 
     /// Records a breached limit (the first one wins) and returns the error to raise.
-    pub fn breach(&self, lua: &Lua, message: String) -> mlua::Error {
-        self.record_breach(&message);
-        super::raise(lua, message)
+    pub fn breach(
+        &self,
+        lua: &Lua,
+        limit: &'static str,
+        detail: impl std::fmt::Display,
+    ) -> mlua::Error {
+        let message = self.record_breach(limit, detail);
+        super::raise_as(lua, crate::error::Cause::Limit(limit), message)
     }
 
     /// Counts backend calls against `max_data_ops`; past the limit, records the breach and
-    /// returns its message.
-    pub fn try_charge(&self, calls: u32) -> Result<(), String> {
+    /// returns it.
+    pub fn try_charge(&self, calls: u32) -> crate::Result<()> {
         let used = self.data_ops.get() + calls;
         self.data_ops.set(used);
         let max = self.tenant.config.limits.max_data_ops;
         if used > max {
-            let msg = format!(
-                "limit max_data_ops exceeded: this invocation needs {used} backend calls and the \
-                 tenant allows {max}; raise limits.max_data_ops (ceiling 10000) or split the work"
+            let detail = format!(
+                "this invocation needs {used} backend calls and the tenant allows {max}; raise \
+                 limits.max_data_ops (ceiling 10000) or split the work"
             );
-            self.record_breach(&msg);
-            return Err(msg);
+            self.record_breach("max_data_ops", &detail);
+            return Err(crate::Error::LimitExceeded {
+                limit: "max_data_ops",
+                detail,
+            });
         }
         Ok(())
     }
@@ -105,35 +127,28 @@ impl Invocation {
         let max = u64::from(self.tenant.config.limits.max_stream_mb);
         // The clock is read once per 256 KB read, not per row.
         let check_clock = used >> 18 != before >> 18;
-        let breach = if used > max * 1024 * 1024 {
-            Some(crate::Error::LimitExceeded {
-                limit: "max_stream_mb",
-                detail: format!("this invocation read more than {max} MB through streams (decompressed); raise limits.max_stream_mb or read less per invocation"),
-            })
+        let (limit, detail) = if used > max * 1024 * 1024 {
+            ("max_stream_mb", format!("this invocation read more than {max} MB through streams (decompressed); raise limits.max_stream_mb or read less per invocation"))
         } else if check_clock && Instant::now() >= self.deadline {
-            Some(crate::Error::Timeout(self.timeout_message()))
+            ("timeout_s", self.timeout_detail())
         } else {
-            None
+            return Ok(());
         };
-        match breach {
-            Some(e) => {
-                self.record_breach(&e.to_string());
-                Err(e)
-            }
-            None => Ok(()),
-        }
+        self.record_breach(limit, &detail);
+        Err(crate::Error::LimitExceeded { limit, detail })
     }
 
     /// Counts backend calls against `max_data_ops`, raising into the script past the limit.
     pub fn charge(&self, lua: &Lua, calls: u32) -> mlua::Result<()> {
-        self.try_charge(calls).map_err(|m| super::raise(lua, m))
+        self.try_charge(calls)
+            .map_err(|e| super::raise_error(lua, e))
     }
 
     /// Runs a backend call to its end, or until the invocation's deadline.
     ///
     /// A call that was still waiting when the deadline came, having had at least
     /// [`BACKEND_GRACE`] of it, fails as the backend's delay
-    /// ([`crate::error::BACKEND_UNAVAILABLE`]: retry later), not as the tenant's limit: a
+    /// ([`crate::error::Cause::Unavailable`]: retry later), not as the tenant's limit: a
     /// script whose own time ran out before it called waits less than that.
     pub fn block_on<T>(
         &self,
@@ -149,16 +164,16 @@ impl Invocation {
         };
         match crate::blocking::wait(&self.handle, tokio::time::timeout(wait, fut)) {
             Ok(Ok(v)) => Ok(v),
-            Ok(Err(e)) => Err(super::raise(lua, e)),
-            Err(_) if left >= BACKEND_GRACE => Err(super::raise(
+            Ok(Err(e)) => Err(super::raise_error(lua, e)),
+            Err(_) if left >= BACKEND_GRACE => Err(super::raise_as(
                 lua,
+                crate::error::Cause::Unavailable,
                 format!(
-                    "{}a backend call had no answer after {:.1} s, when the invocation's time ran out; nothing was lost by the wait: retry later",
-                    crate::error::BACKEND_UNAVAILABLE,
+                    "backend unavailable: a backend call had no answer after {:.1} s, when the invocation's time ran out; nothing was lost by the wait: retry later",
                     wait.as_secs_f64()
                 ),
             )),
-            Err(_) => Err(self.breach(lua, self.timeout_message())),
+            Err(_) => Err(self.breach(lua, "timeout_s", self.timeout_detail())),
         }
     }
 
@@ -171,8 +186,9 @@ impl Invocation {
         if sent > limits.max_sends {
             return Err(self.breach(
                 lua,
+                "max_sends",
                 format!(
-                    "limit max_sends exceeded: {what} would be message {sent} of this invocation \
+                    "{what} would be message {sent} of this invocation \
                      and the tenant allows {}; send fewer, larger messages or raise \
                      limits.max_sends in {} (ceiling {})",
                     limits.max_sends,
@@ -182,8 +198,11 @@ impl Invocation {
             ));
         }
         if self.depth >= limits.max_chain_depth {
-            let e = too_deep(&self.tenant, what, self.depth + 1);
-            return Err(self.breach(lua, e.to_string()));
+            return Err(self.breach(
+                lua,
+                "max_chain_depth",
+                too_deep_detail(&self.tenant, what, self.depth + 1),
+            ));
         }
         Ok(())
     }
@@ -208,11 +227,11 @@ impl Invocation {
         }
     }
 
-    /// The message for a breach of `max_memory_mb`, with the figures.
-    pub fn memory_message(&self, lua: &Lua) -> String {
+    /// Records a breach of `max_memory_mb`, with the figures, and returns its message.
+    pub fn memory_breach(&self, lua: &Lua) -> String {
         let used = lua.used_memory().saturating_sub(self.heap_base);
-        format!(
-            "limit max_memory_mb exceeded: the script's Luau heap needed more than the {} MB the \
+        let detail = format!(
+            "the script's Luau heap needed more than the {} MB the \
              tenant allows ({:.1} MB in use when an allocation was refused); keep less in memory \
              (stream with job:rows or native.ndjson.rows) or raise limits.max_memory_mb in {} \
              (ceiling {})",
@@ -220,13 +239,14 @@ impl Invocation {
             used as f64 / (1024.0 * 1024.0),
             self.config_file(),
             crate::config::CEILINGS.max_memory_mb
-        )
+        );
+        self.record_breach("max_memory_mb", detail)
     }
 
-    /// The message for a breached deadline.
-    pub fn timeout_message(&self) -> String {
+    /// What a breach of `timeout_s` says after `limit timeout_s exceeded: `.
+    pub fn timeout_detail(&self) -> String {
         format!(
-            "limit timeout_s exceeded: the invocation ran past its deadline of {} s",
+            "the invocation ran past its deadline of {} s",
             self.tenant.config.limits.timeout_s
         )
     }
@@ -247,12 +267,6 @@ const BACKEND_STOP_EARLY: std::time::Duration = std::time::Duration::from_millis
 impl crate::budget::Budget for Invocation {
     fn spend(&self, calls: u32) -> crate::Result<()> {
         self.try_charge(calls)
-            .map_err(|detail| crate::Error::LimitExceeded {
-                limit: "max_data_ops",
-                detail: detail
-                    .trim_start_matches("limit max_data_ops exceeded: ")
-                    .to_string(),
-            })
     }
 
     fn left(&self) -> u32 {
@@ -268,20 +282,21 @@ impl crate::budget::Budget for Invocation {
     }
 
     fn child_width(&self, what: &str) -> crate::Result<Option<u32>> {
-        self.take_width(what)
-            .map(Some)
-            .map_err(|detail| crate::Error::LimitExceeded {
-                limit: "max_chain_width",
-                detail: detail
-                    .trim_start_matches("limit max_chain_width exceeded: ")
-                    .to_string(),
-            })
+        self.take_width(what).map(Some)
     }
 }
 
 /// The breach of work at `depth`, past the tenant's `max_chain_depth`.
 pub fn too_deep(tenant: &crate::config::Tenant, what: &str, depth: u32) -> crate::Error {
-    let detail = format!(
+    crate::Error::LimitExceeded {
+        limit: "max_chain_depth",
+        detail: too_deep_detail(tenant, what, depth),
+    }
+}
+
+/// What [`too_deep`] says after `limit max_chain_depth exceeded: `.
+fn too_deep_detail(tenant: &crate::config::Tenant, what: &str, depth: u32) -> String {
+    format!(
         "{what} would run at chain depth {depth} and the tenant \
          allows {} (each message a script sends, and each event of an object a script writes, \
          runs one deeper than its sender); look for scripts that trigger each other in a loop, \
@@ -289,9 +304,5 @@ pub fn too_deep(tenant: &crate::config::Tenant, what: &str, depth: u32) -> crate
         tenant.config.limits.max_chain_depth,
         tenant.name,
         crate::config::CEILINGS.max_chain_depth
-    );
-    crate::Error::LimitExceeded {
-        limit: "max_chain_depth",
-        detail,
-    }
+    )
 }

@@ -2,6 +2,8 @@
 
 use mlua::{Lua, LuaSerdeExt, Table, Value};
 
+use crate::error::Cause;
+
 use super::encode::{self, Budget, Stop};
 
 /// JSON to a Luau value: objects and arrays become tables (arrays with mlua's array
@@ -53,19 +55,24 @@ fn stopped(lua: &Lua, stop: Stop, what: &dyn std::fmt::Display) -> mlua::Error {
             let max = inv.tenant.config.limits.max_object_mb;
             inv.breach(
                 lua,
+                "max_object_mb",
                 format!(
-                    "limit max_object_mb exceeded: {what} {why}; the tenant allows {max} MB for one \
+                    "{what} {why}; the tenant allows {max} MB for one \
                      value (limits.max_object_mb in {}, ceiling {}): put large data in a bucket",
                     inv.config_file(),
                     crate::config::CEILINGS.max_object_mb
                 ),
             )
         }
-        (Stop::TooBig(why), None) => {
-            super::raise(lua, format!("limit max_object_mb exceeded: {what} {why}"))
+        (Stop::TooBig(why), None) => super::raise_as(
+            lua,
+            Cause::Limit("max_object_mb"),
+            format!("limit max_object_mb exceeded: {what} {why}"),
+        ),
+        (Stop::Deadline, Some(inv)) => inv.breach(lua, "timeout_s", inv.timeout_detail()),
+        (Stop::Deadline, None) => {
+            super::raise_as(lua, Cause::Limit("timeout_s"), "limit timeout_s exceeded")
         }
-        (Stop::Deadline, Some(inv)) => inv.breach(lua, inv.timeout_message()),
-        (Stop::Deadline, None) => super::raise(lua, "limit timeout_s exceeded"),
     }
 }
 

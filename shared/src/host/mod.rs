@@ -29,7 +29,7 @@ mod types_test;
 
 pub use db::db_pk;
 pub use function::{add_method, add_method_mut, function, method, method_mut, Signature};
-pub use invocation::{too_deep, Invocation};
+pub use invocation::{too_deep, Breach, Invocation};
 pub use json::{from_lua, to_json_text, to_lua};
 pub use json_seed::{parse_value as parse_json, Short as ShortJson};
 pub use log::message_text;
@@ -42,6 +42,7 @@ use std::fmt::Display;
 use mlua::{AppDataRef, Lua, Table};
 
 use crate::config::Deployment;
+use crate::error::Cause;
 
 /// Builds the `native` table for a VM of a deployment, read-only all through; `native.config`
 /// is `false` until the VM is given to a tenant.
@@ -75,10 +76,60 @@ pub fn invocation(lua: &Lua) -> mlua::Result<AppDataRef<'_, Invocation>> {
 }
 
 /// An error raised into the script, prefixed with the script and line that called the host
-/// function, as Luau's own errors are.
+/// function, as Luau's own errors are. Its cause is [`Cause::Raised`]: for a core error, whose
+/// kind decides how the invocation fails, use [`raise_error`].
 pub fn raise(lua: &Lua, message: impl Display) -> mlua::Error {
+    mlua::Error::RuntimeError(format!("{}{message}", at_line(lua)))
+}
+
+/// [`raise`] for a core error: the error's kind goes with it ([`Cause::of`]).
+pub fn raise_error(lua: &Lua, e: crate::Error) -> mlua::Error {
+    raise_as(lua, Cause::of(&e), e)
+}
+
+/// [`raise`] with the cause the invocation fails with if the script does not catch the error
+/// ([`cause_of`]). A script that catches it gets its message as a string (`engine::sandbox`),
+/// so an error it raises again is its own.
+pub fn raise_as(lua: &Lua, cause: Cause, message: impl Display) -> mlua::Error {
+    match cause {
+        Cause::Raised => raise(lua, message),
+        cause => mlua::Error::external(Raised {
+            cause,
+            message: format!("{}{message}", at_line(lua)),
+        }),
+    }
+}
+
+/// The cause of an error that ended a script: the one it was raised with ([`raise_as`]),
+/// else [`Cause::Raised`].
+pub fn cause_of(e: &mlua::Error) -> Cause {
+    match root_error(e) {
+        mlua::Error::ExternalError(e) => e
+            .downcast_ref::<Raised>()
+            .map_or(Cause::Raised, |r| r.cause),
+        _ => Cause::Raised,
+    }
+}
+
+/// An error raised into a script with its cause ([`raise_as`]); it reads as its message.
+#[derive(Debug)]
+struct Raised {
+    cause: Cause,
+    message: String,
+}
+
+impl Display for Raised {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for Raised {}
+
+/// `<script>.luau:<line>: ` of the nearest script frame, or nothing outside a script.
+fn at_line(lua: &Lua) -> String {
     // The nearest script frame: host functions may be called through pcall or a wrapper.
-    let at = (1..16)
+    (1..16)
         .map_while(|level| {
             lua.inspect_stack(level, |d| {
                 let src = d.source().short_src.map(|s| s.into_owned());
@@ -89,8 +140,16 @@ pub fn raise(lua: &Lua, message: impl Display) -> mlua::Error {
             (Some(src), Some(line)) if src.ends_with(".luau") => Some(format!("{src}:{line}: ")),
             _ => None,
         })
-        .unwrap_or_default();
-    mlua::Error::RuntimeError(format!("{at}{message}"))
+        .unwrap_or_default()
+}
+
+/// The error under mlua's wrapping (callback errors, added context).
+pub fn root_error(e: &mlua::Error) -> &mlua::Error {
+    match e {
+        mlua::Error::CallbackError { cause, .. } => root_error(cause),
+        mlua::Error::WithContext { cause, .. } => root_error(cause),
+        other => other,
+    }
 }
 
 /// The message of an mlua error without mlua's wrapping ("callback error", tracebacks).

@@ -50,15 +50,15 @@ impl LineSource for Text {
             self.pos = end + 1;
             self.line += 1;
             if end - start > self.max {
-                let message = format!(
-                    "limit max_object_mb exceeded: ndjson line {} is {} bytes and a row may be at \
+                let detail = format!(
+                    "ndjson line {} is {} bytes and a row may be at \
                      most {} MB (limits.max_object_mb)",
                     self.line,
                     end - start,
                     self.max >> 20
                 );
                 let e = match invocation(lua) {
-                    Ok(inv) => inv.breach(lua, message),
+                    Ok(inv) => inv.breach(lua, "max_object_mb", detail),
                     Err(e) => e,
                 };
                 return (false, Some(e));

@@ -26,7 +26,9 @@ pub(crate) fn work_message(
             ),
         ));
     }
-    inv.tenant.script(script).map_err(|e| raise(lua, e))?;
+    inv.tenant
+        .script(script)
+        .map_err(|e| super::raise_error(lua, e))?;
     let message = WorkMessage {
         tenant: inv.tenant.name.clone(),
         script: script.to_string(),
@@ -54,7 +56,7 @@ pub(crate) fn work_body(lua: &Lua, script: &str, event: serde_json::Value) -> ml
     let inv = invocation(lua)?;
     let width = inv
         .take_width(&format!("native.timer.at for {script:?}"))
-        .map_err(|m| raise(lua, m))?;
+        .map_err(|m| super::raise_error(lua, m))?;
     message.width = Some(width);
     serde_json::to_string(&message).map_err(|e| raise(lua, e))
 }

@@ -4,6 +4,7 @@
 use axum::http::{header, StatusCode};
 use axum::response::{IntoResponse, Response};
 
+use crate::error::{Cause, StorageFault};
 use crate::Error;
 
 /// A Connect error code (with the two that plain HTTP needs besides).
@@ -131,78 +132,55 @@ impl ApiError {
     }
 }
 
-/// Whether a script's error is a limit breach: `limit <name> exceeded: ...`, possibly after
-/// the `<script>.luau:<line>: ` that Luau puts in front.
-fn is_limit_breach(message: &str) -> bool {
-    crate::error::is_limit_breach(message)
-}
-
-/// The seconds of a held dispatch claim's `...; retry in N s` at the end of a script's message
-/// (a script that did not catch it fails with its text).
-fn held_retry_after(message: &str) -> Option<u32> {
-    if !message.contains(HELD) {
-        return None;
-    }
-    message
-        .strip_suffix(" s")?
-        .rsplit_once("; retry in ")?
-        .1
-        .parse()
-        .ok()
-}
-
 /// The `Retry-After` of a backend's failure or delay, in seconds.
 const BACKEND_RETRY_AFTER_S: u32 = 2;
 
-/// What a held dispatch claim's message says (`barrier::dispatch`).
-const HELD: &str = "is being dispatched by another call";
+/// The code of a storage fault, for a core call and a script that it ended alike.
+fn storage_code(fault: StorageFault) -> Code {
+    match fault {
+        StorageFault::NoSpace => Code::InsufficientStorage,
+        // Not the caller's fault, and it may pass (a remount, a permission fixed).
+        StorageFault::ReadOnly => Code::Unavailable,
+        _ => Code::Internal,
+    }
+}
 
 impl From<Error> for ApiError {
     fn from(e: Error) -> Self {
-        use crate::error::StorageFault;
-        let held = match &e {
-            Error::Script { message, .. } => held_retry_after(message),
-            _ => None,
-        };
+        // A script's failure is told by its cause, recorded where it happened; its message
+        // is for people, and no wording of it changes the answer.
         let code = match &e {
-            // Not the caller's fault, and retrying succeeds: 503 with Retry-After, for a core
-            // call and for a script that raised it alike.
+            Error::Script { cause, .. } => match cause {
+                Cause::Limit(_) => Code::ResourceExhausted,
+                Cause::Held { .. } | Cause::Unavailable => Code::Unavailable,
+                Cause::Storage(fault) => storage_code(*fault),
+                _ => Code::Internal,
+            },
+            // Not the caller's fault, and retrying succeeds: 503 with Retry-After.
             Error::Held { .. } => Code::Unavailable,
-            Error::Script { .. } if held.is_some() => Code::Unavailable,
-            Error::Storage {
-                fault: StorageFault::NoSpace,
-                ..
-            } => Code::InsufficientStorage,
-            Error::Script { message, .. } if message.contains(crate::error::NO_SPACE) => {
-                Code::InsufficientStorage
-            }
-            Error::Storage {
-                fault: StorageFault::ReadOnly,
-                ..
-            } => Code::Unavailable,
-            Error::Storage { .. } => Code::Internal,
+            Error::Storage { fault, .. } => storage_code(*fault),
             Error::NotFound { .. } => Code::NotFound,
             Error::AlreadyExists { .. } => Code::AlreadyExists,
             Error::Precondition { .. } | Error::InvalidInput(_) => Code::InvalidArgument,
             Error::LimitExceeded { .. } | Error::Busy { .. } => Code::ResourceExhausted,
-            Error::Script { message, .. } if crate::error::is_backend_unavailable(message) => {
-                Code::Unavailable
-            }
-            Error::Script { message, .. } if is_limit_breach(message) => Code::ResourceExhausted,
             Error::Timeout(_) => Code::DeadlineExceeded,
             Error::Backend { .. } => Code::Unavailable,
             _ => Code::Internal,
         };
         let retry_after_s = match &e {
-            Error::Busy { retry_after_s, .. } | Error::Held { retry_after_s, .. } => {
-                Some(*retry_after_s)
-            }
+            Error::Busy { retry_after_s, .. }
+            | Error::Held { retry_after_s, .. }
+            | Error::Script {
+                cause: Cause::Held { retry_after_s },
+                ..
+            } => Some(*retry_after_s),
             // A backend that failed or did not answer in time: it may well answer a moment later.
-            Error::Backend { .. } => Some(BACKEND_RETRY_AFTER_S),
-            Error::Script { message, .. } if crate::error::is_backend_unavailable(message) => {
-                Some(BACKEND_RETRY_AFTER_S)
-            }
-            _ => held,
+            Error::Backend { .. }
+            | Error::Script {
+                cause: Cause::Unavailable,
+                ..
+            } => Some(BACKEND_RETRY_AFTER_S),
+            _ => None,
         };
         ApiError {
             retry_after_s,
@@ -238,9 +216,18 @@ impl IntoResponse for ApiError {
 
 #[cfg(test)]
 mod tests {
-    use super::{is_limit_breach, ApiError, Code};
-    use crate::error::{StorageFault, NO_SPACE};
+    use super::{ApiError, Code, BACKEND_RETRY_AFTER_S};
+    use crate::error::{Cause, StorageFault};
     use crate::Error;
+
+    fn script(message: &str, cause: Cause) -> ApiError {
+        ApiError::from(Error::Script {
+            tenant: "acme".into(),
+            script: "ack".into(),
+            message: message.into(),
+            cause,
+        })
+    }
 
     #[test]
     fn busy_and_full_disks_are_not_the_callers_fault() {
@@ -252,21 +239,15 @@ mod tests {
             (busy.code, busy.retry_after_s),
             (Code::Unavailable, Some(61))
         );
-        let script = ApiError::from(Error::Script {
-            tenant: "acme".into(),
-            script: "ack".into(),
-            message:
-                "ack.luau:1: barrier completion is being dispatched by another call; retry in 7 s"
-                    .into(),
-        });
+        let held = script("ack.luau:1: held", Cause::Held { retry_after_s: 7 });
         assert_eq!(
-            (script.code, script.retry_after_s),
+            (held.code, held.retry_after_s),
             (Code::Unavailable, Some(7))
         );
         let full = ApiError::from(Error::Storage {
             fault: StorageFault::NoSpace,
             path: "/p/.native/native.db".into(),
-            message: format!("cannot write the database /p/.native/native.db: {NO_SPACE}"),
+            message: "cannot write the database /p/.native/native.db: full".into(),
         });
         assert_eq!(full.code.status().as_u16(), 507);
         assert!(
@@ -274,43 +255,48 @@ mod tests {
             "{}",
             full.message
         );
-        let script = ApiError::from(Error::Script {
-            tenant: "acme".into(),
-            script: "put".into(),
-            message: format!("put.luau:1: cannot write object b/k: {NO_SPACE} of /p/.native/tmp/x"),
-        });
-        assert_eq!(script.code, Code::InsufficientStorage);
+        let put = script("put.luau:1: full", Cause::Storage(StorageFault::NoSpace));
+        assert_eq!(put.code.status().as_u16(), 507);
+        let read_only = script("put.luau:1: ro", Cause::Storage(StorageFault::ReadOnly));
+        assert_eq!(read_only.code.status().as_u16(), 503);
     }
 
     #[test]
     fn a_backend_that_did_not_answer_is_unavailable_not_the_tenants_limit() {
-        let stalled = ApiError::from(Error::Script {
-            tenant: "acme".into(),
-            script: "put".into(),
-            message: format!(
-                "put.luau:2: {}a backend call had no answer after 4.9 s",
-                crate::error::BACKEND_UNAVAILABLE
-            ),
-        });
+        let stalled = script("put.luau:2: no answer", Cause::Unavailable);
         assert_eq!(
             (stalled.code, stalled.retry_after_s),
-            (Code::Unavailable, Some(super::BACKEND_RETRY_AFTER_S))
+            (Code::Unavailable, Some(BACKEND_RETRY_AFTER_S))
         );
-        assert!(!is_limit_breach(&stalled.message));
         let failed = ApiError::from(Error::Backend {
             backend: "dynamodb",
             message: "cannot get an item of table t: ThrottlingException: Rate exceeded".into(),
             source: None,
         });
         assert_eq!(failed.code.status().as_u16(), 503);
-        assert_eq!(failed.retry_after_s, Some(super::BACKEND_RETRY_AFTER_S));
+        assert_eq!(failed.retry_after_s, Some(BACKEND_RETRY_AFTER_S));
+        let breach = script("a.luau:3: over", Cause::Limit("max_data_ops"));
+        assert_eq!(
+            (breach.code.status().as_u16(), breach.retry_after_s),
+            (429, None)
+        );
     }
 
     #[test]
-    fn limit_breaches_are_told_from_other_script_errors() {
-        assert!(is_limit_breach("limit max_data_ops exceeded: 1001 of 1000"));
-        assert!(is_limit_breach("a.luau:3: limit timeout_s exceeded: 30 s"));
-        assert!(!is_limit_breach("a.luau:3: the limit is 3, exceeded: no"));
-        assert!(!is_limit_breach("a.luau:3: boom"));
+    fn a_scripts_own_words_never_choose_the_status() {
+        // GIVEN scripts that raised errors of their own in the words the host uses for a held
+        // claim, a full disk, a backend's delay and a breached limit
+        for words in [
+            "ack.luau:1: barrier completion is being dispatched by another call; retry in 7 s",
+            "put.luau:1: cannot write object b/k: no space left on the device of /p/x",
+            "put.luau:2: backend unavailable: a backend call had no answer after 4.9 s",
+            "a.luau:3: limit max_data_ops exceeded: 1001 of 1000",
+            "limit timeout_s exceeded: the invocation ran past its deadline of 1 s",
+        ] {
+            // WHEN each is answered over HTTP
+            let e = script(words, Cause::Raised);
+            // THEN it is the script's failure, 500 without Retry-After, whatever it says
+            assert_eq!((e.code, e.retry_after_s), (Code::Internal, None), "{words}");
+        }
     }
 }
