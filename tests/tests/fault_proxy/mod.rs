@@ -95,12 +95,23 @@ pub struct Seen {
     pub requests: u64,
     /// Faults injected, by kind and call.
     pub faults: Vec<(Fault, Call)>,
+    /// Every request, in order of arrival: its call, and what it asks for (for S3 the method,
+    /// path and query; else the start of its body, where a DynamoDB request names its keys).
+    pub calls: Vec<(Call, String)>,
 }
 
 impl Seen {
     /// How many faults of `kind` were injected.
     pub fn count(&self, kind: Fault) -> usize {
         self.faults.iter().filter(|(k, _)| *k == kind).count()
+    }
+
+    /// How many requests were `service`'s `op` and asked for something containing `what`.
+    pub fn calls_of(&self, service: &str, op: &str, what: &str) -> usize {
+        self.calls
+            .iter()
+            .filter(|(c, asked)| c.service == service && c.op == op && asked.contains(what))
+            .count()
     }
 }
 
@@ -313,6 +324,11 @@ async fn serve(st: Arc<State>, req: Request<Incoming>) -> Result<Response<Full<B
     {
         let mut seen = st.seen.lock().unwrap();
         seen.requests += 1;
+        let asked = match call.service {
+            "s3" => format!("{} {}", parts.method, parts.uri),
+            _ => String::from_utf8_lossy(&body[..body.len().min(400)]).into_owned(),
+        };
+        seen.calls.push((call.clone(), asked));
         if let Some((k, _)) = fault {
             seen.faults.push((k, call.clone()));
         }
