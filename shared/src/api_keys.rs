@@ -365,6 +365,8 @@ pub struct Verified {
     /// The generation item as last read (`None`: that read failed), read at most once per
     /// [`GENERATION_EVERY`].
     stored: crate::every::Every<Option<u64>>,
+    /// The keys being checked against the store, by the hash of their secret.
+    checking: crate::every::InFlight<[u8; 32]>,
 }
 
 impl Default for Verified {
@@ -391,6 +393,7 @@ impl Verified {
         Verified {
             keys: Default::default(),
             stored: crate::every::Every::new(every),
+            checking: Default::default(),
         }
     }
 
@@ -412,13 +415,23 @@ impl Verified {
         };
         let presented: [u8; 32] = Sha256::digest(secret.as_bytes()).into();
         let now = now_ms();
-        if let Some(k) = self.lock().get(id) {
-            if k.generation == seen
+        let cached = || {
+            let keys = self.lock();
+            let k = keys.get(id)?;
+            (k.generation == seen
                 && now - k.read_ms < LAST_USED_EVERY_MS
-                && bool::from(k.hash.ct_eq(&presented))
-            {
-                return Ok(Ok(k.tenant.clone()));
-            }
+                && bool::from(k.hash.ct_eq(&presented)))
+            .then(|| k.tenant.clone())
+        };
+        if let Some(tenant) = cached() {
+            return Ok(Ok(tenant));
+        }
+        // The requests that present this very key while it is not cached wait for one check of
+        // it (a cold process's burst reads the record once); other secrets, a caller's wrong
+        // guesses, never wait behind it.
+        let _one = self.checking.one(presented).await;
+        if let Some(tenant) = cached() {
+            return Ok(Ok(tenant));
         }
         let out = authenticate(kv, key).await?;
         if let Ok(tenant) = &out {
@@ -685,8 +698,8 @@ mod tests {
         (d, kv, store, dynamic, k, cache)
     }
 
-    /// Requests with `key` through `cache` for `run`, 64 at once every 20 ms; how many reads
-    /// they made and how long they took.
+    /// Requests with `key` through `cache`, 64 at once every 20 ms, for `run` (at least
+    /// once); how many reads they made and how long they took.
     async fn requests_for(
         cache: &Arc<Verified>,
         kv: &Arc<Counted>,
@@ -695,7 +708,7 @@ mod tests {
     ) -> (usize, Duration) {
         let (before, start) = (kv.gets(), Instant::now());
         let store: Arc<dyn KvStore> = kv.clone();
-        while start.elapsed() < run {
+        loop {
             let mut burst = tokio::task::JoinSet::new();
             for _ in 0..64 {
                 let (cache, store, key) = (cache.clone(), store.clone(), key.to_string());
@@ -703,6 +716,9 @@ mod tests {
             }
             while let Some(r) = burst.join_next().await {
                 assert_eq!(r.unwrap().unwrap(), Ok("acme".into()));
+            }
+            if start.elapsed() >= run {
+                break;
             }
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
@@ -760,6 +776,23 @@ mod tests {
                 revoked.elapsed()
             );
             tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_cold_burst_with_one_key_reads_its_record_once() {
+        for shared_counter in [false, true] {
+            // GIVEN a key, a process that has not seen it, and a store whose reads take 20 ms
+            let (_d, kv) = kv();
+            let store = Counted::over(&kv, shared_counter, Duration::from_millis(20));
+            let k = create(&*kv, "acme", "").await.unwrap();
+            let cache = Arc::new(Verified::default());
+            // WHEN 64 requests with it come at once
+            let (reads, _) = requests_for(&cache, &store, &k.key, Duration::ZERO).await;
+            // THEN its record is read once (and the generation item once, without a counter)
+            let want = if shared_counter { 1 } else { 2 };
+            assert_eq!(reads, want, "shared counter: {shared_counter}");
+            assert!(cache.checking.is_empty());
         }
     }
 

@@ -22,7 +22,7 @@ use std::time::{Duration, Instant};
 use async_trait::async_trait;
 
 use crate::config::Tenant;
-use crate::every::Every;
+use crate::every::{Every, InFlight};
 use crate::keys::check_name;
 use crate::ports::ObjectStore;
 use crate::tenants::TenantSource;
@@ -68,21 +68,15 @@ impl Cached {
     }
 }
 
-/// One tenant's place in the cache.
-#[derive(Debug, Default)]
-struct Slot {
-    cached: Option<Cached>,
-    /// Held by the one request that loads the tenant.
-    loading: Arc<tokio::sync::Mutex<()>>,
-}
-
 /// Tenants read from a scripts bucket through any [`ObjectStore`] (S3 on AWS).
 #[derive(Debug)]
 pub struct S3Tenants {
     objects: Arc<dyn ObjectStore>,
     bucket: String,
     recheck: Duration,
-    cache: Mutex<HashMap<String, Slot>>,
+    cache: Mutex<HashMap<String, Cached>>,
+    /// The tenants being loaded: one request loads each.
+    loading: InFlight<String>,
     marker: Every<Marker>,
 }
 
@@ -94,6 +88,7 @@ impl S3Tenants {
             bucket: bucket.to_string(),
             recheck,
             cache: Mutex::default(),
+            loading: InFlight::default(),
             marker: Every::new(recheck),
         }
     }
@@ -118,21 +113,14 @@ impl S3Tenants {
             .await
     }
 
-    /// The tenant as cached, if it may be used now; else the lock that its loader holds.
-    fn cached(
-        &self,
-        tenant: &str,
-        now: &Marker,
-    ) -> std::result::Result<Option<Arc<Tenant>>, Arc<tokio::sync::Mutex<()>>> {
-        let mut cache = self.cache();
-        let slot = cache.entry(tenant.to_string()).or_default();
-        match &slot.cached {
-            Some(c) if c.current(now, self.recheck) => Ok(c.tenant.clone()),
-            _ => Err(slot.loading.clone()),
-        }
+    /// The tenant as cached (`Some(None)`: cached as absent), if it may be used now.
+    fn cached(&self, tenant: &str, now: &Marker) -> Option<Option<Arc<Tenant>>> {
+        let cache = self.cache();
+        let c = cache.get(tenant)?;
+        c.current(now, self.recheck).then(|| c.tenant.clone())
     }
 
-    fn cache(&self) -> std::sync::MutexGuard<'_, HashMap<String, Slot>> {
+    fn cache(&self) -> std::sync::MutexGuard<'_, HashMap<String, Cached>> {
         self.cache.lock().unwrap_or_else(|p| p.into_inner())
     }
 
@@ -258,26 +246,25 @@ impl TenantSource for S3Tenants {
         }
         };
         let marker = self.marker().await;
-        let loading = match self.cached(tenant, &marker) {
-            Ok(t) => return t.ok_or_else(not_found),
-            Err(loading) => loading,
-        };
-        // One request loads the tenant; the others that found it due wait for it and take
-        // what it loaded.
-        let _one = match crate::budget::current() {
-            Some(end) => tokio::time::timeout_at(end.into(), loading.lock())
-                .await
-                .map_err(|_| self.stalled(tenant))?,
-            None => loading.lock().await,
-        };
-        if let Ok(t) = self.cached(tenant, &marker) {
+        if let Some(t) = self.cached(tenant, &marker) {
             return t.ok_or_else(not_found);
         }
-        let previous = self.cache().get(tenant).and_then(|s| {
-            s.cached
-                .as_ref()
-                .map(|c| (c.tenant.clone(), c.fingerprint.clone()))
-        });
+        // One request loads the tenant; the others that found it due wait for it and take
+        // what it loaded.
+        let one = self.loading.one(tenant.to_string());
+        let _turn = match crate::budget::current() {
+            Some(end) => tokio::time::timeout_at(end.into(), one)
+                .await
+                .map_err(|_| self.stalled(tenant))?,
+            None => one.await,
+        };
+        if let Some(t) = self.cached(tenant, &marker) {
+            return t.ok_or_else(not_found);
+        }
+        let previous = self
+            .cache()
+            .get(tenant)
+            .map(|c| (c.tenant.clone(), c.fingerprint.clone()));
         let began = Instant::now();
         let (tenant_now, files) = match self.check(tenant, previous.as_ref()).await {
             Ok(checked) => checked,
@@ -291,7 +278,7 @@ impl TenantSource for S3Tenants {
                         error = %e,
                         "the re-check of a tenant's scripts failed; its cached scripts are used until the next one"
                     );
-                    if let Some(c) = self.cache().get_mut(tenant).and_then(|s| s.cached.as_mut()) {
+                    if let Some(c) = self.cache().get_mut(tenant) {
                         c.checked = Instant::now();
                     }
                     return Ok(cached);
@@ -300,12 +287,15 @@ impl TenantSource for S3Tenants {
             },
             Err(e) => return Err(e),
         };
-        self.cache().entry(tenant.to_string()).or_default().cached = Some(Cached {
-            tenant: tenant_now.clone(),
-            fingerprint: files,
-            checked: began,
-            marker,
-        });
+        self.cache().insert(
+            tenant.to_string(),
+            Cached {
+                tenant: tenant_now.clone(),
+                fingerprint: files,
+                checked: began,
+                marker,
+            },
+        );
         tenant_now.ok_or_else(not_found)
     }
 

@@ -96,7 +96,7 @@ pub struct Seen {
     /// Faults injected, by kind and call.
     pub faults: Vec<(Fault, Call)>,
     /// Every request, in order of arrival: its call, and what it asks for (for S3 the method,
-    /// path and query; else the start of its body, where a DynamoDB request names its keys).
+    /// path and query; else its body, where a DynamoDB request names its keys and items).
     pub calls: Vec<(Call, String)>,
 }
 
@@ -326,7 +326,7 @@ async fn serve(st: Arc<State>, req: Request<Incoming>) -> Result<Response<Full<B
         seen.requests += 1;
         let asked = match call.service {
             "s3" => format!("{} {}", parts.method, parts.uri),
-            _ => String::from_utf8_lossy(&body[..body.len().min(400)]).into_owned(),
+            _ => String::from_utf8_lossy(&body).into_owned(),
         };
         seen.calls.push((call.clone(), asked));
         if let Some((k, _)) = fault {
