@@ -105,14 +105,6 @@ impl Seen {
     pub fn count(&self, kind: Fault) -> usize {
         self.faults.iter().filter(|(k, _)| *k == kind).count()
     }
-
-    /// How many requests were `service`'s `op` and asked for something containing `what`.
-    pub fn calls_of(&self, service: &str, op: &str, what: &str) -> usize {
-        self.calls
-            .iter()
-            .filter(|(c, asked)| c.service == service && c.op == op && asked.contains(what))
-            .count()
-    }
 }
 
 struct State {
