@@ -28,7 +28,7 @@ mod fault_proxy;
 
 use fault_proxy::{Call, Faults, Proxy};
 
-/// List prices, us-east-1 (December 2026), in dollars per million.
+/// List prices, us-east-1, in dollars per million (docs/cost.md).
 mod price {
     /// DynamoDB on demand: a write request unit (1 KB; transactions 2 per KB).
     pub const WRU: f64 = 0.625;
