@@ -10,7 +10,8 @@
 //!
 //! Two items per key, under partitions no script can address (scripts reach only `d#...`
 //! through `native.db`, barriers use `b#...`):
-//! - `K#<id>` / `-`: `{ tenant, name, hash, created_ms, last_used_ms }`, read per request;
+//! - `K#<id>` / `-`: `{ tenant, name, hash, created_ms, last_used_ms }`, read when a process
+//!   first sees the key (and once a minute, and after a revocation: [`Verified`]);
 //! - `KT#<tenant>` / `<id>`: the tenant's index, for `native keys list`.
 //!
 //! And one item for all keys, `KG#` / `-`, rewritten by every revocation where the store has no
