@@ -1487,13 +1487,15 @@ fn deploy_checks_then_uploads_the_tenant_to_the_scripts_bucket() {
                 .unwrap(),
         )
     };
-    // WHEN it is deployed THEN config and scripts are in <tenant>/ of the bucket
+    // WHEN it is deployed THEN config and scripts are in <tenant>/ of the bucket, and the
+    // deploy marker that warm functions check is written
     deploy(dir.path()).ok();
     let keys = boto(&endpoint, &format!("print(json.dumps(sorted(o['Key'] for o in s3.list_objects_v2(Bucket='{bucket}')['Contents'])))"));
     let keys: Vec<String> = serde_json::from_str(&keys).unwrap();
     assert_eq!(
         keys,
         [
+            ".native/deployed",
             "hello/config.json",
             "hello/scripts/finish.luau",
             "hello/scripts/greet.luau",

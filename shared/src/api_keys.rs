@@ -10,10 +10,16 @@
 //!
 //! Two items per key, under partitions no script can address (scripts reach only `d#...`
 //! through `native.db`, barriers use `b#...`):
-//! - `K#<id>` / `-`: `{ tenant, name, hash, created_ms, last_used_ms }`, read per request;
+//! - `K#<id>` / `-`: `{ tenant, name, hash, created_ms, last_used_ms }`, read when a process
+//!   first sees the key (and once a minute, and after a revocation: [`Verified`]);
 //! - `KT#<tenant>` / `<id>`: the tenant's index, for `native keys list`.
+//!
+//! And one item for all keys, `KG#` / `-`, rewritten by every revocation where the store has no
+//! shared counter ([`crate::ports::Generation`]; DynamoDB): what lets every process cache the
+//! keys it verified ([`Verified`]) and still refuse a revoked one within [`GENERATION_EVERY`].
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
@@ -43,6 +49,18 @@ fn index_pk(tenant: &str) -> String {
 }
 
 const RECORD_SK: &str = "-";
+
+/// The generation item's key: one for all tenants, so that a process reads one item a second
+/// however many tenants and keys it serves (revocations are rare; each one makes every process
+/// read each key it serves once more).
+const GENERATION_PK: &str = "KG#";
+const GENERATION_SK: &str = "-";
+
+/// How long a process uses the generation item it read before reading it again: the longest a
+/// revoked key is still accepted by a process that had verified it, where the store has no
+/// shared counter (DynamoDB). Where it has one (the embedded store), a revocation is seen at
+/// the next request.
+pub const GENERATION_EVERY: Duration = Duration::from_secs(1);
 
 /// The stored record of a key (never the secret).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -223,7 +241,12 @@ pub async fn list(kv: &dyn KvStore, tenant: &str) -> Result<Vec<KeyInfo>> {
     }
 }
 
-/// Revokes key `id` of `tenant`: requests with it fail from now on.
+/// Revokes key `id` of `tenant`: requests with it fail from now on in this process, and within
+/// [`GENERATION_EVERY`] in every other one ([`Verified`]).
+///
+/// The record goes first, then the generation moves, then the index entry: a revocation cut
+/// short after the record (the generation's write failed) still has its index entry, and
+/// running it again finishes it.
 pub async fn revoke(kv: &dyn KvStore, tenant: &str, id: &str) -> Result<()> {
     check_tenant(tenant)?;
     let not_found = || Error::NotFound {
@@ -233,19 +256,44 @@ pub async fn revoke(kv: &dyn KvStore, tenant: &str, id: &str) -> Result<()> {
     if !is_hex(id, ID_HEX) {
         return Err(not_found());
     }
-    let Some(rec) = kv.get(&record_pk(id), RECORD_SK).await? else {
-        return Err(not_found());
-    };
-    if decode(&rec.value, id)?.tenant != tenant {
-        return Err(not_found());
+    match kv.get(&record_pk(id), RECORD_SK).await? {
+        Some(rec) if decode(&rec.value, id)?.tenant == tenant => {
+            kv.delete(&record_pk(id), RECORD_SK, None).await?;
+        }
+        Some(_) => return Err(not_found()),
+        // Half revoked: the index entry (in the tenant's own partition) says it was theirs.
+        None if kv.get(&index_pk(tenant), id).await?.is_some() => {}
+        None => return Err(not_found()),
     }
-    kv.delete(&record_pk(id), RECORD_SK, None).await?;
-    // Every process that cached the key ([`Verified`]) sees it gone at its next request.
-    if let Some(g) = kv.generation() {
-        g.bump();
-    }
+    // Every process that cached the key ([`Verified`]) reads it again.
+    bump(kv, id).await?;
     kv.delete(&index_pk(tenant), id, None).await?;
     Ok(())
+}
+
+/// Moves the store's generation on: its shared counter, else the generation item (a new
+/// version is all that matters; the value says what moved it, for an operator who reads it).
+async fn bump(kv: &dyn KvStore, id: &str) -> Result<()> {
+    if let Some(g) = kv.generation() {
+        g.bump();
+        return Ok(());
+    }
+    let item = NewItem {
+        pk: GENERATION_PK.into(),
+        sk: GENERATION_SK.into(),
+        value: serde_json::json!({ "revoked": id, "at_ms": now_ms() }).to_string(),
+        expires_at_s: NEVER_S,
+    };
+    kv.put(item, PutMode::Overwrite).await.map(drop)
+}
+
+/// The generation item's version as a number: 0 when there is none.
+fn stored_generation(item: Option<&crate::ports::Item>) -> u64 {
+    item.map_or(0, |it| {
+        let h = Sha256::digest(it.version.as_bytes());
+        // Never 0, which is "no item yet".
+        u64::from_le_bytes(h[..8].try_into().unwrap_or_default()).max(1)
+    })
 }
 
 /// Checks a presented key and returns its tenant.
@@ -299,18 +347,33 @@ pub async fn authenticate(
 pub const MAX_VERIFIED: usize = 10_000;
 
 /// API keys this process has verified, so that a request with a key seen before costs no read
-/// of the store: one load of the store's generation counter ([`crate::ports::Generation`]), a
-/// SHA-256 of the presented secret and a map lookup. A revocation bumps the counter, so every
-/// process's next request with any key reads the store again: revocation stays immediate, from
-/// any process. Where the store has no such counter (DynamoDB), every request reads it, as
-/// [`authenticate`] does.
+/// of its record: a look at the store's generation, a SHA-256 of the presented secret and a map
+/// lookup. A revocation moves the generation, so every process reads every key's record again
+/// once it sees the move:
+/// - where the store has a shared counter ([`crate::ports::Generation`], the embedded store),
+///   the look is one load of it, and a revocation is seen at the next request;
+/// - elsewhere (DynamoDB) it is a read of the generation item, at most once per
+///   [`GENERATION_EVERY`] per process for all keys and tenants (the requests that find it due
+///   wait for one read), and a revocation is seen within that.
 ///
-/// Only successes are kept, under the hash of their secret, never the secret; a key's
-/// `last_used_ms` is still written once a minute, as each entry is read from the store again
-/// after [`LAST_USED_EVERY_MS`].
-#[derive(Debug, Default)]
+/// Only successes are kept, under the hash of their secret, never the secret: a caller sending
+/// keys that do not verify never adds an entry, and the entries are at most [`MAX_VERIFIED`].
+/// A key's `last_used_ms` is still written once a minute, as each entry is read from the store
+/// again after [`LAST_USED_EVERY_MS`].
+#[derive(Debug)]
 pub struct Verified {
     keys: std::sync::Mutex<std::collections::HashMap<String, Known>>,
+    /// The generation item as last read (`None`: that read failed), read at most once per
+    /// [`GENERATION_EVERY`].
+    stored: crate::every::Every<Option<u64>>,
+    /// The keys being checked against the store, by the hash of their secret.
+    checking: crate::every::InFlight<[u8; 32]>,
+}
+
+impl Default for Verified {
+    fn default() -> Self {
+        Verified::new(GENERATION_EVERY)
+    }
 }
 
 /// A key verified against the store.
@@ -326,31 +389,50 @@ struct Known {
 }
 
 impl Verified {
+    /// A cache that uses a read of the generation item for `every` (see [`GENERATION_EVERY`]).
+    pub fn new(every: Duration) -> Self {
+        Verified {
+            keys: Default::default(),
+            stored: crate::every::Every::new(every),
+            checking: Default::default(),
+        }
+    }
+
     /// [`authenticate`], from this cache where the store allows.
     pub async fn authenticate(
         &self,
         kv: &Arc<dyn KvStore>,
         key: &str,
     ) -> Result<std::result::Result<String, AuthError>> {
-        let Some(generation) = kv.generation() else {
-            return authenticate(kv, key).await;
-        };
         let (id, secret) = match parse(key) {
             Ok(p) => p,
             Err(e) => return Ok(Err(e)),
         };
-        // Read before the store is: a revocation committed after this load bumps past it, so
-        // what is cached below under it is stale at once.
-        let seen = generation.current();
+        // Read before the record is: a revocation committed after this read moves past it, so
+        // what is cached below under it is stale once the move is seen.
+        let Ok(seen) = self.generation(kv).await else {
+            // The generation cannot be told: check the key as if nothing were cached.
+            return authenticate(kv, key).await;
+        };
         let presented: [u8; 32] = Sha256::digest(secret.as_bytes()).into();
         let now = now_ms();
-        if let Some(k) = self.lock().get(id) {
-            if k.generation == seen
+        let cached = || {
+            let keys = self.lock();
+            let k = keys.get(id)?;
+            (k.generation == seen
                 && now - k.read_ms < LAST_USED_EVERY_MS
-                && bool::from(k.hash.ct_eq(&presented))
-            {
-                return Ok(Ok(k.tenant.clone()));
-            }
+                && bool::from(k.hash.ct_eq(&presented)))
+            .then(|| k.tenant.clone())
+        };
+        if let Some(tenant) = cached() {
+            return Ok(Ok(tenant));
+        }
+        // The requests that present this very key while it is not cached wait for one check of
+        // it (a cold process's burst reads the record once); other secrets, a caller's wrong
+        // guesses, never wait behind it.
+        let _one = self.checking.one(presented).await;
+        if let Some(tenant) = cached() {
+            return Ok(Ok(tenant));
         }
         let out = authenticate(kv, key).await?;
         if let Ok(tenant) = &out {
@@ -371,6 +453,26 @@ impl Verified {
         Ok(out)
     }
 
+    /// The store's generation as this process may use it now: its shared counter, or the
+    /// generation item read at most once per `every` (one request reads it; the others that
+    /// find it due wait for that read).
+    async fn generation(&self, kv: &Arc<dyn KvStore>) -> Result<u64> {
+        if let Some(g) = kv.generation() {
+            return Ok(g.current());
+        }
+        // A failed read is kept too, so that the requests waiting for it do not each try again
+        // in turn: they check their keys uncached until the next read.
+        let read = || async {
+            let item = kv.get(GENERATION_PK, GENERATION_SK).await.ok()?;
+            Some(stored_generation(item.as_ref()))
+        };
+        self.stored.get(read).await.ok_or_else(|| Error::Backend {
+            backend: "kv",
+            message: "the API keys' generation item could not be read".into(),
+            source: None,
+        })
+    }
+
     fn lock(&self) -> std::sync::MutexGuard<'_, std::collections::HashMap<String, Known>> {
         self.keys.lock().unwrap_or_else(|p| p.into_inner())
     }
@@ -380,6 +482,7 @@ impl Verified {
 mod tests {
     use super::*;
     use crate::embedded::Embedded;
+    use std::time::Instant;
 
     fn kv() -> (tempfile::TempDir, std::sync::Arc<dyn KvStore>) {
         let dir = tempfile::tempdir().unwrap();
@@ -500,6 +603,235 @@ mod tests {
             cache.authenticate(&kv, &k1.key).await.unwrap(),
             Err(AuthError::Unknown)
         );
+    }
+
+    /// The store, counting its reads, with or without its shared counter (without: as
+    /// DynamoDB is), each read taking `delay` (so that requests overlap it).
+    #[derive(Debug)]
+    struct Counted {
+        kv: Arc<dyn KvStore>,
+        shared_counter: bool,
+        delay: Duration,
+        gets: std::sync::atomic::AtomicUsize,
+    }
+
+    impl Counted {
+        fn over(kv: &Arc<dyn KvStore>, shared_counter: bool, delay: Duration) -> Arc<Counted> {
+            Arc::new(Counted {
+                kv: kv.clone(),
+                shared_counter,
+                delay,
+                gets: Default::default(),
+            })
+        }
+        fn gets(&self) -> usize {
+            self.gets.load(std::sync::atomic::Ordering::SeqCst)
+        }
+    }
+
+    #[async_trait::async_trait]
+    impl KvStore for Counted {
+        async fn get(&self, pk: &str, sk: &str) -> Result<Option<crate::ports::Item>> {
+            self.gets.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            tokio::time::sleep(self.delay).await;
+            self.kv.get(pk, sk).await
+        }
+        async fn put_as(&self, item: NewItem, mode: PutMode, token: &str) -> Result<String> {
+            self.kv.put_as(item, mode, token).await
+        }
+        async fn delete(&self, pk: &str, sk: &str, if_version: Option<&str>) -> Result<bool> {
+            self.kv.delete(pk, sk, if_version).await
+        }
+        async fn query(
+            &self,
+            pk: &str,
+            prefix: &str,
+            after: Option<&str>,
+            limit: usize,
+        ) -> Result<crate::ports::ItemPage> {
+            self.kv.query(pk, prefix, after, limit).await
+        }
+        async fn query_back(
+            &self,
+            pk: &str,
+            prefix: &str,
+            before: Option<&str>,
+            limit: usize,
+        ) -> Result<crate::ports::ItemPage> {
+            self.kv.query_back(pk, prefix, before, limit).await
+        }
+        async fn put_batch(&self, items: Vec<NewItem>) -> Result<()> {
+            self.kv.put_batch(items).await
+        }
+        async fn transact_as(
+            &self,
+            ops: Vec<TxOp>,
+            token: &str,
+        ) -> Result<std::result::Result<(), usize>> {
+            self.kv.transact_as(ops, token).await
+        }
+        fn generation(&self) -> Option<&dyn crate::ports::Generation> {
+            self.kv.generation().filter(|_| self.shared_counter)
+        }
+    }
+
+    /// A store counting its reads ([`Counted`]), a key of acme, and a cache that verified it.
+    async fn verified_once(
+        shared_counter: bool,
+        delay: Duration,
+    ) -> (
+        tempfile::TempDir,
+        Arc<dyn KvStore>,
+        Arc<Counted>,
+        Arc<dyn KvStore>,
+        NewKey,
+        Arc<Verified>,
+    ) {
+        let (d, kv) = kv();
+        let store = Counted::over(&kv, shared_counter, delay);
+        let dynamic: Arc<dyn KvStore> = store.clone();
+        let k = create(&*kv, "acme", "").await.unwrap();
+        let cache = Arc::new(Verified::default());
+        assert_eq!(
+            cache.authenticate(&dynamic, &k.key).await.unwrap(),
+            Ok("acme".into())
+        );
+        (d, kv, store, dynamic, k, cache)
+    }
+
+    /// Requests with `key` through `cache`, 64 at once every 20 ms, for `run` (at least
+    /// once); how many reads they made and how long they took.
+    async fn requests_for(
+        cache: &Arc<Verified>,
+        kv: &Arc<Counted>,
+        key: &str,
+        run: Duration,
+    ) -> (usize, Duration) {
+        let (before, start) = (kv.gets(), Instant::now());
+        let store: Arc<dyn KvStore> = kv.clone();
+        loop {
+            let mut burst = tokio::task::JoinSet::new();
+            for _ in 0..64 {
+                let (cache, store, key) = (cache.clone(), store.clone(), key.to_string());
+                burst.spawn(async move { cache.authenticate(&store, &key).await });
+            }
+            while let Some(r) = burst.join_next().await {
+                assert_eq!(r.unwrap().unwrap(), Ok("acme".into()));
+            }
+            if start.elapsed() >= run {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        (kv.gets() - before, start.elapsed())
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn without_a_shared_counter_a_key_costs_one_read_a_second_and_revocation_is_seen_within_it(
+    ) {
+        // GIVEN a store without a shared counter (as DynamoDB), whose reads take 5 ms, and a
+        // key verified once by a process
+        let (_d, kv, store, dynamic, k, cache) =
+            verified_once(false, Duration::from_millis(5)).await;
+        // WHEN requests with it come 64 at once for 2.5 s
+        let (reads, took) = requests_for(&cache, &store, &k.key, Duration::from_millis(2500)).await;
+        // THEN they read the store at most once a second (the generation item; the record
+        // is not read again within the minute)
+        let seconds = took.as_secs_f64().ceil() as usize;
+        assert!(
+            reads <= seconds,
+            "{reads} reads in {took:?} of requests with one key"
+        );
+        assert!(reads >= 1, "the generation item was never read again");
+        // AND a wrong secret for the cached id is refused, and never cached as valid
+        let forged = format!("nk_{}_{}", k.id, "0".repeat(64));
+        for _ in 0..2 {
+            assert_eq!(
+                cache.authenticate(&dynamic, &forged).await.unwrap(),
+                Err(AuthError::Unknown)
+            );
+        }
+        // AND keys that do not verify add nothing to the cache
+        for i in 0..100 {
+            let random = format!("nk_{i:016x}_{}", "c".repeat(64));
+            assert_eq!(
+                cache.authenticate(&dynamic, &random).await.unwrap(),
+                Err(AuthError::Unknown)
+            );
+        }
+        assert_eq!(cache.lock().len(), 1);
+        // WHEN another process revokes the key (through its own handle, no shared counter)
+        let other = Counted::over(&kv, false, Duration::ZERO);
+        revoke(&*other, "acme", &k.id).await.unwrap();
+        let revoked = Instant::now();
+        // THEN this process refuses it within GENERATION_EVERY
+        loop {
+            let got = cache.authenticate(&dynamic, &k.key).await.unwrap();
+            if got == Err(AuthError::Unknown) {
+                break;
+            }
+            assert_eq!(got, Ok("acme".into()));
+            assert!(
+                revoked.elapsed() < GENERATION_EVERY + Duration::from_millis(100),
+                "a revoked key still accepted {:?} after its revocation",
+                revoked.elapsed()
+            );
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_cold_burst_with_one_key_reads_its_record_once() {
+        for shared_counter in [false, true] {
+            // GIVEN a key, a process that has not seen it, and a store whose reads take 20 ms
+            let (_d, kv) = kv();
+            let store = Counted::over(&kv, shared_counter, Duration::from_millis(20));
+            let k = create(&*kv, "acme", "").await.unwrap();
+            let cache = Arc::new(Verified::default());
+            // WHEN 64 requests with it come at once
+            let (reads, _) = requests_for(&cache, &store, &k.key, Duration::ZERO).await;
+            // THEN its record is read once (and the generation item once, without a counter)
+            let want = if shared_counter { 1 } else { 2 };
+            assert_eq!(reads, want, "shared counter: {shared_counter}");
+            assert!(cache.checking.is_empty());
+        }
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn with_the_shared_counter_a_cached_key_costs_no_read() {
+        // GIVEN the embedded store's shared counter and a key verified once
+        let (_d, _kv, store, _dynamic, k, cache) = verified_once(true, Duration::ZERO).await;
+        // WHEN requests with it come 64 at once for half a second THEN none reads the store
+        let (reads, took) = requests_for(&cache, &store, &k.key, Duration::from_millis(500)).await;
+        assert_eq!(reads, 0, "{reads} reads in {took:?}");
+    }
+
+    #[tokio::test]
+    async fn a_revocation_cut_short_after_its_record_is_finished_by_running_it_again() {
+        // GIVEN a key whose record is gone but whose index entry stays (a revocation whose
+        // generation write failed)
+        let (_d, kv) = kv();
+        let k = create(&*kv, "acme", "").await.unwrap();
+        kv.delete(&record_pk(&k.id), RECORD_SK, None).await.unwrap();
+        let store = Counted::over(&kv, false, Duration::ZERO);
+        let before = store.get(GENERATION_PK, GENERATION_SK).await.unwrap();
+        // WHEN it is revoked again THEN it succeeds, moves the generation and drops the entry
+        revoke(&*store, "acme", &k.id).await.unwrap();
+        let after = store.get(GENERATION_PK, GENERATION_SK).await.unwrap();
+        assert_ne!(
+            stored_generation(before.as_ref()),
+            stored_generation(after.as_ref())
+        );
+        assert!(kv.get(&index_pk("acme"), &k.id).await.unwrap().is_none());
+        // AND another tenant cannot do the same to it
+        let k2 = create(&*kv, "acme", "").await.unwrap();
+        kv.delete(&record_pk(&k2.id), RECORD_SK, None)
+            .await
+            .unwrap();
+        assert!(matches!(
+            revoke(&*store, "globex", &k2.id).await,
+            Err(Error::NotFound { .. })
+        ));
     }
 
     #[tokio::test]

@@ -7,6 +7,7 @@
 
 // Floor 0, the ground: what everything may use.
 pub mod error;
+pub mod every;
 pub mod fast_map;
 pub mod keys;
 pub mod random;

@@ -226,6 +226,9 @@ impl KvStore for Faulty {
     async fn flush(&self) -> Result<()> {
         self.kv.flush().await
     }
+    fn generation(&self) -> Option<&dyn native_core::ports::Generation> {
+        self.kv.generation()
+    }
 }
 
 #[async_trait]

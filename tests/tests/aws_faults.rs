@@ -216,9 +216,10 @@ mod with_aws {
         )
     }
 
-    /// A deployment in moto whose tenant `acme` has a script `get` (`native.db.get`), and the
-    /// SDK's configuration through a proxy that holds every request `pick` takes for 30 s.
-    async fn held(ep: &str, pick: fn(&Call) -> bool) -> (Stack, Proxy, SdkConfig) {
+    /// A deployment in moto whose tenant `acme` has a script `get` (`native.db.get`) and a
+    /// script `noop` (no backend call), and the SDK's configuration through a proxy that does
+    /// what `faults` says.
+    async fn behind(ep: &str, faults: Faults) -> (Stack, Proxy, SdkConfig) {
         let d =
             Deployment::from_json("deployment.json", r#"{ "buckets": { "map": {} } }"#).unwrap();
         let stack = native_tests::aws_env::stack(ep, &d).await;
@@ -227,6 +228,10 @@ mod with_aws {
             (
                 "acme/scripts/get.luau",
                 "function on_invoke(ctx, ev) return native.db.get('p', 'k') end",
+            ),
+            (
+                "acme/scripts/noop.luau",
+                "function on_invoke(ctx, ev) return 1 end",
             ),
         ] {
             stack
@@ -241,20 +246,199 @@ mod with_aws {
                 .await
                 .unwrap();
         }
-        let proxy = Proxy::start(
-            ep,
-            Faults {
-                seed: 1,
-                rate: 1.0,
-                kinds: vec![Fault::Stall],
-                stall: Duration::from_secs(30),
-                pick: Some(Box::new(pick)),
-                once: false,
-            },
-        )
-        .await;
+        let proxy = Proxy::start(ep, faults).await;
         let sdk = quick_retries(&proxy.endpoint).await;
         (stack, proxy, sdk)
+    }
+
+    /// [`behind`] a proxy that holds every request `pick` takes for 30 s.
+    async fn held(ep: &str, pick: fn(&Call) -> bool) -> (Stack, Proxy, SdkConfig) {
+        let faults = Faults {
+            seed: 1,
+            rate: 1.0,
+            kinds: vec![Fault::Stall],
+            stall: Duration::from_secs(30),
+            pick: Some(Box::new(pick)),
+            once: false,
+        };
+        behind(ep, faults).await
+    }
+
+    /// [`behind`] a proxy that only counts.
+    async fn counted(ep: &str) -> (Stack, Proxy, SdkConfig) {
+        behind(ep, Faults::all(1, 0.0, Duration::ZERO)).await
+    }
+
+    /// `n` HTTP invokes of `script` at once with `key` through `rt`'s router; their statuses.
+    async fn invokes(rt: &Arc<Runtime>, script: &str, key: &str, n: usize) -> Vec<u16> {
+        use tower::ServiceExt;
+        let mut all = tokio::task::JoinSet::new();
+        for _ in 0..n {
+            let req = axum::http::Request::post(format!("/v1/invoke/{script}"))
+                .header("authorization", format!("Bearer {key}"))
+                .header("content-type", "application/json")
+                .body(axum::body::Body::from("{}"))
+                .unwrap();
+            let router = native_core::inbound::router(rt.clone());
+            all.spawn(async move { router.oneshot(req).await.unwrap().status().as_u16() });
+        }
+        all.join_all().await
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn http_requests_with_one_key_read_the_table_once_a_second_and_a_revocation_lands_within_it(
+    ) {
+        use native_core::api_keys::GENERATION_EVERY;
+        let Some(ep) = endpoint() else { return };
+        // GIVEN a function's runtime whose calls are counted by a proxy, a tenant's key, and
+        // the function warm (one request served)
+        let (stack, proxy, sdk) = counted(&ep).await;
+        let key = native_core::api_keys::create(&*stack.backends.kv, "acme", "ci")
+            .await
+            .unwrap();
+        let rt = Arc::new(lambda::runtime_for(&stack.config, &Clients::new(&sdk)));
+        assert_eq!(invokes(&rt, "noop", &key.key, 1).await, [200]);
+        let before = proxy.seen().calls.len();
+        // WHEN requests with the key come 16 at once for 2.5 s
+        let start = Instant::now();
+        let mut served = 0;
+        while start.elapsed() < Duration::from_millis(2500) {
+            let got = invokes(&rt, "noop", &key.key, 16).await;
+            assert!(got.iter().all(|s| *s == 200), "{got:?}");
+            served += got.len();
+        }
+        let took = start.elapsed();
+        // THEN the table was read at most once a second (the keys' generation item), the
+        // key's record not at all, and the scripts bucket at most once (its 5 s check)
+        let calls = proxy.seen().calls[before..].to_vec();
+        let key_reads = calls
+            .iter()
+            .filter(|(c, asked)| {
+                c.op == "GetItem" && (asked.contains(r#""S":"K#"#) || asked.contains(r#""S":"KG#"#))
+            })
+            .count();
+        let seconds = took.as_secs_f64().ceil() as usize;
+        assert!(
+            (1..=seconds).contains(&key_reads),
+            "{key_reads} key reads for {served} requests in {took:?}: {calls:?}"
+        );
+        let records = calls
+            .iter()
+            .filter(|(c, asked)| c.op == "GetItem" && asked.contains(r#""S":"K#"#))
+            .count();
+        assert_eq!(records, 0, "{calls:?}");
+        let scripts = calls.iter().filter(|(c, _)| c.service == "s3").count();
+        assert!(scripts <= 1, "{calls:?}");
+        println!(
+            "{served} requests in {took:?}: {} backend calls, {key_reads} of them key reads",
+            calls.len()
+        );
+        // WHEN another process revokes the key
+        native_core::api_keys::revoke(&*stack.another().await.kv, "acme", &key.id)
+            .await
+            .unwrap();
+        let revoked = Instant::now();
+        // THEN this one refuses it within GENERATION_EVERY (and the emulator's answer time)
+        loop {
+            let got = invokes(&rt, "noop", &key.key, 1).await;
+            if got == [401] {
+                break;
+            }
+            assert_eq!(got, [200]);
+            assert!(
+                revoked.elapsed() < GENERATION_EVERY + Duration::from_millis(500),
+                "a revoked key still accepted {:?} after its revocation",
+                revoked.elapsed()
+            );
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn the_scripts_bucket_is_read_once_for_a_cold_burst_and_once_per_check_for_a_warm_one() {
+        use native_core::aws::{upload_tenant, S3Objects, S3Tenants};
+        use native_core::tenants::TenantSource;
+        let Some(ep) = endpoint() else { return };
+        // GIVEN tenant acme deployed as `native deploy` does (its deploy marker written), and a
+        // cold process's tenants, read through a counting proxy and checked every 500 ms
+        let (stack, proxy, sdk) = counted(&ep).await;
+        let bucket = stack.config.scripts_bucket.clone();
+        let dir = tempfile::tempdir().unwrap();
+        let folder = dir.path().join("acme");
+        std::fs::create_dir_all(folder.join("scripts")).unwrap();
+        std::fs::write(folder.join("config.json"), "{}").unwrap();
+        std::fs::write(folder.join("scripts/a.luau"), "return 1").unwrap();
+        std::fs::write(folder.join("scripts/b.luau"), "return 2").unwrap();
+        upload_tenant(&*stack.backends.objects, &bucket, "acme", &folder)
+            .await
+            .unwrap();
+        let recheck = Duration::from_millis(500);
+        let objects = Arc::new(S3Objects::new(Clients::new(&sdk).s3));
+        let tenants = Arc::new(S3Tenants::new(objects, &bucket, recheck));
+        let burst = |n: usize| {
+            let mut all = tokio::task::JoinSet::new();
+            for _ in 0..n {
+                let tenants = tenants.clone();
+                all.spawn(async move { tenants.load("acme").await.unwrap() });
+            }
+            all.join_all()
+        };
+        let s3 = |from: usize| -> Vec<String> {
+            let seen = proxy.seen();
+            seen.calls[from..]
+                .iter()
+                .filter(|(c, _)| c.service == "s3")
+                .map(|(_, asked)| asked.clone())
+                .collect()
+        };
+        // WHEN 64 requests for it arrive at once
+        let cold = burst(64).await;
+        // THEN it is loaded once: the marker, one listing, its three files
+        assert!(cold.iter().all(|t| Arc::ptr_eq(t, &cold[0])));
+        let calls = s3(0);
+        let count =
+            |calls: &[String], what: &str| calls.iter().filter(|c| c.contains(what)).count();
+        assert_eq!(
+            (
+                calls.len(),
+                count(&calls, "HEAD "),
+                count(&calls, "list-type=2"),
+                count(&calls, "acme/scripts/"),
+            ),
+            (5, 1, 1, 2),
+            "{calls:?}"
+        );
+        // WHEN, its check due, 64 more arrive at once
+        tokio::time::sleep(recheck + Duration::from_millis(100)).await;
+        let before = proxy.seen().calls.len();
+        let warm = burst(64).await;
+        // THEN they make one request, the marker's HEAD
+        assert!(warm.iter().all(|t| Arc::ptr_eq(t, &cold[0])));
+        let calls = s3(before);
+        assert_eq!(calls.len(), 1, "{calls:?}");
+        assert!(
+            calls[0].starts_with("HEAD ") && calls[0].contains(".native"),
+            "{calls:?}"
+        );
+        // WHEN a deploy changes a script
+        std::fs::write(folder.join("scripts/b.luau"), "return 3").unwrap();
+        upload_tenant(&*stack.backends.objects, &bucket, "acme", &folder)
+            .await
+            .unwrap();
+        let deployed = Instant::now();
+        // THEN it is run within the check's interval
+        loop {
+            let t = tenants.load("acme").await.unwrap();
+            if t.scripts["b"].source == "return 3" {
+                break;
+            }
+            assert!(
+                deployed.elapsed() < recheck + Duration::from_millis(300),
+                "a deploy not seen {:?} after it",
+                deployed.elapsed()
+            );
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

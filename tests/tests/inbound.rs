@@ -172,6 +172,58 @@ async fn a_revoked_key_stops_working() {
     assert_error(&got, StatusCode::UNAUTHORIZED, "unauthenticated", "revoked");
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn requests_with_a_key_seen_before_read_no_key_and_a_revocation_is_seen_at_the_next() {
+    use native_tests::faults::{Faulty, Plan};
+    // GIVEN a runtime whose key-value calls are counted, and a key it has served once
+    let a = api().await;
+    let b = &a.p.rt.services.backends;
+    let plan = Arc::new(Plan::default());
+    let counted = native_core::ports::Backends {
+        kv: Arc::new(Faulty {
+            kv: b.kv.clone(),
+            queue: b.queue.clone(),
+            plan: plan.clone(),
+        }),
+        ..b.clone()
+    };
+    let rt = Arc::new(native_core::runtime::Runtime::new(
+        a.p.rt.services.deployment.clone(),
+        counted,
+        a.p.rt.tenants.clone(),
+    ));
+    let k = api_keys::create(&*b.kv, "globex", "").await.unwrap();
+    let invoke = |rt: Arc<native_core::runtime::Runtime>, key: String| async move {
+        let req = Request::post("/v1/invoke/hello")
+            .header(header::AUTHORIZATION, format!("Bearer {key}"))
+            .body(Body::from("{}"))
+            .unwrap();
+        router(rt).oneshot(req).await.unwrap().status()
+    };
+    assert_eq!(invoke(rt.clone(), k.key.clone()).await, StatusCode::OK);
+    // (its last use, written by a task of its own)
+    tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    let before = plan.calls();
+    // WHEN 640 requests with it come, 64 at once
+    for _ in 0..10 {
+        let mut all = tokio::task::JoinSet::new();
+        for _ in 0..64 {
+            all.spawn(invoke(rt.clone(), k.key.clone()));
+        }
+        assert!(all.join_all().await.iter().all(|s| *s == StatusCode::OK));
+    }
+    // THEN none of them reads the store: the project's generation counter says the key
+    // verified before still holds
+    assert_eq!(plan.calls() - before, 0);
+    // WHEN another process revokes it THEN the next request is refused
+    let other = native_core::local::Project::open(a.p.dir.path()).unwrap();
+    let other_rt = other.runtime();
+    api_keys::revoke(&*other_rt.services.backends.kv, "globex", &k.id)
+        .await
+        .unwrap();
+    assert_eq!(invoke(rt, k.key).await, StatusCode::UNAUTHORIZED);
+}
+
 #[tokio::test]
 async fn another_tenants_key_reaches_only_that_tenants_scripts() {
     // GIVEN globex's key WHEN it names acme's script "secret"

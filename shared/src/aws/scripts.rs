@@ -1,11 +1,19 @@
 //! Tenants in the scripts bucket: `<tenant>/config.json`, `<tenant>/.luaurc` and
 //! `<tenant>/scripts/**.luau` (scripts, and modules in subfolders), as `native deploy` uploads
-//! them.
+//! them, and the deploy marker [`MARKER`] that `native deploy` rewrites after each upload.
 //!
-//! A warm function keeps each tenant in memory. At most every [`RECHECK_EVERY`] it lists the
-//! tenant's folder (one cheap request) and compares each file's etag with what it loaded; only
-//! when something changed, or appeared, or went away, does it read the files again. Events in
-//! between never touch the bucket.
+//! A warm process keeps each tenant in memory, with what it cost per process (docs/cost.md):
+//! - at most every [`RECHECK_EVERY`] it reads the marker's metadata (one HEAD for all
+//!   tenants, made by one request while the others that find it due wait for it);
+//! - a tenant loaded since the marker last changed is used as it is; another (the marker moved,
+//!   or the bucket has no marker: deployed by hand, or by a native older than the marker)
+//!   lists its folder if its last listing is [`RECHECK_EVERY`] old and compares each file's
+//!   etag with what it loaded, reading the files again only when something changed;
+//! - the requests that find a tenant due wait for one load of it, however many arrive: a cold
+//!   process loads a tenant once.
+//!
+//! So a deploy is seen within [`RECHECK_EVERY`] of `native deploy` returning, and events in
+//! between never touch the bucket beyond the marker.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -14,25 +22,50 @@ use std::time::{Duration, Instant};
 use async_trait::async_trait;
 
 use crate::config::Tenant;
+use crate::every::{Every, InFlight};
 use crate::keys::check_name;
 use crate::ports::ObjectStore;
 use crate::tenants::TenantSource;
 use crate::{Error, Result};
 
-/// How long a loaded tenant is used without looking at the bucket.
+/// How long a loaded tenant is used without looking at the bucket, and the marker's read.
 pub const RECHECK_EVERY: Duration = Duration::from_secs(5);
+
+/// The deploy marker's key in the scripts bucket: rewritten by [`upload_tenant`] once a
+/// tenant's files are all in place. No tenant can be named so (`check_name`).
+pub const MARKER: &str = ".native/deployed";
 
 use crate::tenants::MAX_FILES;
 
 /// `(key, etag)` of every file that makes a tenant, sorted by key.
 type Fingerprint = Vec<(String, String)>;
 
+/// What the marker's read said.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Marker {
+    /// Its etag: every tenant loaded under it is current.
+    At(String),
+    /// There is none (a bucket deployed by hand or by an older native), or it could not be
+    /// read: each tenant is listed again once its listing is [`RECHECK_EVERY`] old.
+    Unknown,
+}
+
 #[derive(Debug)]
 struct Cached {
     /// `None`: there is no such tenant (cached too, so stray events do not list every time).
     tenant: Option<Arc<Tenant>>,
     fingerprint: Fingerprint,
+    /// When its last listing began (or failed).
     checked: Instant,
+    /// The marker as read before that listing began.
+    marker: Marker,
+}
+
+impl Cached {
+    /// Whether it may be used without listing, the marker being `now`.
+    fn current(&self, now: &Marker, recheck: Duration) -> bool {
+        self.checked.elapsed() < recheck || (matches!(now, Marker::At(_)) && self.marker == *now)
+    }
 }
 
 /// Tenants read from a scripts bucket through any [`ObjectStore`] (S3 on AWS).
@@ -42,6 +75,9 @@ pub struct S3Tenants {
     bucket: String,
     recheck: Duration,
     cache: Mutex<HashMap<String, Cached>>,
+    /// The tenants being loaded: one request loads each.
+    loading: InFlight<String>,
+    marker: Every<Marker>,
 }
 
 impl S3Tenants {
@@ -52,7 +88,36 @@ impl S3Tenants {
             bucket: bucket.to_string(),
             recheck,
             cache: Mutex::default(),
+            loading: InFlight::default(),
+            marker: Every::new(recheck),
         }
+    }
+
+    /// The marker, read at most once per `recheck` by one request.
+    async fn marker(&self) -> Marker {
+        self.marker
+            .get(|| async {
+                match self.objects.head(&self.bucket, MARKER).await {
+                    Ok(Some(meta)) => Marker::At(meta.etag),
+                    Ok(None) => Marker::Unknown,
+                    Err(e) => {
+                        tracing::warn!(
+                            bucket = %self.bucket,
+                            error = %e,
+                            "the scripts bucket's deploy marker could not be read; each tenant is listed again after its interval"
+                        );
+                        Marker::Unknown
+                    }
+                }
+            })
+            .await
+    }
+
+    /// The tenant as cached (`Some(None)`: cached as absent), if it may be used now.
+    fn cached(&self, tenant: &str, now: &Marker) -> Option<Option<Arc<Tenant>>> {
+        let cache = self.cache();
+        let c = cache.get(tenant)?;
+        c.current(now, self.recheck).then(|| c.tenant.clone())
     }
 
     fn cache(&self) -> std::sync::MutexGuard<'_, HashMap<String, Cached>> {
@@ -180,16 +245,27 @@ impl TenantSource for S3Tenants {
             ),
         }
         };
-        let previous = {
-            let cache = self.cache();
-            match cache.get(tenant) {
-                Some(c) if c.checked.elapsed() < self.recheck => {
-                    return c.tenant.clone().ok_or_else(not_found);
-                }
-                Some(c) => Some((c.tenant.clone(), c.fingerprint.clone())),
-                None => None,
-            }
+        let marker = self.marker().await;
+        if let Some(t) = self.cached(tenant, &marker) {
+            return t.ok_or_else(not_found);
+        }
+        // One request loads the tenant; the others that found it due wait for it and take
+        // what it loaded.
+        let one = self.loading.one(tenant.to_string());
+        let _turn = match crate::budget::current() {
+            Some(end) => tokio::time::timeout_at(end.into(), one)
+                .await
+                .map_err(|_| self.stalled(tenant))?,
+            None => one.await,
         };
+        if let Some(t) = self.cached(tenant, &marker) {
+            return t.ok_or_else(not_found);
+        }
+        let previous = self
+            .cache()
+            .get(tenant)
+            .map(|c| (c.tenant.clone(), c.fingerprint.clone()));
+        let began = Instant::now();
         let (tenant_now, files) = match self.check(tenant, previous.as_ref()).await {
             Ok(checked) => checked,
             // The bucket failed or stalled: a tenant loaded before keeps working on what it
@@ -216,7 +292,8 @@ impl TenantSource for S3Tenants {
             Cached {
                 tenant: tenant_now.clone(),
                 fingerprint: files,
-                checked: Instant::now(),
+                checked: began,
+                marker,
             },
         );
         tenant_now.ok_or_else(not_found)
@@ -257,7 +334,9 @@ pub const MAX_LISTED: usize = 100_000;
 /// modules) to `<tenant>/` of the scripts bucket and deletes scripts, modules and a `.luaurc`
 /// there that the folder no longer has: what `native deploy` does after `native check` passed.
 /// `config.json` goes last, so a warm function that re-reads between two uploads sees new
-/// scripts before the config that may name them. Returns the keys written and deleted.
+/// scripts before the config that may name them; then the marker ([`MARKER`]) is rewritten,
+/// which tells every warm process to list the tenant again. Returns the keys written and
+/// deleted.
 pub async fn upload_tenant(
     store: &dyn ObjectStore,
     bucket: &str,
@@ -329,6 +408,17 @@ pub async fn upload_tenant(
     for key in &deleted {
         store.delete(bucket, key).await?;
     }
+    // Last, once the tenant is whole: a process that read the marker before this write lists
+    // the tenant again when it reads the marker next.
+    let marker = serde_json::json!({ "tenant": tenant, "at_ms": crate::ports::now_ms() });
+    store
+        .put(
+            bucket,
+            MARKER,
+            marker.to_string().into(),
+            crate::ports::PutMode::Overwrite,
+        )
+        .await?;
     Ok((written, deleted))
 }
 
@@ -397,15 +487,36 @@ mod tests {
         assert!(!t5.config.queue);
     }
 
-    /// A bucket that fails every call while `down` is set, as S3 does in an outage.
-    #[derive(Debug)]
+    /// A bucket that counts its calls by kind, makes each take `delay`, and fails every call
+    /// while `down` is set, as S3 does in an outage.
+    #[derive(Debug, Default)]
     struct Outage {
-        store: Arc<dyn ObjectStore>,
+        store: Option<Arc<dyn ObjectStore>>,
         down: std::sync::atomic::AtomicBool,
+        delay: Duration,
+        calls: Mutex<Vec<&'static str>>,
     }
 
     impl Outage {
-        fn check(&self) -> Result<()> {
+        fn over(store: Arc<dyn ObjectStore>, delay: Duration) -> Arc<Outage> {
+            Arc::new(Outage {
+                store: Some(store),
+                delay,
+                ..Default::default()
+            })
+        }
+        fn calls(&self) -> Vec<&'static str> {
+            self.calls.lock().unwrap().clone()
+        }
+        fn calls_of(&self, kind: &str) -> usize {
+            self.calls().iter().filter(|c| **c == kind).count()
+        }
+        fn store(&self) -> &dyn ObjectStore {
+            &**self.store.as_ref().unwrap()
+        }
+        async fn check(&self, kind: &'static str) -> Result<()> {
+            self.calls.lock().unwrap().push(kind);
+            tokio::time::sleep(self.delay).await;
             if self.down.load(std::sync::atomic::Ordering::SeqCst) {
                 return Err(Error::Backend {
                     backend: "s3",
@@ -429,8 +540,8 @@ mod tests {
             depth: u32,
             trace: Option<&str>,
         ) -> Result<crate::ports::ObjectMeta> {
-            self.check()?;
-            self.store
+            self.check("put").await?;
+            self.store()
                 .put_in_chain(bucket, key, data, mode, depth, trace)
                 .await
         }
@@ -439,8 +550,8 @@ mod tests {
             bucket: &str,
             key: &str,
         ) -> Result<Option<(crate::ports::ObjectMeta, bytes::Bytes)>> {
-            self.check()?;
-            self.store.get(bucket, key).await
+            self.check("get").await?;
+            self.store().get(bucket, key).await
         }
         async fn open(
             &self,
@@ -452,16 +563,16 @@ mod tests {
                 Box<dyn crate::ports::ObjectReader>,
             )>,
         > {
-            self.check()?;
-            self.store.open(bucket, key).await
+            self.check("open").await?;
+            self.store().open(bucket, key).await
         }
         async fn head(&self, bucket: &str, key: &str) -> Result<Option<crate::ports::ObjectMeta>> {
-            self.check()?;
-            self.store.head(bucket, key).await
+            self.check("head").await?;
+            self.store().head(bucket, key).await
         }
         async fn delete(&self, bucket: &str, key: &str) -> Result<()> {
-            self.check()?;
-            self.store.delete(bucket, key).await
+            self.check("delete").await?;
+            self.store().delete(bucket, key).await
         }
         async fn list(
             &self,
@@ -470,8 +581,8 @@ mod tests {
             after: Option<&str>,
             limit: usize,
         ) -> Result<crate::ports::ListPage> {
-            self.check()?;
-            self.store.list(bucket, prefix, after, limit).await
+            self.check("list").await?;
+            self.store().list(bucket, prefix, after, limit).await
         }
     }
 
@@ -489,10 +600,7 @@ mod tests {
             )
             .await
             .unwrap();
-        let outage = Arc::new(Outage {
-            store,
-            down: Default::default(),
-        });
+        let outage = Outage::over(store, Duration::ZERO);
         let src = S3Tenants::new(outage.clone(), "scripts-b", Duration::from_millis(100));
         // GIVEN a tenant loaded, then the bucket failing every call
         let t1 = src.load("acme").await.unwrap();
@@ -503,8 +611,9 @@ mod tests {
         // THEN the cached tenant answers, and the failed check counts as one: the next
         // request within `recheck` does not call the bucket again
         assert!(Arc::ptr_eq(&t1, &t2));
-        let checked = src.cache().get("acme").unwrap().checked;
-        assert!(checked.elapsed() < Duration::from_millis(100));
+        let calls = outage.calls().len();
+        assert!(Arc::ptr_eq(&t1, &src.load("acme").await.unwrap()));
+        assert_eq!(outage.calls().len(), calls, "{:?}", outage.calls());
         // AND a tenant never loaded fails with the bucket's error, after trying again within
         // the request's deadline
         let end = Instant::now() + Duration::from_millis(800);
@@ -521,6 +630,106 @@ mod tests {
         outage.down.store(false, Ordering::SeqCst);
         tokio::time::sleep(Duration::from_millis(150)).await;
         assert!(Arc::ptr_eq(&t1, &src.load("acme").await.unwrap()));
+    }
+
+    /// A tenant `acme` of three files deployed as `native deploy` does (the marker written),
+    /// in a bucket that counts its calls, each taking `delay`.
+    async fn deployed(delay: Duration) -> (tempfile::TempDir, Arc<Outage>) {
+        let dir = tempfile::tempdir().unwrap();
+        let store: Arc<dyn ObjectStore> = Arc::new(Embedded::open(dir.path(), vec![]).unwrap());
+        let t = dir.path().join("acme");
+        std::fs::create_dir_all(t.join("scripts")).unwrap();
+        std::fs::write(t.join("config.json"), "{}").unwrap();
+        std::fs::write(t.join("scripts/a.luau"), "return 1").unwrap();
+        std::fs::write(t.join("scripts/b.luau"), "return 2").unwrap();
+        upload_tenant(&*store, "scripts-b", "acme", &t)
+            .await
+            .unwrap();
+        (dir, Outage::over(store, delay))
+    }
+
+    /// `n` loads of `tenant` at once.
+    async fn burst(src: &Arc<S3Tenants>, tenant: &str, n: usize) -> Vec<Arc<Tenant>> {
+        let mut all = tokio::task::JoinSet::new();
+        for _ in 0..n {
+            let (src, tenant) = (src.clone(), tenant.to_string());
+            all.spawn(async move { src.load(&tenant).await.unwrap() });
+        }
+        all.join_all().await
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_cold_burst_loads_a_tenant_once_and_a_warm_one_makes_at_most_one_request() {
+        // GIVEN a deployed tenant in a bucket whose calls take 20 ms, and a cold process
+        let (_d, bucket) = deployed(Duration::from_millis(20)).await;
+        let src = Arc::new(S3Tenants::new(
+            bucket.clone(),
+            "scripts-b",
+            Duration::from_millis(300),
+        ));
+        // WHEN 64 requests for it arrive at once
+        let cold = burst(&src, "acme", 64).await;
+        // THEN it is loaded once: the marker, one listing, its three files
+        assert!(cold.iter().all(|t| Arc::ptr_eq(t, &cold[0])));
+        let mut calls = bucket.calls();
+        calls.sort();
+        assert_eq!(calls, ["get", "get", "get", "head", "list"]);
+        // WHEN, its interval past, 64 more arrive at once, twice
+        for round in 1..=2 {
+            tokio::time::sleep(Duration::from_millis(350)).await;
+            let before = bucket.calls().len();
+            let warm = burst(&src, "acme", 64).await;
+            // THEN they make one request, the marker's, and use the tenant as loaded
+            assert!(warm.iter().all(|t| Arc::ptr_eq(t, &cold[0])));
+            assert_eq!(
+                bucket.calls()[before..],
+                ["head"],
+                "round {round}: {:?}",
+                bucket.calls()
+            );
+        }
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_deploy_is_seen_within_the_recheck_and_a_failed_marker_read_serves_the_cache() {
+        use std::sync::atomic::Ordering;
+        // GIVEN a deployed tenant, loaded by a warm process that re-checks every 300 ms
+        let (d, bucket) = deployed(Duration::ZERO).await;
+        let recheck = Duration::from_millis(300);
+        let src = S3Tenants::new(bucket.clone(), "scripts-b", recheck);
+        let t1 = src.load("acme").await.unwrap();
+        // WHEN a deploy changes a script
+        let dir = d.path().join("acme");
+        std::fs::write(dir.join("scripts/b.luau"), "return 3").unwrap();
+        upload_tenant(bucket.store(), "scripts-b", "acme", &dir)
+            .await
+            .unwrap();
+        let deployed = Instant::now();
+        // THEN the process runs the new script within the recheck of the deploy
+        loop {
+            let t = src.load("acme").await.unwrap();
+            if t.scripts["b"].source == "return 3" {
+                break;
+            }
+            assert!(Arc::ptr_eq(&t, &t1));
+            assert!(
+                deployed.elapsed() < recheck + Duration::from_millis(100),
+                "a deploy not seen {:?} after it",
+                deployed.elapsed()
+            );
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        let t2 = src.load("acme").await.unwrap();
+        // WHEN the bucket then fails every call, the marker's read included
+        bucket.down.store(true, Ordering::SeqCst);
+        tokio::time::sleep(recheck + Duration::from_millis(50)).await;
+        let heads = bucket.calls_of("head");
+        // THEN the tenant loaded is served, and the failed check is not tried again at once
+        assert!(Arc::ptr_eq(&t2, &src.load("acme").await.unwrap()));
+        assert_eq!(bucket.calls_of("head"), heads + 1);
+        let calls = bucket.calls().len();
+        assert!(Arc::ptr_eq(&t2, &src.load("acme").await.unwrap()));
+        assert_eq!(bucket.calls().len(), calls, "{:?}", bucket.calls());
     }
 
     #[tokio::test]

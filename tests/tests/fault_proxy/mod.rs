@@ -95,6 +95,9 @@ pub struct Seen {
     pub requests: u64,
     /// Faults injected, by kind and call.
     pub faults: Vec<(Fault, Call)>,
+    /// Every request, in order of arrival: its call, and what it asks for (for S3 the method,
+    /// path and query; else its body, where a DynamoDB request names its keys and items).
+    pub calls: Vec<(Call, String)>,
 }
 
 impl Seen {
@@ -313,6 +316,11 @@ async fn serve(st: Arc<State>, req: Request<Incoming>) -> Result<Response<Full<B
     {
         let mut seen = st.seen.lock().unwrap();
         seen.requests += 1;
+        let asked = match call.service {
+            "s3" => format!("{} {}", parts.method, parts.uri),
+            _ => String::from_utf8_lossy(&body).into_owned(),
+        };
+        seen.calls.push((call.clone(), asked));
         if let Some((k, _)) = fault {
             seen.faults.push((k, call.clone()));
         }
