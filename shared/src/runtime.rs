@@ -561,10 +561,23 @@ impl Runtime {
             // Events of an object a script wrote run one deeper than that script, in its chain.
             let (depth, trace) = if r.event_name.starts_with("ObjectCreated") {
                 let objects = &self.services_for(&tenant.name).await?.backends.objects;
-                objects
-                    .head(&r.bucket, &r.key)
-                    .await?
-                    .map_or((0, None), |m| (m.depth, m.trace))
+                let head = objects.head(&r.bucket, &r.key);
+                // Within the request's time: a held S3 never keeps the batch's answer past the
+                // function's deadline.
+                let head = match crate::budget::current() {
+                    Some(end) => tokio::time::timeout_at(end.into(), head)
+                        .await
+                        .map_err(|_| Error::Backend {
+                            backend: "s3",
+                            message: format!(
+                                "the head of {}/{} had no answer before the request's deadline; S3 is slow or unavailable: retry",
+                                r.bucket, r.key
+                            ),
+                            source: None,
+                        })?,
+                    None => head.await,
+                };
+                head?.map_or((0, None), |m| (m.depth, m.trace))
             } else {
                 (0, None)
             };

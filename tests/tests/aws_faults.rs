@@ -230,8 +230,11 @@ mod with_aws {
     /// A deployment in moto whose tenant `acme` has a script `get` (`native.db.get`), and the
     /// SDK's configuration through a proxy that holds every request `pick` takes for 30 s.
     async fn held(ep: &str, pick: fn(&Call) -> bool) -> (Stack, Proxy, SdkConfig) {
-        let d =
-            Deployment::from_json("deployment.json", r#"{ "buckets": { "map": {} } }"#).unwrap();
+        let d = Deployment::from_json(
+            "deployment.json",
+            r#"{ "buckets": { "map": { "In": "acme-in" } } }"#,
+        )
+        .unwrap();
         let stack = native_tests::aws_env::stack(ep, &d).await;
         for (key, body) in [
             ("acme/config.json", "{}"),
@@ -294,6 +297,33 @@ mod with_aws {
         let api = native_core::inbound::ApiError::from(e);
         assert_eq!(api.code.status().as_u16(), 503, "{}", api.message);
         assert!(api.retry_after_s.is_some());
+        assert!(proxy.seen().count(Fault::Stall) >= 1);
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_route_batch_answers_by_the_functions_deadline_while_s3_holds_its_reads() {
+        let Some(ep) = endpoint() else { return };
+        // GIVEN a route function whose every S3 HEAD is held for 30 s, and an object event of
+        // the tenant acme (its run reads the object's head, and so does its failure's log line)
+        let (stack, proxy, sdk) = held(&ep, |c| c.service == "s3" && c.op == "HEAD").await;
+        let rt = Arc::new(lambda::runtime_for(&stack.config, &Clients::new(&sdk)));
+        let bucket = stack.deployment().real_bucket("In").unwrap().to_string();
+        let mut m = lambda::SqsMessage::default();
+        m.message_id = Some("m1".into());
+        m.body = Some(
+            json!({ "Records": [{ "eventName": "ObjectCreated:Put", "s3": {
+                "bucket": { "name": bucket }, "object": { "key": "acme/x.json", "size": 1, "eTag": "\"e\"" } } }] })
+            .to_string(),
+        );
+        let mut ev = SqsEvent::default();
+        ev.records = vec![m];
+        // WHEN the batch comes with 4 s left to the function
+        let start = Instant::now();
+        let resp = lambda::handle_event_batch_by(&rt, ev, now_ms() as u64 + 4000).await;
+        // THEN its answer (the message failed, to be retried) is back before the deadline
+        let took = start.elapsed();
+        assert!(took < Duration::from_secs(4), "{took:?}");
+        assert_eq!(resp.batch_item_failures.len(), 1);
         assert!(proxy.seen().count(Fault::Stall) >= 1);
     }
 
@@ -666,7 +696,14 @@ mod with_aws {
                         r.failed += 1;
                         let text = e.to_string();
                         if unreadable(&text) {
-                            r.unreadable.push(text);
+                            r.unreadable.push(text.clone());
+                        }
+                        // What an HTTP caller would be told: retry (503 with Retry-After),
+                        // never the tenant's limit or a failure of its own.
+                        let api = native_core::inbound::ApiError::from(e);
+                        if api.code.status().as_u16() != 503 || api.retry_after_s.is_none() {
+                            r.wrong
+                                .push(format!("{script}: {} {text}", api.code.status().as_u16()));
                         }
                     }
                 }
