@@ -564,20 +564,19 @@ impl Runtime {
                 let head = objects.head(&r.bucket, &r.key);
                 // Within the request's time: a held S3 never keeps the batch's answer past the
                 // function's deadline.
-                let head = match crate::budget::current() {
-                    Some(end) => tokio::time::timeout_at(end.into(), head)
-                        .await
-                        .map_err(|_| Error::Backend {
-                            backend: "s3",
-                            message: format!(
-                                "the head of {}/{} had no answer before the request's deadline; S3 is slow or unavailable: retry",
-                                r.bucket, r.key
-                            ),
-                            source: None,
-                        })?,
-                    None => head.await,
+                let late = || {
+                    Error::Backend {
+                    backend: "s3",
+                    message: format!(
+                        "the head of {}/{} had no answer before the request's deadline; S3 is slow or unavailable: retry",
+                        r.bucket, r.key
+                    ),
+                    source: None,
+                }
                 };
-                head?.map_or((0, None), |m| (m.depth, m.trace))
+                crate::budget::before(crate::budget::current(), head, late)
+                    .await??
+                    .map_or((0, None), |m| (m.depth, m.trace))
             } else {
                 (0, None)
             };
