@@ -54,6 +54,21 @@ pub async fn within<F: Future>(not_after: Instant, f: F) -> F::Output {
     NOT_AFTER.scope(end, f).await
 }
 
+/// `f`'s answer, or the error `late` makes when `not_after` comes first (no bound without
+/// one): a wait that ends at the request's deadline whatever the backend does.
+pub async fn before<F: Future>(
+    not_after: Option<Instant>,
+    f: F,
+    late: impl FnOnce() -> Error,
+) -> Result<F::Output> {
+    match not_after {
+        Some(end) => tokio::time::timeout_at(end.into(), f)
+            .await
+            .map_err(|_| late()),
+        None => Ok(f.await),
+    }
+}
+
 /// The end set for the current task, if any.
 pub fn current() -> Option<Instant> {
     NOT_AFTER.try_with(|t| *t).ok()
@@ -203,19 +218,15 @@ impl MemoryBudget {
     ) -> Result<tokio::sync::OwnedSemaphorePermit> {
         let want = mb.clamp(1, self.total_mb);
         let acquire = self.permits.clone().acquire_many_owned(want);
-        let got = match not_after {
-            Some(end) => tokio::time::timeout_at(end.into(), acquire)
-                .await
-                .map_err(|_| Error::Backend {
-                    backend: "runtime",
-                    message: format!(
-                        "no room to run the script before its deadline: scripts in flight hold the process's {} MB of script memory and this one needs {want} MB (max_memory_mb); it is retried",
-                        self.total_mb
-                    ),
-                    source: None,
-                })?,
-            None => acquire.await,
-        };
+        let got = before(not_after, acquire, || Error::Backend {
+            backend: "runtime",
+            message: format!(
+                "no room to run the script before its deadline: scripts in flight hold the process's {} MB of script memory and this one needs {want} MB (max_memory_mb); it is retried",
+                self.total_mb
+            ),
+            source: None,
+        })
+        .await?;
         got.map_err(|e| Error::Backend {
             backend: "runtime",
             message: format!("script memory budget closed: {e}"),

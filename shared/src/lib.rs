@@ -24,6 +24,7 @@ pub mod budget;
 pub mod clock;
 pub mod events;
 pub mod observe;
+pub mod once;
 pub mod tenants;
 
 // Floor 3: mechanisms the primitives build on.

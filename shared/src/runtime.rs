@@ -485,24 +485,60 @@ impl Runtime {
         let t = self.tenants.load(&msg.tenant).await?;
         t.script(&msg.script)?;
         check_depth(&t, &format!("the message for {:?}", msg.script), msg.depth)?;
-        let out = self
-            .run_value(
-                Call {
-                    tenant: t.clone(),
-                    script: msg.script.clone(),
-                    entry: Entry::Queue,
-                    event: msg.event.into(),
-                    json_answer: false,
-                    attempt,
-                    depth: msg.depth,
-                    width: msg.width,
-                },
-                // A chain id is carried on only in its own form (a message may come from
-                // anyone with access to the queue).
-                Origin::new("queue", msg.chain.filter(|c| crate::ports::is_trace(c))),
-            )
-            .await?;
-        self.apply_deletes(&t, &msg.script, None, &out).await
+        // Work that must run once (a continuation) is claimed first: a second delivery of it
+        // is dropped, or retried while the first runs (`crate::once`).
+        let once = match msg.once.clone() {
+            None => None,
+            Some(key) => {
+                let kv = &*self.services.backends.kv;
+                // The lease outlasts the run: the script's timeout and a second.
+                let run_ms = i64::from(t.config.limits.timeout_s) * 1000 + 1000;
+                match crate::once::claim(kv, &t.name, &key, crate::ports::now_ms() + run_ms).await?
+                {
+                    crate::once::Claim::Done => {
+                        self.log(
+                            "info",
+                            "duplicate delivery dropped: its work already ran",
+                            json!({ "tenant": t.name, "script": msg.script, "once": key }),
+                        );
+                        return Ok(());
+                    }
+                    crate::once::Claim::Run => Some(key),
+                }
+            }
+        };
+        let script = msg.script.clone();
+        let ran = async {
+            let out = self
+                .run_value(
+                    Call {
+                        tenant: t.clone(),
+                        script: msg.script.clone(),
+                        entry: Entry::Queue,
+                        event: msg.event.into(),
+                        json_answer: false,
+                        attempt,
+                        depth: msg.depth,
+                        width: msg.width,
+                    },
+                    // A chain id is carried on only in its own form (a message may come from
+                    // anyone with access to the queue).
+                    Origin::new("queue", msg.chain.filter(|c| crate::ports::is_trace(c))),
+                )
+                .await?;
+            self.apply_deletes(&t, &script, None, &out).await
+        }
+        .await;
+        let Some(key) = once else { return ran };
+        let kv = &*self.services.backends.kv;
+        match ran {
+            Ok(()) => crate::once::finish(kv, &t.name, &key).await,
+            Err(e) => {
+                // The retry runs at once; should the release fail, after the lease.
+                let _ = crate::once::release(kv, &t.name, &key).await;
+                Err(e)
+            }
+        }
     }
 
     /// An events-queue message body (an S3 notification): routes each record and runs the
@@ -539,9 +575,21 @@ impl Runtime {
             // Events of an object a script wrote run one deeper than that script, in its chain.
             let (depth, trace) = if r.event_name.starts_with("ObjectCreated") {
                 let objects = &self.services_for(&tenant.name).await?.backends.objects;
-                objects
-                    .head(&r.bucket, &r.key)
-                    .await?
+                let head = objects.head(&r.bucket, &r.key);
+                // Within the request's time: a held S3 never keeps the batch's answer past the
+                // function's deadline.
+                let late = || {
+                    Error::Backend {
+                    backend: "s3",
+                    message: format!(
+                        "the head of {}/{} had no answer before the request's deadline; S3 is slow or unavailable: retry",
+                        r.bucket, r.key
+                    ),
+                    source: None,
+                }
+                };
+                crate::budget::before(crate::budget::current(), head, late)
+                    .await??
                     .map_or((0, None), |m| (m.depth, m.trace))
             } else {
                 (0, None)

@@ -22,6 +22,7 @@ native_tests::on_both_backends!(
     a_crash_at_every_store_call_of_the_redispatching_tick_still_sends,
     the_tick_leaves_a_guard_whose_claim_an_ack_took_over,
     a_claim_whose_reply_was_lost_still_has_its_guard,
+    a_continuation_delivered_twice_runs_once,
 );
 
 fn ok() -> Outcome {
@@ -306,4 +307,53 @@ async fn a_claim_whose_reply_was_lost_still_has_its_guard(backend: Backend) {
     let r = tick_at(&t, lapsed(acked) + 2 * LEASE_MS).await;
     assert_eq!((r.fired, r.void), (0, 0), "{r:?}");
     assert!(sent(q).await.is_empty());
+}
+
+/// A barrier of one member continuing with `fin`, which counts its runs in `native.db`.
+const COUNTED: &[(&str, &str)] = &[
+    (
+        "done",
+        "function on_invoke(ctx, ev)
+           native.barrier.create({ id = ev.id, members = { 'a' }, continue_with = 'fin' })
+           native.barrier.ack(ev.id, 'a', { ok = true })
+           return true
+         end",
+    ),
+    (
+        "fin",
+        "function on_queue(ctx, ev)
+           native.db.put('runs', ev.barrier, (native.db.get('runs', ev.barrier) or 0) + 1)
+         end",
+    ),
+    (
+        "runs",
+        "function on_invoke(ctx, ev) return native.db.get('runs', ev.id) end",
+    ),
+];
+
+async fn a_continuation_delivered_twice_runs_once(backend: Backend) {
+    // GIVEN a completed barrier's continuation message, delivered twice (a SendMessage whose
+    // answer was lost is sent again by the SDK; SQS delivers at least once)
+    let p = native_tests::TestProject::on(
+        backend,
+        native_tests::DEPLOYMENT,
+        &[("acme", r#"{ "queue": true }"#, COUNTED)],
+    )
+    .await;
+    p.invoke("acme", "done", json!({ "id": "x" }))
+        .await
+        .unwrap();
+    let q = &p.rt.services.backends.queue;
+    let sent = q.receive(QueueKind::Work, 10, 30).await.unwrap();
+    assert_eq!(sent.len(), 1, "{sent:?}");
+    // WHEN the queue function handles both deliveries
+    for _ in 0..2 {
+        p.rt.handle_work_message(&sent[0].body, 1).await.unwrap();
+    }
+    // THEN the continuation ran once
+    let runs = p
+        .invoke("acme", "runs", json!({ "id": "x" }))
+        .await
+        .unwrap();
+    assert_eq!(runs, json!(1));
 }

@@ -33,6 +33,7 @@ native_tests::on_both_backends!(
     an_inactive_barrier_is_gone_when_its_window_ends_and_arrivals_move_it,
     each_trip_sends_one_continuation_and_a_retry_finishes_a_lost_one,
     scripts_arrive_and_their_continuation_runs_once_per_trip,
+    a_trip_s_continuation_delivered_twice_runs_once,
     script_errors_name_the_function_the_field_and_the_line,
     rendezvous_rows_are_out_of_reach_of_native_db_and_other_tenants,
     the_router_serves_every_method_of_the_contract,
@@ -1265,6 +1266,38 @@ async fn scripts_arrive_and_their_continuation_runs_once_per_trip(backend: Backe
     assert_eq!(l["items"][0]["name"], "b");
     call(json!({ "op": "delete" })).await.unwrap();
     assert_eq!(call(json!({ "op": "get" })).await.unwrap(), Value::Null);
+}
+
+async fn a_trip_s_continuation_delivered_twice_runs_once(backend: Backend) {
+    // GIVEN a trip's continuation message, delivered twice (a SendMessage whose answer was
+    // lost is sent again by the SDK; SQS delivers at least once)
+    let p = native_tests::TestProject::on(
+        backend,
+        native_tests::DEPLOYMENT,
+        &[(
+            "acme",
+            r#"{ "queue": true }"#,
+            &[("peer", PEER), ("next", NEXT)],
+        )],
+    )
+    .await;
+    let call = |ev: Value| p.invoke("acme", "peer", ev);
+    call(json!({ "op": "create" })).await.unwrap();
+    for peer in ["p0", "p1"] {
+        call(json!({ "op": "arrive", "p": peer, "g": 1 }))
+            .await
+            .unwrap();
+    }
+    let q = &p.rt.services.backends.queue;
+    let sent = q.receive(QueueKind::Work, 10, 30).await.unwrap();
+    assert_eq!(sent.len(), 1, "{sent:?}");
+    // WHEN the queue function handles both deliveries
+    for _ in 0..2 {
+        p.rt.handle_work_message(&sent[0].body, 1).await.unwrap();
+    }
+    // THEN the continuation ran once
+    let runs = p.invoke("acme", "next", json!({})).await.unwrap();
+    assert_eq!(runs.as_array().unwrap().len(), 1, "{runs}");
 }
 
 async fn script_errors_name_the_function_the_field_and_the_line(backend: Backend) {

@@ -254,6 +254,10 @@ async fn handle_batch(
         Kind::Events => QueueKind::Events,
         Kind::Work => QueueKind::Work,
     };
+    // What follows the scripts (a failure's owner and chain, read for its log line; a move to
+    // the dead letters) ends half the margin after them, so that the answer still gets back
+    // before the function's deadline however the backends answer.
+    let after = end.map(|e| tokio::time::Instant::from_std(e + crate::budget::DEADLINE_MARGIN / 2));
     let mut response = SqsBatchResponse::default();
     for (id, attempt, body, task) in tasks {
         let (error, permanent) = match task.await {
@@ -270,7 +274,13 @@ async fn handle_batch(
             }
             Err(join) => (format!("internal error: {join}"), None),
         };
-        let (tenant, trace) = rt.owner_of_message(queue, &body).await;
+        let (tenant, trace) = match bounded(after, rt.owner_of_message(queue, &body)).await {
+            Some(owner) => owner,
+            None => (
+                crate::events::owner(&rt.services.deployment, queue, &body),
+                None,
+            ),
+        };
         let mut rec = json!({
             "ts_ms": crate::ports::now_ms(),
             "level": "error",
@@ -285,7 +295,15 @@ async fn handle_batch(
         // beside it (`native dlq` shows it), instead of five receives over half an hour.
         if let Some(why) = permanent {
             let q = &rt.services.backends.queue;
-            match q.dead_letter_now(queue, &body, &error).await {
+            let moved = bounded(after, q.dead_letter_now(queue, &body, &error))
+                .await
+                .unwrap_or_else(|| {
+                    Err(Error::Timeout(
+                        "the move to the dead letters did not finish before the function's deadline"
+                            .into(),
+                    ))
+                });
+            match moved {
                 Ok(()) => {
                     rec["msg"] = json!(format!(
                         "message dead-lettered at once: {why} never succeeds on a retry"
@@ -312,6 +330,17 @@ async fn handle_batch(
         response.add_failure(id);
     }
     response
+}
+
+/// `work`'s answer, or `None` when `until` came first.
+async fn bounded<T>(
+    until: Option<tokio::time::Instant>,
+    work: impl std::future::Future<Output = T>,
+) -> Option<T> {
+    match until {
+        Some(at) => tokio::time::timeout_at(at, work).await.ok(),
+        None => Some(work.await),
+    }
 }
 
 /// Why an error can never turn into a success on a retry, if it cannot: the message is

@@ -180,18 +180,16 @@ impl StsTenantScope {
         let send = self.assume_request(tenant).send();
         // Within the request's time: a held STS never keeps an invocation past its deadline
         // (issue 50: 60 s past a 5 s one).
-        let answered = match crate::budget::current() {
-            Some(end) => tokio::time::timeout_at(end.into(), send)
-                .await
-                .map_err(|_| crate::Error::Backend {
-                    backend: "sts",
-                    message: format!(
-                        "AssumeRole of the tenant role for tenant {tenant:?} had no answer before the request's deadline; STS is slow or unavailable: retry"
-                    ),
-                    source: None,
-                })?,
-            None => send.await,
+        let late = || {
+            crate::Error::Backend {
+            backend: "sts",
+            message: format!(
+                "AssumeRole of the tenant role for tenant {tenant:?} had no answer before the request's deadline; STS is slow or unavailable: retry"
+            ),
+            source: None,
+        }
         };
+        let answered = crate::budget::before(crate::budget::current(), send, late).await?;
         let out = answered.map_err(|e| {
                 sdk_err(
                     "sts",

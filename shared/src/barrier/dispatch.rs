@@ -114,6 +114,14 @@ impl Barriers<'_> {
                 .budget
                 .child_width(&format!("the continuation {script:?} of barrier {id:?}"))?,
             chain: crate::observe::chain(),
+            // The barrier of this create: a message sent twice (a send whose answer was lost,
+            // a dispatch a later call finished) continues it once.
+            once: Some(format!(
+                "barrier/{id}/{}",
+                meta.generation
+                    .clone()
+                    .unwrap_or_else(|| meta.created_ms.to_string())
+            )),
         })
         .map_err(|e| Error::InvalidInput(e.to_string()))?;
         let timers = Timers {

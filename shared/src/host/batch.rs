@@ -165,6 +165,7 @@ impl Draft {
                 .map_err(|m| super::raise_error(lua, m))?,
             ),
             chain: crate::observe::chain(),
+            once: None,
         })
         .map_err(|e| raise(lua, e))?;
         let timers = crate::timer::Timers {

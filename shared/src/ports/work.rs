@@ -28,6 +28,11 @@ pub struct WorkMessage {
     /// (the console's invocations). Absent for work from outside, which starts a chain.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub chain: Option<String>,
+    /// The work this message does, when it must run once though the message arrive twice (a
+    /// continuation's: its barrier and generation); see `crate::once`. Absent for messages
+    /// that run at least once (`native.queue.send`, timers).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub once: Option<String>,
 }
 
 /// The chain (trace) a queue message's body names, when it is a work message with one in its

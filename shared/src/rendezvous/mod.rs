@@ -882,6 +882,8 @@ impl<'a, B: Budget + ?Sized> Rendezvous<'a, B> {
             depth: self.budget.depth() + 1,
             width,
             chain: crate::observe::chain(),
+            // This incarnation's generation: a message sent twice continues it once.
+            once: Some(format!("rendezvous/{}/{generation}", found.parts_pk)),
         })
         .map_err(|e| Error::InvalidInput(e.to_string()))?;
         self.budget.spend(1)?;
