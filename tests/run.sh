@@ -5,8 +5,9 @@
 #   tests/run.sh --quick               # formatting, then the core's and the CLI's tests on the
 #                                      # embedded backend: no Python tools, clippy, moto, Lambda
 #                                      # or fuzz check (the README says how long each takes)
-#   tests/run.sh -p native-tests --test aws   # arguments go to `cargo test` instead of --workspace
-#                                             # (and the Lambda binaries' smoke run is skipped)
+#   tests/run.sh -p native-tests --test integration aws::   # arguments go to `cargo test` instead
+#                                   # of --workspace (and the Lambda binaries' smoke run is skipped);
+#                                   # tests/README.md says which binary holds which test file
 #
 # 1. makes (or reuses) a virtual environment of its own with the Python tools in
 #    tests/requirements.txt: moto[server], cfn-lint, jsonschema, checkov, parliament and

@@ -4,27 +4,14 @@
 
 use std::io::{Read, Write};
 use std::net::TcpStream;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use native_tests::serve::Server;
 use native_tests::{write_tenant, DEPLOYMENT};
 use serde_json::{json, Value};
 
-fn native_bin() -> PathBuf {
-    PathBuf::from(env!("CARGO_BIN_EXE_native"))
-}
-
-/// `native --project DIR ARGS`, asserting success; its stdout.
-fn native(project: &Path, args: &[&str]) -> String {
-    native_tests::cli::run_ok(&native_bin(), project, args)
-}
-
-/// `native serve` on `project`, from this crate's binary.
-fn serve(project: &Path) -> Server {
-    Server::start(&native_bin(), project, false)
-}
+use crate::support::{native_bin, ok as native, serve};
 
 /// One HTTP/1.1 request; the status and the body as JSON.
 fn http(addr: &str, method: &str, path: &str, auth: Option<&str>, body: &[u8]) -> (u16, Value) {

@@ -1,10 +1,12 @@
 //! `native check`'s type check: Luau's analyzer (the `native-check-types` binary beside
 //! `native`) over every script and module, against native.d.luau, in each file's mode, with
 //! `require` resolved across files. Drives the built binary against projects in temporary
-//! folders; links nothing of the runtime, so this test binary builds fast.
+//! folders.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Stdio};
+
+use crate::support::{native_bin, root};
 
 /// A deployment with buckets In and Out, and queues.
 const DEPLOYMENT: &str = r#"{ "buckets": { "map": { "In": "b-in", "Out": "b-out" } } }"#;
@@ -49,7 +51,7 @@ impl Run {
 }
 
 fn native(args: &[&str], cwd: &Path) -> Run {
-    let o = Command::new(env!("CARGO_BIN_EXE_native"))
+    let o = Command::new(native_bin())
         .args(args)
         .current_dir(cwd)
         .stdin(Stdio::null())
@@ -201,14 +203,6 @@ fn a_module_is_checked_on_its_own_and_lints_are_warnings() {
         .has("1 error(s), 1 warning(s)");
 }
 
-/// The repository's root.
-fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .unwrap()
-        .to_path_buf()
-}
-
 fn copy_tree(from: &Path, to: &Path) {
     std::fs::create_dir_all(to).unwrap();
     for e in std::fs::read_dir(from).unwrap() {
@@ -228,7 +222,7 @@ fn the_shipped_examples_and_init_pass_with_no_diagnostics() {
     let tmp = tempfile::tempdir().unwrap();
     native(&["init", "made"], tmp.path()).code(0);
     let mut projects = vec![tmp.path().join("made")];
-    for e in std::fs::read_dir(repo().join("examples")).unwrap() {
+    for e in std::fs::read_dir(root().join("examples")).unwrap() {
         let e = e.unwrap();
         if !e.path().join("deployment.json").exists() {
             continue;

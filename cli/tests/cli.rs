@@ -2,16 +2,13 @@
 //! against a project in a temporary folder, and checks exit codes, stdout and stderr.
 
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output, Stdio};
 
 use native_tests::{write_tenant, DEPLOYMENT};
 use serde_json::{json, Value};
 
-/// The `native` binary that cargo built for these tests.
-fn native_bin() -> PathBuf {
-    PathBuf::from(env!("CARGO_BIN_EXE_native"))
-}
+use crate::support::native_bin;
 
 /// What one run of `native` did.
 #[derive(Debug)]

@@ -13,12 +13,13 @@
 //! `tests/run.sh` shows at the end. `NATIVE_SKIP_CLIENTS=1` skips this test (the installers need
 //! PyPI and npm).
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output};
 
-use native_tests::serve::Server;
 use native_tests::{write_tenant, DEPLOYMENT};
 use serde_json::Value;
+
+use crate::support::{ok as native, root, serve};
 
 /// The transports, one tenant (and key) each so that they run side by side.
 const NODE: &[&str] = &[
@@ -28,20 +29,6 @@ const NODE: &[&str] = &[
     "grpc-h2",
     "grpc-web-h1",
 ];
-
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
-}
-
-fn native(project: &Path, args: &[&str]) -> String {
-    let o = native_tests::cli::run(Path::new(env!("CARGO_BIN_EXE_native")), project, args);
-    assert!(
-        o.status.success(),
-        "native {args:?}: {}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
 
 fn ran(what: &str, o: Output) -> String {
     let out = String::from_utf8_lossy(&o.stdout).into_owned();
@@ -76,7 +63,7 @@ fn grackle_s_generated_clients_pass_grackle_s_cases_over_every_transport() {
         let key = native(dir.path(), &["keys", "create", &tenant]);
         keys.insert(t.to_string(), key.lines().next().unwrap().into());
     }
-    let srv = Server::start(Path::new(env!("CARGO_BIN_EXE_native")), dir.path(), false);
+    let srv = serve(dir.path());
     let clients = root().join("target/clients");
     // WHEN the Python gRPC client and the Connect-ES client run their cases side by side
     let python = Command::new(clients.join("venv/bin/python"))

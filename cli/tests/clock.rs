@@ -1,25 +1,10 @@
 //! `native clock`: the embedded backend's project clock, followed by every process on the
 //! project, so that time-based behaviour is tested without sleeping.
 
-use std::path::Path;
-use std::process::Output;
-
 use native_tests::{write_tenant, DEPLOYMENT};
 use serde_json::Value;
 
-fn native(project: &Path, args: &[&str]) -> Output {
-    native_tests::cli::run(Path::new(env!("CARGO_BIN_EXE_native")), project, args)
-}
-
-fn ok(project: &Path, args: &[&str]) -> String {
-    let o = native(project, args);
-    assert!(
-        o.status.success(),
-        "native {args:?}: {}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    String::from_utf8(o.stdout).unwrap()
-}
+use crate::support::{ok, run as native};
 
 const BARRIER: &str = r#"
 function on_invoke(ctx, ev)

@@ -11,7 +11,7 @@
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
@@ -22,13 +22,7 @@ use native_tests::serve::Server;
 use native_tests::{aws_endpoint, write_tenant, DEPLOYMENT};
 use serde_json::json;
 
-fn native_bin() -> PathBuf {
-    PathBuf::from(env!("CARGO_BIN_EXE_native"))
-}
-
-fn native(project: &Path, args: &[&str]) -> String {
-    native_tests::cli::run_ok(&native_bin(), project, args)
-}
+use crate::support::{native_bin, ok as native, root};
 
 /// The Python with Playwright that the test command set up, or why there is none.
 fn browser_python() -> Option<PathBuf> {
@@ -45,10 +39,6 @@ fn browser_python() -> Option<PathBuf> {
          NATIVE_TEST_BROWSER_PYTHON=$(bash tests/browser/setup.sh)`. To skip the browser part on \
          purpose, set NATIVE_SKIP_BROWSER=1."
     );
-}
-
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
 }
 
 /// Runs a scenario of tests/browser/console.py against `url`; fails the test with its output.

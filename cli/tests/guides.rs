@@ -30,10 +30,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-/// The repository's root.
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
-}
+use crate::support::{native_bin, root};
 
 /// Every guide, in a stable order: the README, every `docs/*.md`, every example's README.
 fn guides() -> Vec<PathBuf> {
@@ -256,7 +253,7 @@ fn every_guide_runs_as_written() {
     // `native` on PATH, as `cargo install` would put it.
     let bin = scratch.path().join("bin");
     std::fs::create_dir_all(&bin).unwrap();
-    std::os::unix::fs::symlink(env!("CARGO_BIN_EXE_native"), bin.join("native")).unwrap();
+    std::os::unix::fs::symlink(native_bin(), bin.join("native")).unwrap();
     // Luau blocks that are not written to a file are compiled as scripts of one tenant.
     let snippets = scratch.path().join("snippets");
     std::fs::create_dir_all(snippets.join("tenants/snippets/scripts")).unwrap();
@@ -339,7 +336,7 @@ fn every_guide_runs_as_written() {
         }
     }
     // The Luau snippets compile.
-    let check = Command::new(env!("CARGO_BIN_EXE_native"))
+    let check = Command::new(native_bin())
         .args(["--project", snippets.to_str().unwrap(), "check"])
         .output()
         .unwrap();

@@ -4,7 +4,7 @@
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -13,11 +13,9 @@ use std::time::{Duration, Instant};
 use native_tests::write_tenant;
 use serde_json::{json, Value};
 
-const SECRET: &str = "sk_test_cli_0123456789";
+use crate::support::native_bin;
 
-fn native_bin() -> PathBuf {
-    PathBuf::from(env!("CARGO_BIN_EXE_native"))
-}
+const SECRET: &str = "sk_test_cli_0123456789";
 
 /// `native --project DIR ARGS` with `stdin`; asserts success and returns stdout.
 fn native_in(project: &Path, args: &[&str], stdin: &str) -> String {

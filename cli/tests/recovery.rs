@@ -5,7 +5,6 @@
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
-use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -14,13 +13,7 @@ use native_tests::serve::Server;
 use native_tests::write_tenant;
 use serde_json::{json, Value};
 
-fn native_bin() -> PathBuf {
-    PathBuf::from(env!("CARGO_BIN_EXE_native"))
-}
-
-fn native(project: &Path, args: &[&str]) -> String {
-    native_tests::cli::run_ok(&native_bin(), project, args)
-}
+use crate::support::{native_bin, ok as native};
 
 /// An HTTP server on 127.0.0.1 that holds every request unanswered until `answer` is set,
 /// then answers each at once; counts the requests it has read.

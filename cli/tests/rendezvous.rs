@@ -4,39 +4,25 @@
 
 use std::io::{Read, Write};
 use std::net::TcpStream;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use native_tests::serve::Server;
 use native_tests::{write_tenant, DEPLOYMENT};
 use serde_json::{json, Value};
 
-fn native_bin() -> PathBuf {
-    PathBuf::from(env!("CARGO_BIN_EXE_native"))
-}
+use crate::support::{ok, run, serve};
 
 /// `native --project DIR ARGS`: exit code, stdout, stderr.
 fn native(project: &Path, args: &[&str]) -> (i32, String, String) {
-    let o = native_tests::cli::run(&native_bin(), project, args);
+    let o = run(project, args);
     (
         o.status.code().unwrap_or(-1),
         String::from_utf8_lossy(&o.stdout).into_owned(),
         String::from_utf8_lossy(&o.stderr).into_owned(),
     )
-}
-
-fn ok(project: &Path, args: &[&str]) -> String {
-    let (code, out, err) = native(project, args);
-    assert_eq!(code, 0, "native {args:?}: {err}");
-    out
-}
-
-/// `native serve` on `project`, from this crate's binary.
-fn serve(project: &Path) -> Server {
-    Server::start(&native_bin(), project, false)
 }
 
 /// One POST with a JSON body; the status and the body as JSON.

@@ -4,7 +4,7 @@
 
 use std::io::{Read, Write};
 use std::net::TcpStream;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
@@ -12,14 +12,7 @@ use native_tests::serve::Server;
 use native_tests::{write_tenant, DEPLOYMENT};
 use serde_json::{json, Value};
 
-fn native_bin() -> PathBuf {
-    PathBuf::from(env!("CARGO_BIN_EXE_native"))
-}
-
-/// `native --project DIR ARGS`, asserting success; its stdout.
-fn native(project: &Path, args: &[&str]) -> String {
-    native_tests::cli::run_ok(&native_bin(), project, args)
-}
+use crate::support::{native_bin, ok as native};
 
 /// A new API key of `tenant`, made with `native keys create`.
 fn key(project: &Path, tenant: &str) -> String {

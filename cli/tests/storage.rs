@@ -8,7 +8,7 @@
 use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Command;
 use std::time::Duration;
 
 use native_crashsim::faultfs::Faults;
@@ -16,17 +16,7 @@ use native_tests::serve::Server;
 use native_tests::{write_tenant, DEPLOYMENT};
 use serde_json::{json, Value};
 
-fn native_bin() -> PathBuf {
-    PathBuf::from(env!("CARGO_BIN_EXE_native"))
-}
-
-fn run(project: &Path, args: &[&str]) -> Output {
-    native_tests::cli::run(&native_bin(), project, args)
-}
-
-fn ok(project: &Path, args: &[&str]) -> String {
-    native_tests::cli::run_ok(&native_bin(), project, args)
-}
+use crate::support::{native_bin, ok, run};
 
 /// The failure of `native ARGS`: its stderr, printed for the record.
 fn fails(project: &Path, args: &[&str]) -> String {

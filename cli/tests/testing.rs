@@ -3,17 +3,14 @@
 //! other and from the project's `.native/`; the results are the same on every run; JUnit XML;
 //! exit codes.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
-/// The repository's root.
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
-}
+use crate::support::{native_bin, root};
 
 /// `native --project DIR test ARGS`: exit code, stdout, stderr.
 fn native_test(dir: &Path, args: &[&str]) -> (i32, String, String) {
-    let o = Command::new(env!("CARGO_BIN_EXE_native"))
+    let o = Command::new(native_bin())
         .arg("--project")
         .arg(dir)
         .arg("test")
@@ -93,7 +90,7 @@ fn the_examples_suites_pass_without_touching_their_projects() {
 fn init_writes_an_example_test_that_passes() {
     // GIVEN a project made by `native init`
     let tmp = tempfile::tempdir().unwrap();
-    let o = Command::new(env!("CARGO_BIN_EXE_native"))
+    let o = Command::new(native_bin())
         .args(["init", tmp.path().to_str().unwrap()])
         .output()
         .unwrap();

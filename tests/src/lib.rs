@@ -7,7 +7,9 @@ pub mod barriers;
 pub mod cli;
 pub mod crash;
 pub mod faults;
+pub mod own_process;
 pub mod serve;
+pub mod test_files;
 
 use std::path::Path;
 use std::sync::{Arc, Mutex};

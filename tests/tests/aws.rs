@@ -8,13 +8,13 @@
 use native_tests::aws_endpoint as endpoint;
 
 #[cfg(feature = "aws")]
-mod common;
+use crate::common;
 
 #[cfg(not(feature = "aws"))]
 #[test]
 fn aws_tests_need_the_aws_feature() {
     if endpoint().is_some() {
-        panic!("NATIVE_TEST_AWS_ENDPOINT is set but native-tests was built without its `aws` feature: run `cargo test -p native-tests --features aws --test aws`");
+        panic!("NATIVE_TEST_AWS_ENDPOINT is set but native-tests was built without its `aws` feature: run `cargo test -p native-tests --features aws --test integration aws::`");
     }
 }
 

@@ -19,7 +19,7 @@
 //! `NATIVE_TEST_AWS_ENDPOINT`; without it every test here returns at once.
 
 #[cfg(feature = "aws")]
-mod fault_proxy;
+use crate::fault_proxy;
 
 #[cfg(feature = "aws")]
 mod with_aws {
@@ -591,7 +591,8 @@ mod with_aws {
         let (proxy, kv) = kv_behind(&ep, faults).await;
         let queue = queue_port(&ep).await;
         let count = Count::default();
-        let rdv = Rendezvous::new(&kv, &queue, "acme", &count);
+        // A tenant of its own: waits are woken per tenant and barrier name in the process.
+        let rdv = Rendezvous::new(&kv, &queue, "stalled", &count);
         rdv.create(CreateBarrier {
             namespace: "default".into(),
             name: "b".into(),

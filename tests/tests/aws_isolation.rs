@@ -2,8 +2,8 @@
 //! with the tenant role's credentials for their own tenant (STS `AssumeRole` with the tenant
 //! tag), cached per process.
 //!
-//! Run with `tests/run.sh -p native-tests --test aws_isolation` (starts moto); without
-//! `NATIVE_TEST_AWS_ENDPOINT` these fail and say so, unless `NATIVE_SKIP_AWS=1` is set.
+//! Run with `tests/run.sh -p native-tests --test integration aws_isolation::` (starts moto);
+//! without `NATIVE_TEST_AWS_ENDPOINT` these fail and say so, unless `NATIVE_SKIP_AWS=1` is set.
 
 #![cfg(feature = "aws")]
 

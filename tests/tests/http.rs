@@ -3,7 +3,7 @@
 //! `max_http_requests`, and the vault (placeholders filled only where listed, only for allowed
 //! names, values redacted from whatever comes back in every encoding a server may echo).
 
-mod common;
+use crate::common;
 
 use std::sync::atomic::Ordering;
 

@@ -256,6 +256,13 @@ fn project() -> (tempfile::TempDir, PathBuf) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn everything_acknowledged_survives_a_power_cut_after_each_request() {
+    // Alone in a process: crashsim becomes SQLite's VFS for every connection of it.
+    if !native_tests::own_process::alone(
+        module_path!(),
+        "everything_acknowledged_survives_a_power_cut_after_each_request",
+    ) {
+        return;
+    }
     native_crashsim::install();
     let (_dir, root) = project();
     let state = root.join(".native");
@@ -400,6 +407,13 @@ fn same_folder_as(like: &[u8], len: usize) -> Vec<u8> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_unflushed_overwrite_or_delete_never_destroys_acknowledged_content() {
+    // Alone in a process: crashsim becomes SQLite's VFS for every connection of it.
+    if !native_tests::own_process::alone(
+        module_path!(),
+        "an_unflushed_overwrite_or_delete_never_destroys_acknowledged_content",
+    ) {
+        return;
+    }
     use native_core::ports::{durability, ObjectStore, PutMode};
     native_crashsim::install();
     let dir = tempfile::tempdir().unwrap();

@@ -3,7 +3,7 @@
 //! today. Generated code is checked in rather than built by a build script so that no build of
 //! native needs protoc or a proto parser; this test keeps the two from drifting apart.
 //!
-//! After changing the proto: `NATIVE_WRITE_PB=1 cargo test -p native-tests --test proto`.
+//! After changing the proto: `NATIVE_WRITE_PB=1 cargo test -p native-tests --test integration proto::`.
 
 use std::path::PathBuf;
 
@@ -42,7 +42,7 @@ fn the_checked_in_messages_are_what_the_shipped_proto_generates() {
     assert!(
         have == want,
         "{} is not what prost-build generates from shared/proto/grackle-v1beta.proto; \
-         regenerate it with NATIVE_WRITE_PB=1 cargo test -p native-tests --test proto",
+         regenerate it with NATIVE_WRITE_PB=1 cargo test -p native-tests --test integration proto::",
         path.display()
     );
 }

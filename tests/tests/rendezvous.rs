@@ -2024,28 +2024,31 @@ async fn simulate(seed: u64, k: u32, fault: Fault) -> bool {
     };
     plan.arm(k, fault);
     let e = Arc::new(e);
+    // How many peers are inside a call now (they share this thread).
+    let calling = std::rc::Rc::new(std::cell::Cell::new(0usize));
     let mut tasks = Vec::new();
     for p in 0..4 {
-        let (f, e) = (f.clone(), e.clone());
+        let (f, e, calling) = (f.clone(), e.clone(), calling.clone());
         tasks.push(tokio::task::spawn_local(async move {
             let mut r = Rendezvous::new(&f, &f, "acme", &Unlimited);
             r.queue_enabled = true;
             r.clock = &*e.clock;
-            let mut busy = 0;
             for _ in 0..100 {
-                match r
+                calling.set(calling.get() + 1);
+                let arrived = r
                     .arrive("default", "b", &format!("p{p}"), 1, Metadata::new())
-                    .await
-                {
+                    .await;
+                calling.set(calling.get() - 1);
+                match arrived {
                     Ok(a) => return a,
                     Err(err) if err.to_string().contains("being sent by another call") => {
-                        // A live holder may be between its send and its mark (the embedded
-                        // backend's writes take real time on their writing thread): give it
-                        // a moment first. Still held: the holder died; wait its lease out, as
-                        // a client would (a jump of the shared clock would also end a live
-                        // holder's lease, and two calls would send).
-                        busy += 1;
-                        if busy % 2 == 1 {
+                        // The holder is a live call between its send and its mark while
+                        // another peer is inside a call (the embedded backend's writes take
+                        // real time on their writing thread, more on a busy machine): give it
+                        // a moment. With no other call running, the holder died: wait its
+                        // lease out, as a client would (a jump of the shared clock while a
+                        // holder lives would end its lease too, and two calls would send).
+                        if calling.get() > 0 {
                             tokio::time::sleep(Duration::from_millis(20)).await;
                         } else {
                             e.advance_s(61);

@@ -2,9 +2,9 @@
 //! their events are dropped (one info line, a metric), nothing is retried or dead-lettered, and
 //! the built-in routing still runs batch and `job:http` continuations. A router that
 //! `config.json` names is used, and must exist (`native check` refuses it otherwise: see
-//! cli/tests/newcomer.rs).
+//! cli/tests/listings_logs_and_hints.rs).
 
-mod common;
+use crate::common;
 
 use native_core::local::{drain, DrainOptions};
 use native_core::ports::{PutMode, QueueKind};

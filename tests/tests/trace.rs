@@ -5,7 +5,7 @@
 //! S3 notifications and SQS in the emulator, the writer's chain kept in the object's metadata),
 //! and the metrics (EMF) line of a run names it.
 
-mod common;
+use crate::common;
 
 use native_tests::{on_both_backends, Backend, TestProject};
 use serde_json::{json, Value};

@@ -1,23 +1,11 @@
-//! The `native` command as a newcomer and an operator meet it (issue 14): `--project` for `demo`
-//! and `init DIR`, one drain summary, exit codes that are about the verb's own work, retries a
+//! Where the `native` command keeps a project and what its exit codes mean: `--project` for
+//! `demo` and `init DIR`, one drain summary, exit codes that are about the verb's own work, retries a
 //! visibility timeout apart on the project clock, `native dlq redrive`, and `native check`
 //! refusing a batch tenant without a batch bucket. Each test drives the built binary.
 
-use std::path::Path;
-
 use native_tests::{write_tenant, DEPLOYMENT};
 
-use native_tests::cli::Run;
-
-/// `native ARGS` in `cwd`.
-fn native_in(cwd: &Path, args: &[&str]) -> Run {
-    native_tests::cli::run_in(Path::new(env!("CARGO_BIN_EXE_native")), cwd, args, &[])
-}
-
-/// `native --project DIR ARGS` from the temporary folder.
-fn native(project: &Path, args: &[&str]) -> Run {
-    native_tests::cli::run_at(Path::new(env!("CARGO_BIN_EXE_native")), project, args, &[])
-}
+use crate::support::{root, run_at as native, run_in as native_in};
 
 /// A project with the tenant `acme` and `scripts`.
 fn project(config: &str, scripts: &[(&str, &str)]) -> tempfile::TempDir {
@@ -198,7 +186,7 @@ fn check_refuses_a_batch_tenant_without_a_batch_bucket() {
 #[test]
 fn the_partner_guide_states_the_default_prefix_of_each_backend() {
     // GIVEN the guide, the template and the reader of deployment.json
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let root = root();
     let guide = std::fs::read_to_string(root.join("docs/partners.md")).unwrap();
     let template = std::fs::read_to_string(root.join("template.yaml")).unwrap();
     let local = native_core::config::Deployment::from_json(

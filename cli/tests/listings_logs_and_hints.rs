@@ -1,9 +1,9 @@
-//! The `native` command as a newcomer meets it a second time (issue 27): a project without a
-//! router whose verbs succeed, a configured router that is missing refused by `check` and
-//! `deploy`, `send` refusing a script with no `on_queue`, the project found from a subfolder,
-//! `-v` telling what ran, the queues and barriers listed, the dead letters' attempts and one of
-//! them redriven, `init`'s editor and git files, errors that suggest the name meant, and the
-//! log history (`native logs`: by trace, readable, followed) with a dead letter's trace.
+//! What the `native` command lists, logs and hints at: a project without a router whose verbs
+//! succeed, a configured router that is missing refused by `check` and `deploy`, `send` refusing a
+//! script with no `on_queue`, the project found from a subfolder, `-v` telling what ran, the queues
+//! and barriers listed, the dead letters' attempts and one of them redriven, `init`'s editor and
+//! git files, errors that suggest the name meant, and the log history (`native logs`: by trace,
+//! readable, followed) with a dead letter's trace.
 
 use std::path::Path;
 use std::process::{Command, Stdio};
@@ -13,20 +13,17 @@ use serde_json::Value;
 
 use native_tests::cli::Run;
 
+use crate::support::native_bin;
+
 /// `native ARGS` in `cwd`, logs as JSON.
 fn native_in(cwd: &Path, args: &[&str]) -> Run {
-    native_tests::cli::run_in(
-        Path::new(env!("CARGO_BIN_EXE_native")),
-        cwd,
-        args,
-        &[("NATIVE_LOG_FORMAT", "json")],
-    )
+    native_tests::cli::run_in(&native_bin(), cwd, args, &[("NATIVE_LOG_FORMAT", "json")])
 }
 
 /// `native --project DIR ARGS` from the temporary folder.
 fn native(project: &Path, args: &[&str]) -> Run {
     native_tests::cli::run_at(
-        Path::new(env!("CARGO_BIN_EXE_native")),
+        &native_bin(),
         project,
         args,
         &[("NATIVE_LOG_FORMAT", "json")],
@@ -421,7 +418,7 @@ fn logs_show_the_history_one_trace_at_a_time_and_follow() {
     assert!(none.code(0).stdout.is_empty());
     none.err_has("no log record of trace \"nope\"");
     // AND on a terminal's form (NATIVE_LOG_FORMAT=text) a line is readable, not JSON
-    let text = Command::new(env!("CARGO_BIN_EXE_native"))
+    let text = Command::new(native_bin())
         .args(["--project", p.to_str().unwrap(), "logs", "--trace", &t1])
         .env("NATIVE_LOG_FORMAT", "text")
         .output()
@@ -434,7 +431,7 @@ fn logs_show_the_history_one_trace_at_a_time_and_follow() {
     );
 
     // WHEN the log is followed and another chain runs
-    let mut follow = Command::new(env!("CARGO_BIN_EXE_native"))
+    let mut follow = Command::new(native_bin())
         .args([
             "--project",
             p.to_str().unwrap(),
@@ -526,7 +523,7 @@ fn deploy_without_a_region_says_to_set_one() {
     // profile file, no emulator endpoint)
     let p = project(r#"{ "queue": true }"#, &[("q", "function on_queue() end")]);
     let home = tempfile::tempdir().unwrap();
-    let o = std::process::Command::new(env!("CARGO_BIN_EXE_native"))
+    let o = std::process::Command::new(native_bin())
         .args(["--project", p.path().to_str().unwrap()])
         .args(["deploy", "acme", "--bucket", "scripts-b"])
         .env_remove("AWS_REGION")
