@@ -96,11 +96,17 @@ struct Origin {
     trigger: &'static str,
     /// The chain the work came with; `None` starts one.
     chain: Option<String>,
+    /// What started it, for the steps it records in other chains (`observe::step`).
+    cause: Option<String>,
 }
 
 impl Origin {
     fn new(trigger: &'static str, chain: Option<String>) -> Self {
-        Origin { trigger, chain }
+        Origin {
+            trigger,
+            chain,
+            cause: None,
+        }
     }
 }
 
@@ -318,6 +324,7 @@ impl Runtime {
             .or_else(|| request.chain.take())
             .unwrap_or_else(crate::observe::new_trace);
         request.chain = Some(chain.clone());
+        request.cause = origin.cause;
         let (tenant, script) = (call.tenant.name.clone(), call.script.clone());
         let (entry, attempt, depth) = (call.entry, call.attempt, call.depth);
         let started = std::time::Instant::now();
@@ -532,10 +539,34 @@ impl Runtime {
             } else {
                 (0, None)
             };
-            // An object from outside starts a chain named after the event itself, so that each
-            // retry of it is the same chain.
-            let trace =
-                trace.or_else(|| Some(event_trace(&r.bucket, &r.key, &r.etag, &r.event_name)));
+            // A partner's `done.json` continues the chain of the job it finishes, as a step of
+            // it; any other object from outside starts a chain named after the event itself, so
+            // that each retry of it is the same chain.
+            let trace = match trace {
+                Some(t) => Some(t),
+                None => match self
+                    .job_chain(&tenant.name, &at.logical, &at.key, &r.event_name)
+                    .await
+                {
+                    Some(chain) => {
+                        let by = crate::observe::step::Origin::Object {
+                            bucket: &at.logical,
+                            key: &at.key,
+                        };
+                        let job = crate::batch::manifest::done_job(&at.key).unwrap_or_default();
+                        let rec = crate::observe::step::record(
+                            &chain,
+                            &tenant.name,
+                            "batch job done",
+                            &by,
+                            json!({ "job": job }),
+                        );
+                        self.services.log.write(&rec);
+                        Some(chain)
+                    }
+                    None => Some(event_trace(&r.bucket, &r.key, &r.etag, &r.event_name)),
+                },
+            };
             let what = format!("the event of {}/{}", at.logical, at.key);
             check_depth(&tenant, &what, depth)?;
             // The router and the script it picks share one deadline: timeout_s from now, or
@@ -618,7 +649,14 @@ impl Runtime {
                     depth,
                     width: None,
                 },
-                Origin::new("object", chain),
+                Origin {
+                    cause: Some(format!(
+                        "object {}/{}",
+                        event["bucket"].as_str().unwrap_or_default(),
+                        event["key"].as_str().unwrap_or_default()
+                    )),
+                    ..Origin::new("object", chain)
+                },
             )
             .await?;
         let bucket = event["bucket"].as_str().map(str::to_string);
@@ -828,10 +866,38 @@ impl Runtime {
                     written = meta.trace;
                 }
             }
+            if written.is_none() {
+                if let Some(at) = self.services.deployment.resolve(&r.bucket, &r.key) {
+                    written = self.job_chain(t, &at.logical, &at.key, &r.event_name).await;
+                }
+            }
         }
         let chain =
             written.unwrap_or_else(|| event_trace(&r.bucket, &r.key, &r.etag, &r.event_name));
         (tenant, Some(chain))
+    }
+}
+
+impl Runtime {
+    /// The chain of the batch job whose `done.json` an event of `logical`/`key` of `tenant` is
+    /// about: the chain that submitted the job, which wrote its state file
+    /// (`ObjectMeta::trace`). None for any other object, or when the state is gone. One read.
+    async fn job_chain(
+        &self,
+        tenant: &str,
+        logical: &str,
+        key: &str,
+        event_name: &str,
+    ) -> Option<String> {
+        if logical != "$batch" || !event_name.starts_with("ObjectCreated") {
+            return None;
+        }
+        let job = crate::batch::manifest::done_job(key)?;
+        let d = &self.services.deployment;
+        let bucket = d.real_bucket("$batch")?;
+        let state = d.full_key("$batch", tenant, &crate::batch::manifest::state_key(job));
+        let objects = &self.services_for(tenant).await.ok()?.backends.objects;
+        objects.head(bucket, &state).await.ok()??.trace
     }
 }
 

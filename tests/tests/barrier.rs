@@ -121,6 +121,7 @@ async fn acks_resolve_members_and_the_last_one_sends_one_continuation(backend: B
     assert_eq!(
         r1,
         AckResult {
+            chain: None,
             duplicate: false,
             complete: false,
             dispatched: false
@@ -129,6 +130,7 @@ async fn acks_resolve_members_and_the_last_one_sends_one_continuation(backend: B
     assert_eq!(
         r2,
         AckResult {
+            chain: None,
             duplicate: false,
             complete: false,
             dispatched: false
@@ -151,6 +153,7 @@ async fn acks_resolve_members_and_the_last_one_sends_one_continuation(backend: B
     assert_eq!(
         r3,
         AckResult {
+            chain: None,
             duplicate: false,
             complete: true,
             dispatched: true
@@ -177,6 +180,7 @@ async fn acks_resolve_members_and_the_last_one_sends_one_continuation(backend: B
     assert_eq!(
         again,
         AckResult {
+            chain: None,
             duplicate: true,
             complete: true,
             dispatched: false
@@ -326,6 +330,7 @@ async fn a_busy_claim_raises_until_the_lease_lapses(backend: Backend) {
     assert_eq!(
         r,
         AckResult {
+            chain: None,
             duplicate: true,
             complete: true,
             dispatched: true
@@ -466,6 +471,7 @@ async fn without_a_queue_every_caller_that_finds_nothing_pending_sees_complete(b
     assert_eq!(
         last,
         AckResult {
+            chain: None,
             duplicate: false,
             complete: true,
             dispatched: false
@@ -475,6 +481,7 @@ async fn without_a_queue_every_caller_that_finds_nothing_pending_sees_complete(b
     assert_eq!(
         dup,
         AckResult {
+            chain: None,
             duplicate: true,
             complete: true,
             dispatched: false
@@ -795,6 +802,7 @@ async fn an_id_used_again_after_its_rows_expired_is_a_new_barrier(backend: Backe
         assert_eq!(
             r,
             AckResult {
+                chain: None,
                 duplicate: false,
                 complete: i == 2,
                 dispatched: i == 2

@@ -13,6 +13,7 @@ use serde_json::{json, Value};
 on_both_backends!(
     one_trace_runs_from_an_invocation_through_queue_object_and_continuation,
     a_failed_run_of_an_outside_object_names_its_tenant_and_chain,
+    one_order_is_one_chain_through_partners_callbacks_operators_jobs_and_timers,
 );
 
 const DEPLOYMENT: &str = r#"{ "buckets": { "map": { "In": "acme-in", "Out": "acme-out" } } }"#;
@@ -265,4 +266,339 @@ async fn a_failed_run_of_an_outside_object_names_its_tenant_and_chain(backend: B
         assert_eq!(f["tenant"], "acme", "{f}");
         assert_eq!(f["trace"].as_str(), Some(chain.as_str()), "{f}");
     }
+}
+
+// One order = one chain (issue 55): the order's barrier, batch job and timer remember the
+// chain of the request that created them; the continuations run in it, and every ack that
+// moved the barrier (three partner objects, a callback URL, an operator in the console) and
+// the partner's done.json are steps of it, each with its origin and a link to its own chain.
+
+const SHOP: &str = r#"{
+  "buckets": { "map": { "Acks": "shop-acks", "Out": "shop-out" } },
+  "batch": { "bucket": "shop-batch", "prefix": "tenants/" }
+}"#;
+
+/// Takes an order: a barrier of five members, a partner job, a reminder timer.
+const ORDER: &str = r#"
+function on_invoke(ctx, ev)
+  local id = "order-" .. ev.order
+  native.barrier.create({ id = id, members = { "p1", "p2", "p3", "callback", "operator" },
+    continue_with = "fulfil", state = { order = ev.order } })
+  local job = native.batch.new()
+  job:query("stock", "select count from stock where order = :order", { order = ev.order })
+  job:continue_with("stocked")
+  local job_id = job:submit()
+  native.timer.at({ in_s = 0 }, "remind", { order = ev.order })
+  native.log("info", "order placed", { order_id = ev.order })
+  return { trace = ctx.trace, job = job_id, callback = native.barrier.callback_url(id, "callback") }
+end"#;
+
+const SHOP_ROUTER: &str = r#"
+function on_route(ctx, ev)
+  if ev.bucket == "$batch" then return native.batch.route(ev) end
+  if ev.bucket == "Acks" then return "partner_ack" end
+  return nil
+end"#;
+
+/// A partner's object `acks/<order>/<member>.json` acks its member.
+const PARTNER_ACK: &str = r#"
+function on_queue(ctx, ev)
+  local order, member = string.match(ev.key, "^acks/([^/]+)/([^/.]+)%.json$")
+  native.log("info", "partner acked", { order_id = order, member = member })
+  native.barrier.ack("order-" .. order, member)
+end"#;
+
+const FULFIL: &str = r#"
+function on_queue(ctx, ev)
+  local b = native.barrier.hydrate(ev)
+  native.log("info", "fulfilled", { order_id = b.state.order })
+end"#;
+
+const STOCKED: &str = r#"
+function on_queue(ctx, ev)
+  local job = native.batch.hydrate(ev, { allow_failure = true })
+  native.log("info", "stocked", { job = job.id, ok = job.ok })
+end"#;
+
+const REMIND: &str = r#"
+function on_queue(ctx, ev)
+  native.log("info", "reminded", { order_id = ev.order })
+end"#;
+
+/// Sends `req` to `app` and reads the answer.
+async fn call(
+    app: &native_core::inbound::App,
+    req: axum::http::Request<axum::body::Body>,
+) -> (u16, axum::http::HeaderMap, String) {
+    use http_body_util::BodyExt;
+    let r = tower::ServiceExt::oneshot(app.clone(), req).await.unwrap();
+    let (parts, body) = r.into_parts();
+    let body = body.collect().await.unwrap().to_bytes();
+    (
+        parts.status.as_u16(),
+        parts.headers,
+        String::from_utf8_lossy(&body).into_owned(),
+    )
+}
+
+async fn one_order_is_one_chain_through_partners_callbacks_operators_jobs_and_timers(
+    backend: Backend,
+) {
+    use axum::body::Body;
+    use axum::http::Request;
+    use native_core::inbound::{app, console, Hygiene};
+    use std::sync::Arc;
+    // GIVEN a shop whose order waits on three partners' objects, a partner's callback URL and
+    // an operator, a partner's batch job, and a reminder timer; served as native serve serves
+    // it (the API and the console)
+    let p = TestProject::on(
+        backend,
+        SHOP,
+        &[(
+            "shop",
+            r#"{ "queue": true, "batch": true }"#,
+            &[
+                ("order", ORDER),
+                ("router", SHOP_ROUTER),
+                ("partner_ack", PARTNER_ACK),
+                ("fulfil", FULFIL),
+                ("stocked", STOCKED),
+                ("remind", REMIND),
+            ],
+        )],
+    )
+    .await;
+    let rt = Arc::new(
+        native_core::runtime::Runtime::new(
+            p.rt.services.deployment.clone(),
+            p.rt.services.backends.clone(),
+            p.project.tenants.clone(),
+        )
+        .with_log(p.log.clone())
+        .with_callback(Arc::new(
+            native_core::callback::Signer::new(vec![7; 32], "").unwrap(),
+        )),
+    );
+    let key = native_core::api_keys::create(&*rt.services.backends.kv, "shop", "t")
+        .await
+        .unwrap()
+        .key;
+    let token = console::new_token();
+    let served = app(rt.clone(), &Hygiene::default()).with_console(console::router(
+        console::Console::new(rt.clone(), token.clone(), "test".into(), true),
+    ));
+    let drain = || async {
+        let report = native_core::local::drain(
+            &rt,
+            native_core::local::DrainOptions {
+                wait: true,
+                retry_delay_s: 0,
+                ..Default::default()
+            },
+        )
+        .await
+        .unwrap();
+        assert!(report.failures.is_empty(), "{:?}", report.failures);
+    };
+
+    // WHEN the order comes in over HTTP
+    let (status, _, body) = call(
+        &served,
+        Request::post("/v1/invoke/order")
+            .header("authorization", format!("Bearer {key}"))
+            .body(Body::from(r#"{ "order": "o-17" }"#))
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(status, 200, "{body}");
+    let answer: Value = serde_json::from_str(&body).unwrap();
+    let chain = answer["trace"].as_str().unwrap().to_string();
+    let job = answer["job"].as_str().unwrap().to_string();
+    // AND the timer fires; three partners write their objects
+    drain().await;
+    for m in ["p1", "p2", "p3"] {
+        p.rt.put_object("shop", "Acks", &format!("acks/o-17/{m}.json"), "{}".into())
+            .await
+            .unwrap();
+    }
+    drain().await;
+    // AND a partner POSTs to its callback URL
+    let url = answer["callback"].as_str().unwrap();
+    let (status, _, body) = call(
+        &served,
+        Request::post(&url[url.find("/v1/callback/").unwrap()..])
+            .body(Body::from(r#"{ "ok": true }"#))
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(status, 200, "{body}");
+    // AND an operator acks the last member in the console
+    let (status, headers, _) = call(
+        &served,
+        Request::get(format!("/console/?token={token}"))
+            .body(Body::empty())
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(status, 303);
+    let cookie = headers
+        .get_all("set-cookie")
+        .iter()
+        .map(|v| v.to_str().unwrap().split(';').next().unwrap().to_string())
+        .collect::<Vec<_>>()
+        .join("; ");
+    let (status, _, page) = call(
+        &served,
+        Request::get("/console/tenants/shop/barriers/order-o-17")
+            .header("cookie", &cookie)
+            .body(Body::empty())
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(status, 200, "{page}");
+    let at = page.find("name=\"csrf\" value=\"").expect("an action form") + 19;
+    let csrf = &page[at..at + page[at..].find('"').unwrap()];
+    let (status, _, body) = call(
+        &served,
+        Request::post("/console/tenants/shop/barriers/order-o-17/ack")
+            .header("cookie", &cookie)
+            .header("content-type", "application/x-www-form-urlencoded")
+            .body(Body::from(format!(
+                "member=operator&outcome=ok&csrf={csrf}"
+            )))
+            .unwrap(),
+    )
+    .await;
+    assert!(status == 303 || status == 200, "{status} {body}");
+    // AND the partner finishes the job (a done.json of its own, in no chain)
+    rt.services
+        .backends
+        .objects
+        .put(
+            &p.real_bucket("$batch"),
+            &format!("tenants/shop/jobs/{job}/done.json"),
+            r#"{ "ok": false, "error": "out of stock" }"#.into(),
+            native_core::ports::PutMode::Overwrite,
+        )
+        .await
+        .unwrap();
+    drain().await;
+
+    // THEN every run of the order (its request, the timer's, both continuations) is of the
+    // chain the request started
+    let log = p.log.0.lock().unwrap().clone();
+    let of = |msg: &str| -> Vec<&Value> { log.iter().filter(|r| r["msg"] == msg).collect() };
+    for msg in ["order placed", "reminded", "fulfilled", "stocked"] {
+        let runs = of(msg);
+        assert_eq!(runs.len(), 1, "{msg}: {log:#?}");
+        assert_eq!(runs[0]["trace"], json!(chain), "{msg}: {}", runs[0]);
+    }
+    // AND each ack is a step of it, with its origin and a link to the chain it came from
+    let steps: Vec<&Value> = log
+        .iter()
+        .filter(|r| r["step"] == true && r["trace"] == json!(chain))
+        .collect();
+    let acks: Vec<&&Value> = steps
+        .iter()
+        .filter(|s| s["msg"] == "barrier member acked")
+        .collect();
+    assert_eq!(acks.len(), 5, "{steps:#?}");
+    for m in ["p1", "p2", "p3"] {
+        let s = acks.iter().find(|s| s["member"] == m).unwrap();
+        assert_eq!(s["origin"]["by"], "script", "{s}");
+        assert_eq!(s["origin"]["script"], "partner_ack", "{s}");
+        assert_eq!(
+            s["origin"]["cause"],
+            json!(format!("object Acks/acks/o-17/{m}.json")),
+            "{s}"
+        );
+        // The link is the chain of the partner object's run, whose own lines carry it.
+        let link = s["link"].as_str().unwrap();
+        assert_ne!(link, chain);
+        assert!(
+            of("partner acked")
+                .iter()
+                .any(|r| r["member"] == m && r["trace"] == json!(link)),
+            "{s}"
+        );
+    }
+    let cb = acks.iter().find(|s| s["member"] == "callback").unwrap();
+    assert_eq!(cb["origin"], json!({ "by": "callback" }), "{cb}");
+    let op = acks.iter().find(|s| s["member"] == "operator").unwrap();
+    assert_eq!(
+        op["origin"],
+        json!({ "by": "operator", "via": "console" }),
+        "{op}"
+    );
+    assert_eq!(op["complete"], true, "{op}");
+    // The callback's and the console's steps link the requests that made them.
+    for s in [cb, op] {
+        let link = s["link"].as_str().expect("a request's chain");
+        assert!(
+            log.iter()
+                .any(|r| r["msg"] == "request" && r["trace"] == json!(link)),
+            "{s}"
+        );
+    }
+    let done: Vec<&&Value> = steps
+        .iter()
+        .filter(|s| s["msg"] == "batch job done")
+        .collect();
+    assert_eq!(done.len(), 1, "{steps:#?}");
+    assert_eq!(
+        done[0]["origin"],
+        json!({ "by": "object", "bucket": "$batch", "key": format!("jobs/{job}/done.json") })
+    );
+}
+
+/// A rendezvous barrier's continuation runs, at every trip, in the chain that created the
+/// barrier, whichever arrivals trip it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_rendezvous_continuation_runs_in_the_chain_that_created_the_barrier() {
+    let p = TestProject::with_tenants(
+        DEPLOYMENT,
+        &[(
+            "acme",
+            r#"{ "queue": true }"#,
+            &[
+                (
+                    "setup",
+                    r#"function on_invoke(ctx, ev)
+  native.rendezvous.create({ name = "r", expected_processes = 2,
+    delete_inactive_after_seconds = 3600, continue_with = "after" })
+  return ctx.trace
+end"#,
+                ),
+                (
+                    "arrive",
+                    r#"function on_invoke(ctx, ev)
+  native.rendezvous.arrive({ name = "r", process_id = ev.p, expected_generation = 1 })
+  return ctx.trace
+end"#,
+                ),
+                (
+                    "after",
+                    r#"function on_queue(ctx, ev) native.log("info", "after", { generation = ev.rendezvous.generation }) end"#,
+                ),
+            ],
+        )],
+    );
+    let created = p.invoke("acme", "setup", json!({})).await.unwrap();
+    let a = p
+        .invoke("acme", "arrive", json!({ "p": "a" }))
+        .await
+        .unwrap();
+    let b = p
+        .invoke("acme", "arrive", json!({ "p": "b" }))
+        .await
+        .unwrap();
+    assert!(a != created && b != created);
+    let report = p.drain().await;
+    assert!(report.failures.is_empty(), "{:?}", report.failures);
+    let log = p.log.0.lock().unwrap().clone();
+    let after = log
+        .iter()
+        .find(|r| r["msg"] == "after")
+        .expect("the continuation ran");
+    assert_eq!(after["trace"], created, "{after}");
 }

@@ -113,7 +113,8 @@ impl Barriers<'_> {
             width: self
                 .budget
                 .child_width(&format!("the continuation {script:?} of barrier {id:?}"))?,
-            chain: crate::observe::chain(),
+            // The chain that created the barrier, whichever ack completes it.
+            chain: meta.chain.clone().or_else(crate::observe::chain),
         })
         .map_err(|e| Error::InvalidInput(e.to_string()))?;
         let timers = Timers {

@@ -229,6 +229,7 @@ impl Barriers<'_> {
             expires_at_s: expires,
             generation: Some(generation),
             on_overdue: spec.on_overdue.clone(),
+            chain: crate::observe::chain(),
         };
         self.budget.spend(1)?;
         let meta = match self
@@ -338,6 +339,7 @@ impl Barriers<'_> {
         };
         if self.any_pending(id, &meta).await? {
             return Ok(AckResult {
+                chain: meta.chain,
                 duplicate,
                 complete: false,
                 dispatched: false,
@@ -346,6 +348,7 @@ impl Barriers<'_> {
         self.list_done(id, &meta).await?;
         let dispatched = self.complete(id, &meta, duplicate).await?;
         Ok(AckResult {
+            chain: meta.chain,
             duplicate,
             complete: true,
             dispatched,
@@ -373,6 +376,13 @@ impl Barriers<'_> {
                 )),
             },
         }
+    }
+
+    /// The chain that created barrier `id` ([`Meta::chain`]), if it is known: where an
+    /// operator's cancel is recorded. One read.
+    pub async fn chain(&self, id: &str) -> Result<Option<String>> {
+        check_id(id)?;
+        Ok(self.meta(id).await?.and_then(|m| m.chain))
     }
 
     async fn any_pending(&self, id: &str, meta: &Meta) -> Result<bool> {

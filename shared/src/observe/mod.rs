@@ -17,6 +17,7 @@ use serde_json::{json, Value};
 
 mod log;
 pub mod recent;
+pub mod step;
 
 pub use log::{LogSink, StderrLog};
 
@@ -38,6 +39,9 @@ pub struct RequestContext {
     /// The chain the running script's work belongs to ([`recent::Run::chain`]): work messages
     /// it causes carry it, so the console can show a chain from its root.
     pub chain: Option<String>,
+    /// What started the running script's run, when it is worth a step's origin
+    /// ([`step::Origin::Script`]): for a run of an object event, `object <bucket>/<key>`.
+    pub cause: Option<String>,
 }
 
 tokio::task_local! {
@@ -46,7 +50,7 @@ tokio::task_local! {
 
 thread_local! {
     static THREAD_REQUEST: RefCell<RequestContext> = const {
-        RefCell::new(RequestContext { aws_request_id: None, public_base: None, chain: None })
+        RefCell::new(RequestContext { aws_request_id: None, public_base: None, chain: None, cause: None })
     };
 }
 
@@ -59,6 +63,7 @@ pub fn context() -> RequestContext {
             aws_request_id: task.aws_request_id.or(thread.aws_request_id),
             public_base: task.public_base.or(thread.public_base),
             chain: task.chain.or(thread.chain),
+            cause: task.cause.or(thread.cause),
         },
         Err(_) => thread,
     }

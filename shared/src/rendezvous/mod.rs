@@ -586,6 +586,7 @@ impl<'a, B: Budget + ?Sized> Rendezvous<'a, B> {
                     continue_with: spec.continue_with.clone(),
                 },
                 incarnation: token(),
+                chain: crate::observe::chain(),
             };
             let ops = vec![
                 TxOp::Put {
@@ -881,7 +882,7 @@ impl<'a, B: Budget + ?Sized> Rendezvous<'a, B> {
             event: json!({ "rendezvous": { "namespace": ns, "name": b.name, "generation": generation } }),
             depth: self.budget.depth() + 1,
             width,
-            chain: crate::observe::chain(),
+            chain: found.row.chain.clone().or_else(crate::observe::chain),
         })
         .map_err(|e| Error::InvalidInput(e.to_string()))?;
         self.budget.spend(1)?;
