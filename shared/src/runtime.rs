@@ -901,8 +901,9 @@ impl Runtime {
     }
 }
 
-/// The chain id of an event of an object from outside: 16 hex digits of a digest of the
-/// object's place, version and the kind of event (the same on every retry of the event).
+/// The chain id of an event of an object from outside: a W3C trace id, 32 hex digits of a
+/// digest of the object's place, version and the kind of event (the same on every retry of
+/// the event).
 fn event_trace(bucket: &str, key: &str, etag: &str, event_name: &str) -> String {
     use sha2::{Digest, Sha256};
     let mut h = Sha256::new();
@@ -910,7 +911,7 @@ fn event_trace(bucket: &str, key: &str, etag: &str, event_name: &str) -> String 
         h.update(part.as_bytes());
         h.update([0]);
     }
-    hex::encode(&h.finalize()[..8])
+    hex::encode(&h.finalize()[..16])
 }
 
 /// Refuses work past the tenant's `max_chain_depth`: it is not run, and the queue retries it

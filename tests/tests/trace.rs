@@ -269,7 +269,7 @@ async fn a_failed_run_of_an_outside_object_names_its_tenant_and_chain(backend: B
 }
 
 // One order = one chain (issue 55): the order's barrier, batch job and timer remember the
-// chain of the request that created them; the continuations run in it, and every ack that
+// chain of the request that created them (the caller's W3C trace id); the continuations run in it, and every ack that
 // moved the barrier (three partner objects, a callback URL, an operator in the console) and
 // the partner's done.json are steps of it, each with its origin and a link to its own chain.
 
@@ -401,19 +401,38 @@ async fn one_order_is_one_chain_through_partners_callbacks_operators_jobs_and_ti
         assert!(report.failures.is_empty(), "{:?}", report.failures);
     };
 
-    // WHEN the order comes in over HTTP
-    let (status, _, body) = call(
+    // WHEN the order comes in over HTTP, in the caller's trace
+    let chain = native_core::observe::new_trace();
+    let (status, headers, body) = call(
         &served,
         Request::post("/v1/invoke/order")
             .header("authorization", format!("Bearer {key}"))
+            .header("traceparent", format!("00-{chain}-00f067aa0ba902b7-01"))
             .body(Body::from(r#"{ "order": "o-17" }"#))
             .unwrap(),
     )
     .await;
     assert_eq!(status, 200, "{body}");
     let answer: Value = serde_json::from_str(&body).unwrap();
-    let chain = answer["trace"].as_str().unwrap().to_string();
+    // (the caller's trace is the chain, and the answer names it)
+    assert_eq!(answer["trace"], json!(chain));
+    let named = headers["traceparent"].to_str().unwrap();
+    assert_eq!(&named[3..35], chain, "{named}");
     let job = answer["job"].as_str().unwrap().to_string();
+    // (the partner's request.json names the chain, for its own traces and calls back)
+    let (_, request) = rt
+        .services
+        .backends
+        .objects
+        .get(
+            &p.real_bucket("$batch"),
+            &format!("tenants/shop/jobs/{job}/request.json"),
+        )
+        .await
+        .unwrap()
+        .unwrap();
+    let request: Value = serde_json::from_slice(&request).unwrap();
+    assert_eq!(request["trace"], json!(chain), "{request}");
     // AND the timer fires; three partners write their objects
     drain().await;
     for m in ["p1", "p2", "p3"] {
@@ -422,9 +441,9 @@ async fn one_order_is_one_chain_through_partners_callbacks_operators_jobs_and_ti
             .unwrap();
     }
     drain().await;
-    // AND a partner POSTs to its callback URL
+    // AND a partner POSTs to its callback URL (naming no trace: the URL's is the order's)
     let url = answer["callback"].as_str().unwrap();
-    let (status, _, body) = call(
+    let (status, headers, body) = call(
         &served,
         Request::post(&url[url.find("/v1/callback/").unwrap()..])
             .body(Body::from(r#"{ "ok": true }"#))
@@ -432,6 +451,7 @@ async fn one_order_is_one_chain_through_partners_callbacks_operators_jobs_and_ti
     )
     .await;
     assert_eq!(status, 200, "{body}");
+    assert_eq!(&headers["traceparent"].to_str().unwrap()[3..35], chain);
     // AND an operator acks the last member in the console
     let (status, headers, _) = call(
         &served,
@@ -522,8 +542,18 @@ async fn one_order_is_one_chain_through_partners_callbacks_operators_jobs_and_ti
             "{s}"
         );
     }
+    // The callback's POST was of the order's chain itself: its step links nothing, and its
+    // request's record is in the chain.
     let cb = acks.iter().find(|s| s["member"] == "callback").unwrap();
     assert_eq!(cb["origin"], json!({ "by": "callback" }), "{cb}");
+    assert!(cb.get("link").is_none(), "{cb}");
+    assert_eq!(
+        log.iter()
+            .filter(|r| r["msg"] == "request" && r["trace"] == json!(chain))
+            .map(|r| r["path"].as_str().unwrap())
+            .collect::<Vec<_>>(),
+        ["/v1/invoke/order", "/v1/callback/{token}"]
+    );
     let op = acks.iter().find(|s| s["member"] == "operator").unwrap();
     assert_eq!(
         op["origin"],
@@ -531,8 +561,8 @@ async fn one_order_is_one_chain_through_partners_callbacks_operators_jobs_and_ti
         "{op}"
     );
     assert_eq!(op["complete"], true, "{op}");
-    // The callback's and the console's steps link the requests that made them.
-    for s in [cb, op] {
+    // The console's step links the request that made it.
+    for s in [op] {
         let link = s["link"].as_str().expect("a request's chain");
         assert!(
             log.iter()
@@ -601,4 +631,95 @@ end"#,
         .find(|r| r["msg"] == "after")
         .expect("the continuation ran");
     assert_eq!(after["trace"], created, "{after}");
+}
+
+/// Trace context in and out (issue 55): a caller's well-formed `traceparent` names the chain
+/// its request runs in; every answer, errors included, names its chain; a hostile value is
+/// never taken (the request starts a chain of its own).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_answer_names_its_chain_and_a_callers_traceparent_is_its_chain() {
+    use axum::body::Body;
+    use axum::http::Request;
+    let p = TestProject::with_tenants(
+        DEPLOYMENT,
+        &[(
+            "acme",
+            "{}",
+            &[("t", "function on_invoke(ctx) return ctx.trace end")],
+        )],
+    );
+    let key = native_core::api_keys::create(&*p.rt.services.backends.kv, "acme", "t")
+        .await
+        .unwrap()
+        .key;
+    let router = native_core::inbound::router(p.rt.clone());
+    let send = |path: &str, auth: bool, tp: Option<&[u8]>| {
+        let mut r = Request::post(path);
+        if auth {
+            r = r.header("authorization", format!("Bearer {key}"));
+        }
+        if let Some(tp) = tp {
+            r = r.header(
+                "traceparent",
+                axum::http::HeaderValue::from_bytes(tp).unwrap(),
+            );
+        }
+        let req = r.body(Body::from("{}")).unwrap();
+        let router = router.clone();
+        async move {
+            use http_body_util::BodyExt;
+            let resp = tower::ServiceExt::oneshot(router, req).await.unwrap();
+            let status = resp.status().as_u16();
+            let tp = resp.headers()["traceparent"].to_str().unwrap().to_string();
+            let body = resp.into_body().collect().await.unwrap().to_bytes();
+            (status, tp, String::from_utf8_lossy(&body).into_owned())
+        }
+    };
+    let id = "4bf92f3577b34da6a3ce929d0e0e4736";
+    let theirs = format!("00-{id}-00f067aa0ba902b7-01");
+    // A caller's trace is the run's chain, and the answer's.
+    let (status, tp, body) = send("/v1/invoke/t", true, Some(theirs.as_bytes())).await;
+    assert_eq!(status, 200);
+    assert_eq!(body, format!("\"{id}\""));
+    assert!(
+        tp.starts_with(&format!("00-{id}-")) && tp.ends_with("-01"),
+        "{tp}"
+    );
+    assert_ne!(
+        tp, theirs,
+        "the answer's parent is the server's span, not the caller's"
+    );
+    // Errors too: refused for want of a key, and a path that is none.
+    let (status, tp, _) = send("/v1/invoke/t", false, Some(theirs.as_bytes())).await;
+    assert_eq!((status, &tp[3..35]), (401, id));
+    let (status, tp, _) = send("/nowhere", false, None).await;
+    assert_eq!(status, 404);
+    let fresh = tp[3..35].to_string();
+    assert!(
+        native_core::observe::w3c::trace_id(&fresh).is_some(),
+        "{tp}"
+    );
+    // Hostile values are not taken: each request gets a chain of its own.
+    let long = format!("cc-{id}-00f067aa0ba902b7-01-{}", "x".repeat(4000));
+    for bad in [
+        format!("00-{}-00f067aa0ba902b7-01", id.to_uppercase()).into_bytes(),
+        format!("00-{}-00f067aa0ba902b7-01", "0".repeat(32)).into_bytes(),
+        format!("00-{id}-00f067aa0ba902b7-01-and-more").into_bytes(),
+        long.into_bytes(),
+        [&b"00-"[..], &[0xe9; 32], &b"-00f067aa0ba902b7-01"[..]].concat(),
+    ] {
+        let (status, tp, body) = send("/v1/invoke/t", true, Some(&bad)).await;
+        assert_eq!(status, 200);
+        assert!(!tp.contains(id) && !tp.contains(&"0".repeat(32)), "{tp}");
+        assert_eq!(body, format!("\"{}\"", &tp[3..35]));
+    }
+    // AND the access log names each request's chain, as its answer did
+    let log = p.log.0.lock().unwrap().clone();
+    let traces: Vec<&str> = log
+        .iter()
+        .filter(|r| r["msg"] == "request")
+        .map(|r| r["trace"].as_str().unwrap())
+        .collect();
+    assert_eq!(traces.len(), 8, "{traces:?}");
+    assert_eq!(traces[..3], [id, id, fresh.as_str()]);
 }

@@ -345,6 +345,7 @@ fn callback_url(
         barrier: id,
         member,
         expires_s: crate::ports::now_ms() / 1000 + ttl_s,
+        chain: Some(inv.trace.clone()),
     };
     Ok(signer.url(&target))
 }

@@ -65,6 +65,19 @@ pub(super) async fn callback(
     let outcome = read_outcome(&headers, body).await?;
     let ok = outcome.ok;
     super::access_log::note_tenant(&target.tenant);
+    // A POST that names no chain of its own is of the chain that made the URL (signed, so
+    // no caller chose it): its record and its answer name the order's chain.
+    let named = headers
+        .get("traceparent")
+        .and_then(|v| crate::observe::w3c::parse(v.as_bytes()))
+        .is_some();
+    let request = match (&target.chain, named) {
+        (Some(chain), false) if crate::observe::w3c::trace_id(chain).is_some() => {
+            super::access_log::note_chain(chain);
+            Some(chain.clone())
+        }
+        _ => crate::observe::chain(),
+    };
     let tenant = rt.tenants.load(&target.tenant).await?;
     let tenant_name = tenant.name.clone();
     // A barrier call holds a `&dyn Budget`, which is not Send: it runs on a thread of its own,
@@ -88,7 +101,6 @@ pub(super) async fn callback(
     .map_err(|e| ApiError::new(Code::Internal, format!("the ack failed: {e}")))??;
     // The ack is a step of the barrier's chain, linked to this request's.
     if let (Some(chain), false) = (&r.chain, r.duplicate) {
-        let request = crate::observe::chain();
         let by = step::Origin::Callback {
             chain: request.as_deref(),
         };

@@ -18,6 +18,7 @@ use serde_json::{json, Value};
 mod log;
 pub mod recent;
 pub mod step;
+pub mod w3c;
 
 pub use log::{LogSink, StderrLog};
 
@@ -81,14 +82,15 @@ pub async fn in_request<F: Future>(aws_request_id: Option<String>, f: F) -> F::O
     in_context(|c| c.aws_request_id = aws_request_id, f).await
 }
 
-/// A new chain id (a trace), for work that starts a chain: 16 lower-case hex digits.
+/// A new chain id (a trace), for work that starts a chain: a W3C trace id, 32 lower-case hex
+/// digits ([`w3c`]).
 pub fn new_trace() -> String {
-    hex16(crate::random::u64())
+    hex32(crate::random::u128())
 }
 
-/// `n` as 16 lower-case hex digits (`format!("{n:016x}")` without the formatting machinery: a
+/// `n` as 32 lower-case hex digits (`format!("{n:032x}")` without the formatting machinery: a
 /// trace is made for every request served).
-fn hex16(n: u64) -> String {
+fn hex32(n: u128) -> String {
     hex::encode(n.to_be_bytes())
 }
 
@@ -232,12 +234,13 @@ mod tests {
     use super::*;
 
     #[test]
-    fn traces_are_sixteen_hex_digits_as_format_writes_them() {
-        for n in [0, 1, 0xf, 0x1234_5678_9abc_def0, u64::MAX, rand::random()] {
-            assert_eq!(hex16(n), format!("{n:016x}"));
+    fn traces_are_w3c_trace_ids_as_format_writes_them() {
+        for n in [0, 1, 0xf, 0x1234_5678_9abc_def0, u128::MAX, rand::random()] {
+            assert_eq!(hex32(n), format!("{n:032x}"));
         }
         let t = new_trace();
-        assert!(t.len() == 16 && is_trace(&t), "{t}");
+        assert!(t.len() == 32 && is_trace(&t), "{t}");
+        assert_eq!(w3c::trace_id(&t).as_deref(), Some(t.as_str()));
     }
 
     #[tokio::test]
