@@ -265,6 +265,24 @@ impl Runtime {
         Runtime { services, ..self }
     }
 
+    /// The same runtime exporting spans to `exporter` ([`crate::observe::otlp`]); `None`
+    /// exports nothing and makes no span.
+    pub fn with_exporter(self, exporter: Option<Arc<crate::observe::otlp::Exporter>>) -> Self {
+        let services = Arc::new(Services {
+            exporter,
+            ..Services::clone(&self.services)
+        });
+        Runtime { services, ..self }
+    }
+
+    /// The same runtime exporting spans where the process environment names a collector
+    /// (`OTEL_EXPORTER_OTLP_ENDPOINT`, `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`), as `service`.
+    pub fn with_exporter_from_env(self, service: &str) -> Result<Self> {
+        let e = crate::observe::otlp::Exporter::from_env(service)
+            .map_err(|e| Error::config("environment", "OTEL_EXPORTER_OTLP_ENDPOINT", e))?;
+        Ok(self.with_exporter(e))
+    }
+
     /// The same runtime signing callback URLs with `signer`.
     pub fn with_callback(self, signer: Arc<crate::callback::Signer>) -> Self {
         let services = Arc::new(Services {
@@ -325,6 +343,13 @@ impl Runtime {
             .unwrap_or_else(crate::observe::new_trace);
         request.chain = Some(chain.clone());
         request.cause = origin.cause;
+        // Where spans are exported, the run is one: a child of the request it runs in.
+        let span = self.services.exporter.as_ref().map(|_| {
+            let parent = request.span;
+            let own = crate::observe::w3c::new_span();
+            request.span = Some(own);
+            (own, parent, crate::observe::otlp::now_ns())
+        });
         let (tenant, script) = (call.tenant.name.clone(), call.script.clone());
         let (entry, attempt, depth) = (call.entry, call.attempt, call.depth);
         let started = std::time::Instant::now();
@@ -379,6 +404,34 @@ impl Runtime {
                 fields["error"] = json!(e.to_string());
             }
             self.log("debug", "ran", fields);
+        }
+        if let (Some(e), Some((own, parent, start_ns))) = (&self.services.exporter, span) {
+            use crate::observe::otlp::{Attr, Kind, SpanData};
+            e.record(SpanData {
+                chain: chain.clone(),
+                span: own,
+                parent,
+                name: format!("{} {script}", entry.name()),
+                kind: if entry == Entry::Invoke {
+                    Kind::Server
+                } else {
+                    Kind::Consumer
+                },
+                start_ns,
+                end_ns: crate::observe::otlp::now_ns(),
+                attributes: vec![
+                    ("native.tenant", Attr::Str(tenant.clone())),
+                    ("native.script", Attr::Str(script.clone())),
+                    ("native.entry", Attr::Str(entry.name().into())),
+                    ("native.trigger", Attr::Str(origin.trigger.into())),
+                    ("native.attempt", Attr::Int(attempt.into())),
+                    ("native.depth", Attr::Int(depth.into())),
+                    ("native.data_ops", Attr::Int(data_ops.into())),
+                    ("native.ok", Attr::Bool(out.is_ok())),
+                ],
+                error: out.as_ref().err().map(ToString::to_string),
+                links: Vec::new(),
+            });
         }
         // Last, so that the run's names move into its record rather than being copied.
         if let Some(recent) = &self.recent {
@@ -562,6 +615,8 @@ impl Runtime {
                             json!({ "job": job }),
                         );
                         self.services.log.write(&rec);
+                        let exporter = self.services.exporter.as_deref();
+                        crate::observe::step::export(exporter, &rec, None);
                         Some(chain)
                     }
                     None => Some(event_trace(&r.bucket, &r.key, &r.etag, &r.event_name)),

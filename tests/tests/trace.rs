@@ -172,17 +172,7 @@ end"#;
     );
     let rt = std::sync::Arc::new(p.project.runtime().with_log(p.log.clone()).with_http_jobs());
     let trace = rt.invoke("shop", "submit", json!({})).await.unwrap();
-    let report = native_core::local::drain(
-        &rt,
-        native_core::local::DrainOptions {
-            wait: true,
-            retry_delay_s: 0,
-            ..Default::default()
-        },
-    )
-    .await
-    .unwrap();
-    assert!(report.failures.is_empty(), "{:?}", report.failures);
+    drain_all(&rt).await;
     assert_eq!(
         p.get("shop", "Out", "got.txt").await.map(Value::from),
         Some(trace)
@@ -325,6 +315,31 @@ function on_queue(ctx, ev)
   native.log("info", "reminded", { order_id = ev.order })
 end"#;
 
+/// Drains `rt`'s queues, firing due timers and waiting for delayed messages; nothing fails.
+async fn drain_all(rt: &std::sync::Arc<native_core::runtime::Runtime>) {
+    let report = native_core::local::drain(
+        rt,
+        native_core::local::DrainOptions {
+            wait: true,
+            retry_delay_s: 0,
+            ..Default::default()
+        },
+    )
+    .await
+    .unwrap();
+    assert!(report.failures.is_empty(), "{:?}", report.failures);
+}
+
+/// A runtime over `p`'s backends and tenants, logging into its log (on either backend).
+fn runtime_of(p: &TestProject) -> native_core::runtime::Runtime {
+    native_core::runtime::Runtime::new(
+        p.rt.services.deployment.clone(),
+        p.rt.services.backends.clone(),
+        p.project.tenants.clone(),
+    )
+    .with_log(p.log.clone())
+}
+
 /// Sends `req` to `app` and reads the answer.
 async fn call(
     app: &native_core::inbound::App,
@@ -368,17 +383,9 @@ async fn one_order_is_one_chain_through_partners_callbacks_operators_jobs_and_ti
         )],
     )
     .await;
-    let rt = Arc::new(
-        native_core::runtime::Runtime::new(
-            p.rt.services.deployment.clone(),
-            p.rt.services.backends.clone(),
-            p.project.tenants.clone(),
-        )
-        .with_log(p.log.clone())
-        .with_callback(Arc::new(
-            native_core::callback::Signer::new(vec![7; 32], "").unwrap(),
-        )),
-    );
+    let rt = Arc::new(runtime_of(&p).with_callback(Arc::new(
+        native_core::callback::Signer::new(vec![7; 32], "").unwrap(),
+    )));
     let key = native_core::api_keys::create(&*rt.services.backends.kv, "shop", "t")
         .await
         .unwrap()
@@ -387,19 +394,7 @@ async fn one_order_is_one_chain_through_partners_callbacks_operators_jobs_and_ti
     let served = app(rt.clone(), &Hygiene::default()).with_console(console::router(
         console::Console::new(rt.clone(), token.clone(), "test".into(), true),
     ));
-    let drain = || async {
-        let report = native_core::local::drain(
-            &rt,
-            native_core::local::DrainOptions {
-                wait: true,
-                retry_delay_s: 0,
-                ..Default::default()
-            },
-        )
-        .await
-        .unwrap();
-        assert!(report.failures.is_empty(), "{:?}", report.failures);
-    };
+    let drain = || drain_all(&rt);
 
     // WHEN the order comes in over HTTP, in the caller's trace
     let chain = native_core::observe::new_trace();
@@ -722,4 +717,218 @@ async fn every_answer_names_its_chain_and_a_callers_traceparent_is_its_chain() {
         .collect();
     assert_eq!(traces.len(), 8, "{traces:?}");
     assert_eq!(traces[..3], [id, id, fresh.as_str()]);
+}
+
+/// The OTLP receiver (`tests/otlp_receiver.py`, on opentelemetry-proto), started on a port of
+/// its own; its stdout gives the spans it decoded, one JSON line each.
+struct Receiver {
+    child: std::process::Child,
+    port: u16,
+    lines: std::sync::mpsc::Receiver<Value>,
+}
+
+impl Receiver {
+    fn start() -> Self {
+        use std::io::BufRead;
+        let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("otlp_receiver.py");
+        let mut child = std::process::Command::new("python3")
+            .arg(script)
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .expect("python3 (the test tools' venv, tests/venv.sh, has opentelemetry-proto)");
+        let out = child.stdout.take().unwrap();
+        let (tx, lines) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for line in std::io::BufReader::new(out).lines().map_while(Result::ok) {
+                if tx
+                    .send(serde_json::from_str::<Value>(&line).unwrap())
+                    .is_err()
+                {
+                    return;
+                }
+            }
+        });
+        let first = lines
+            .recv_timeout(std::time::Duration::from_secs(60))
+            .expect("the receiver did not start: is opentelemetry-proto installed (tests/requirements.txt)?");
+        let port = first["port"].as_u64().expect("its port") as u16;
+        Receiver { child, port, lines }
+    }
+
+    /// The `n` spans decoded so far (its output may come a moment after its answer).
+    fn spans(&self, n: usize) -> Vec<Value> {
+        let mut spans: Vec<Value> = Vec::new();
+        while spans.len() < n {
+            match self.lines.recv_timeout(std::time::Duration::from_secs(10)) {
+                Ok(s) => spans.push(s),
+                Err(_) => panic!(
+                    "the receiver printed {} spans of {n}: {spans:#?}",
+                    spans.len()
+                ),
+            }
+        }
+        for s in &spans {
+            assert!(
+                s.get("error").is_none(),
+                "the receiver refused a request: {s}"
+            );
+        }
+        spans
+    }
+
+    fn stop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Drop for Receiver {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+/// OpenTelemetry export (issue 55): a real OTLP decoder receives the request's span, the run
+/// it served as its child, the step an ack of another chain made (linked to that run's span)
+/// and the continuation, all of one trace; with the collector stopped, runs succeed as fast
+/// and the spans are dropped and counted.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn spans_reach_an_otlp_collector_and_a_stopped_one_changes_nothing_but_drops() {
+    use axum::body::Body;
+    use axum::http::Request;
+    use native_core::observe::otlp::Exporter;
+    use std::time::{Duration, Instant};
+    let mut receiver = Receiver::start();
+    let p = TestProject::with_tenants(
+        DEPLOYMENT,
+        &[(
+            "acme",
+            r#"{ "queue": true }"#,
+            &[
+                (
+                    "order",
+                    r#"function on_invoke(ctx, ev)
+  native.barrier.create({ id = "b", members = { "m" }, continue_with = "fin" })
+  return ctx.trace
+end"#,
+                ),
+                (
+                    "ack",
+                    r#"function on_invoke(ctx, ev) native.barrier.ack("b", "m") return ctx.trace end"#,
+                ),
+                ("fin", "function on_queue(ctx, ev) end"),
+            ],
+        )],
+    );
+    let exporter = Exporter::start(
+        &format!("http://127.0.0.1:{}/v1/traces", receiver.port),
+        "native-test",
+    )
+    .unwrap();
+    let rt = std::sync::Arc::new(runtime_of(&p).with_exporter(Some(exporter.clone())));
+    let key = native_core::api_keys::create(&*rt.services.backends.kv, "acme", "t")
+        .await
+        .unwrap()
+        .key;
+    let router = native_core::inbound::router(rt.clone());
+    let invoke = |script: &str, tp: Option<String>| {
+        let mut r = Request::post(format!("/v1/invoke/{script}"))
+            .header("authorization", format!("Bearer {key}"));
+        if let Some(tp) = tp {
+            r = r.header("traceparent", tp);
+        }
+        let req = r.body(Body::from("{}")).unwrap();
+        let router = router.clone();
+        async move {
+            let resp = tower::ServiceExt::oneshot(router, req).await.unwrap();
+            assert_eq!(resp.status(), 200);
+            resp.headers()["traceparent"].to_str().unwrap().to_string()
+        }
+    };
+    let drain = || drain_all(&rt);
+    // WHEN an order comes in a caller's trace, another request (a chain of its own) acks its
+    // barrier, and the continuation runs
+    let chain = "4bf92f3577b34da6a3ce929d0e0e4736";
+    let order_tp = invoke("order", Some(format!("00-{chain}-00f067aa0ba902b7-01"))).await;
+    let ack_tp = invoke("ack", None).await;
+    drain().await;
+    assert!(exporter.flush(Duration::from_secs(10)));
+    // THEN the collector decoded every span of it
+    let spans = receiver.spans(exporter.exported() as usize);
+    let named = |name: &str| -> &Value {
+        spans
+            .iter()
+            .find(|s| s["name"] == name)
+            .unwrap_or_else(|| panic!("no span {name:?}: {spans:#?}"))
+    };
+    let request = named("POST /v1/invoke/order");
+    assert_eq!(request["trace_id"], chain);
+    assert_eq!(
+        request["parent_span_id"], "00f067aa0ba902b7",
+        "the caller's span"
+    );
+    assert_eq!(
+        request["span_id"],
+        &order_tp[36..52],
+        "the answer's parent id"
+    );
+    assert_eq!(request["kind"], 2);
+    assert_eq!(request["attributes"]["http.response.status_code"], 200);
+    assert_eq!(request["service"], "native-test");
+    let run = named("on_invoke order");
+    assert_eq!(run["trace_id"], chain);
+    assert_eq!(
+        run["parent_span_id"], request["span_id"],
+        "the run is the request's child"
+    );
+    assert_eq!(run["attributes"]["native.tenant"], "acme");
+    assert_eq!(
+        run["attributes"]["native.data_ops"].as_i64().unwrap() > 0,
+        true
+    );
+    assert_eq!(run["status"], 1);
+    let acker = named("on_invoke ack");
+    let ack_chain = &ack_tp[3..35];
+    assert_eq!(acker["trace_id"], ack_chain);
+    let step = named("barrier member acked");
+    assert_eq!(step["trace_id"], chain, "the step is of the order's trace");
+    assert_eq!(
+        step["links"],
+        json!([{ "trace_id": ack_chain, "span_id": acker["span_id"] }]),
+        "linked to the run that acked"
+    );
+    assert_eq!(step["attributes"]["native.member"], "m");
+    let fin = named("on_queue fin");
+    assert_eq!(
+        fin["trace_id"], chain,
+        "the continuation is of the order's trace"
+    );
+    assert_eq!(fin["kind"], 5);
+    assert_eq!(exporter.dropped(), 0);
+    let exported = exporter.exported();
+    assert_eq!(
+        spans.len(),
+        6,
+        "two requests, three runs, one step: {spans:#?}"
+    );
+
+    // WHEN the collector is stopped, a listener that never answers takes its place (the
+    // worst collector: each send waits its whole timeout), and the same work runs again
+    receiver.stop();
+    let _hole = std::net::TcpListener::bind(("127.0.0.1", receiver.port));
+    for _ in 0..10 {
+        let started = Instant::now();
+        invoke("order", None).await;
+        // THEN every run succeeds without waiting on the collector
+        let took = started.elapsed();
+        assert!(took < native_core::observe::otlp::SEND_TIMEOUT, "{took:?}");
+    }
+    // AND the spans that could not be sent are counted as dropped
+    assert!(exporter.flush(Duration::from_secs(30)));
+    assert_eq!(exporter.exported(), exported);
+    assert_eq!(
+        exporter.dropped(),
+        20,
+        "a request's span and its run's, 10 times"
+    );
 }

@@ -169,6 +169,8 @@ fn record_step(inv: &Invocation, chain: Option<&str>, msg: &str, fields: serde_j
     };
     let rec = step::record(chain, &inv.tenant.name, msg, &by, fields);
     inv.services.log.write(&rec);
+    let exporter = inv.services.exporter.as_deref();
+    step::export(exporter, &rec, exporter.and(crate::observe::context().span));
 }
 
 fn ack(lua: &Lua, (id, member, out): (String, String, Value)) -> mlua::Result<Table> {

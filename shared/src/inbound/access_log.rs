@@ -177,21 +177,36 @@ where
     // once the request is answered.
     let uri = req.uri().clone();
     let started = Instant::now();
-    // The caller's chain when its `traceparent` names one, else a new one.
-    let trace = req
+    // The caller's chain when its `traceparent` names one (its span the parent of this
+    // request's), else a new one.
+    let (trace, caller) = match req
         .headers()
         .get(TRACEPARENT)
         .and_then(|v| crate::observe::w3c::parse(v.as_bytes()))
-        .unwrap_or_else(crate::observe::new_trace);
+    {
+        Some((trace, parent)) => (trace, Some(parent)),
+        None => (crate::observe::new_trace(), None),
+    };
+    // The request's span: the parent id its answer names, and where spans are exported, the
+    // parent of the run it serves.
+    let span = crate::observe::w3c::new_span();
+    let exporter = rt.services.exporter.as_ref();
+    let started_ns = exporter.map(|_| crate::observe::otlp::now_ns());
     let handled = NOTED.scope(RefCell::new(Noted::default()), async {
         let r = handle(req).await;
         (r, NOTED.with(|n| n.take()))
     });
-    let (mut response, noted) =
-        crate::observe::in_context(|c| c.chain = Some(trace.clone()), handled).await;
+    let (mut response, noted) = crate::observe::in_context(
+        |c| {
+            c.chain = Some(trace.clone());
+            c.span = exporter.map(|_| span);
+        },
+        handled,
+    )
+    .await;
     let (tenant, trace) = (noted.tenant, noted.chain.unwrap_or(trace));
     // Every answer, errors included, names its chain: what `native logs --trace` takes.
-    if let Some(v) = crate::observe::w3c::header(&trace, crate::observe::w3c::new_span())
+    if let Some(v) = crate::observe::w3c::header(&trace, span)
         .and_then(|h| axum::http::HeaderValue::from_str(&h).ok())
     {
         response.headers_mut().insert(TRACEPARENT, v);
@@ -219,6 +234,29 @@ where
             .get::<ErrorNote>()
             .map(|ErrorNote(e)| shown(e, MAX_ERROR_BYTES)),
     };
+    if let (Some(e), Some(start_ns)) = (exporter, started_ns) {
+        use crate::observe::otlp::{Attr, Kind, SpanData};
+        let mut attributes = vec![
+            ("http.request.method", Attr::Str(rec.method.to_string())),
+            ("url.path", Attr::Str(rec.path.to_string())),
+            ("http.response.status_code", Attr::Int(status.into())),
+        ];
+        if let Some(t) = rec.tenant {
+            attributes.push(("native.tenant", Attr::Str(t.to_string())));
+        }
+        e.record(SpanData {
+            chain: trace.clone(),
+            span,
+            parent: caller,
+            name: format!("{} {}", rec.method, rec.path),
+            kind: Kind::Server,
+            start_ns,
+            end_ns: crate::observe::otlp::now_ns(),
+            attributes,
+            error: (status >= 500).then(|| rec.error.as_deref().unwrap_or("").to_string()),
+            links: Vec::new(),
+        });
+    }
     // Serialised straight from the struct (strings and numbers: it cannot fail); a `Value` is
     // made only for a sink that reads fields.
     // Into a buffer of a record's usual size, rather than one grown from empty (reallocated

@@ -112,6 +112,8 @@ pub(super) async fn callback(
             json!({ "barrier": barrier, "member": member, "ok": ok, "complete": r.complete }),
         );
         runtime.services.log.write(&rec);
+        let exporter = runtime.services.exporter.as_deref();
+        step::export(exporter, &rec, exporter.and(crate::observe::context().span));
     }
     Ok((
         StatusCode::OK,

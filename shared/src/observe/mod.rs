@@ -16,6 +16,7 @@ use std::future::Future;
 use serde_json::{json, Value};
 
 mod log;
+pub mod otlp;
 pub mod recent;
 pub mod step;
 pub mod w3c;
@@ -43,6 +44,9 @@ pub struct RequestContext {
     /// What started the running script's run, when it is worth a step's origin
     /// ([`step::Origin::Script`]): for a run of an object event, `object <bucket>/<key>`.
     pub cause: Option<String>,
+    /// The span the work is in, where spans are exported ([`otlp`]): the request's on its
+    /// task, the run's on a script's thread; steps link it.
+    pub span: Option<u64>,
 }
 
 tokio::task_local! {
@@ -51,7 +55,7 @@ tokio::task_local! {
 
 thread_local! {
     static THREAD_REQUEST: RefCell<RequestContext> = const {
-        RefCell::new(RequestContext { aws_request_id: None, public_base: None, chain: None, cause: None })
+        RefCell::new(RequestContext { aws_request_id: None, public_base: None, chain: None, cause: None, span: None })
     };
 }
 
@@ -65,6 +69,8 @@ pub fn context() -> RequestContext {
             public_base: task.public_base.or(thread.public_base),
             chain: task.chain.or(thread.chain),
             cause: task.cause.or(thread.cause),
+            // A script's thread is in its run's span, within the request's on the task.
+            span: thread.span.or(task.span),
         },
         Err(_) => thread,
     }

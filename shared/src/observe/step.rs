@@ -103,6 +103,55 @@ pub fn record(chain: &str, tenant: &str, msg: &str, origin: &Origin<'_>, fields:
     Value::Object(rec)
 }
 
+/// Where spans are exported, the step `rec` (made by [`record`]) as a span of its chain,
+/// linked to `from`, the span it was made in (a run's or a request's), in the chain it links.
+pub fn export(exporter: Option<&super::otlp::Exporter>, rec: &Value, from: Option<u64>) {
+    use super::otlp::{now_ns, Attr, Kind, SpanData};
+    let Some(e) = exporter else {
+        return;
+    };
+    let text = |k: &str| rec.get(k).and_then(Value::as_str).unwrap_or_default();
+    let chain = text("trace");
+    // A step made inside its own chain links the span of the same trace.
+    let linked = rec.get("link").and_then(Value::as_str).unwrap_or(chain);
+    let now = now_ns();
+    let mut attributes = vec![("native.tenant", Attr::Str(text("tenant").into()))];
+    if let Some(Value::Object(o)) = rec.get("origin") {
+        for (k, key) in [
+            ("by", "native.origin.by"),
+            ("via", "native.origin.via"),
+            ("script", "native.origin.script"),
+            ("cause", "native.origin.cause"),
+            ("key", "native.origin.key"),
+        ] {
+            if let Some(v) = o.get(k).and_then(Value::as_str) {
+                attributes.push((key, Attr::Str(v.to_string())));
+            }
+        }
+    }
+    for (k, key) in [
+        ("barrier", "native.barrier"),
+        ("member", "native.member"),
+        ("job", "native.job"),
+    ] {
+        if let Some(v) = rec.get(k).and_then(Value::as_str) {
+            attributes.push((key, Attr::Str(v.to_string())));
+        }
+    }
+    e.record(SpanData {
+        chain: chain.to_string(),
+        span: super::w3c::new_span(),
+        parent: None,
+        name: text("msg").to_string(),
+        kind: Kind::Internal,
+        start_ns: now,
+        end_ns: now,
+        attributes,
+        error: None,
+        links: from.map(|s| (linked.to_string(), s)).into_iter().collect(),
+    });
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -15,8 +15,9 @@
 /// The longest `traceparent` value read; a longer one is ignored.
 pub const MAX_HEADER_BYTES: usize = 512;
 
-/// The chain a `traceparent` header value names, if it is well formed.
-pub fn parse(value: &[u8]) -> Option<String> {
+/// The chain a `traceparent` header value names, and the caller's span (its parent id), if it
+/// is well formed.
+pub fn parse(value: &[u8]) -> Option<(String, u64)> {
     if value.len() > MAX_HEADER_BYTES {
         return None;
     }
@@ -38,10 +39,11 @@ pub fn parse(value: &[u8]) -> Option<String> {
     if zero(trace) || zero(parent) {
         return None;
     }
-    Some(match trace.strip_prefix("0000000000000000") {
+    let chain = match trace.strip_prefix("0000000000000000") {
         Some(short) => short.to_string(),
         None => trace.to_string(),
-    })
+    };
+    Some((chain, u64::from_str_radix(parent, 16).ok()?))
 }
 
 /// `chain` as a W3C trace id (32 lower-case hex digits), if it is one or a 16-digit chain
@@ -82,16 +84,20 @@ mod tests {
     #[test]
     fn a_well_formed_traceparent_names_its_trace() {
         let v = format!("00-{ID}-00f067aa0ba902b7-01");
-        assert_eq!(parse(v.as_bytes()).as_deref(), Some(ID));
+        assert_eq!(
+            parse(v.as_bytes()),
+            Some((ID.to_string(), 0x00f0_67aa_0ba9_02b7))
+        );
+        let id = |v: &str| parse(v.as_bytes()).map(|(c, _)| c);
         // Spaces and tabs around it are no part of it; a later version may add fields.
-        assert_eq!(parse(format!(" \t{v} ").as_bytes()).as_deref(), Some(ID));
+        assert_eq!(id(&format!(" \t{v} ")).as_deref(), Some(ID));
         let later = format!("cc-{ID}-00f067aa0ba902b7-01-what-comes-next");
-        assert_eq!(parse(later.as_bytes()).as_deref(), Some(ID));
+        assert_eq!(id(&later).as_deref(), Some(ID));
         // A 16-digit chain, padded, is named in its own form again.
         let short = "a3ce929d0e0e4736";
         let h = header(short, 7).unwrap();
         assert_eq!(h, format!("00-0000000000000000{short}-0000000000000007-01"));
-        assert_eq!(parse(h.as_bytes()).as_deref(), Some(short));
+        assert_eq!(id(&h).as_deref(), Some(short));
         assert_eq!(
             header(ID, 0).unwrap(),
             format!("00-{ID}-0000000000000001-01")

@@ -354,7 +354,7 @@ fn operator_step(
     c: &Console,
     tenant: &str,
     chain: Option<&str>,
-    request: Option<&str>,
+    (request, span): (Option<&str>, Option<u64>),
     msg: &str,
     fields: serde_json::Value,
 ) {
@@ -366,9 +366,9 @@ fn operator_step(
         who: None,
         chain: request,
     };
-    c.rt.services.log.write(&crate::observe::step::record(
-        chain, tenant, msg, &by, fields,
-    ));
+    let rec = crate::observe::step::record(chain, tenant, msg, &by, fields);
+    c.rt.services.log.write(&rec);
+    crate::observe::step::export(c.rt.services.exporter.as_deref(), &rec, span);
 }
 
 /// `POST .../barriers/{id}/ack`: `member`, `outcome` (`ok` or `failed`), `error`.
@@ -382,7 +382,7 @@ pub async fn ack(
         Err(p) => return axum::response::IntoResponse::into_response(p),
     };
     // The request's chain, which the step links (the render runs on a thread of its own).
-    let request = crate::observe::chain();
+    let (request, span) = (crate::observe::chain(), crate::observe::context().span);
     render(c, move |c| async move {
         let tn = load_tenant(&c, &t).await?;
         let member = form.str("member");
@@ -402,7 +402,7 @@ pub async fn ack(
         };
         let r = barriers_of(&c, &tn).ack(&id, member, outcome).await?;
         if !r.duplicate {
-            operator_step(&c, &tn.name, r.chain.as_deref(), request.as_deref(), "barrier member acked",
+            operator_step(&c, &tn.name, r.chain.as_deref(), (request.as_deref(), span), "barrier member acked",
                 json!({ "barrier": id, "member": member, "ok": ok, "complete": r.complete }));
         }
         let what = if ok { "ok" } else { "failed" };
@@ -427,7 +427,7 @@ pub async fn cancel(
         Ok(f) => f,
         Err(p) => return axum::response::IntoResponse::into_response(p),
     };
-    let request = crate::observe::chain();
+    let (request, span) = (crate::observe::chain(), crate::observe::context().span);
     render(c, move |c| async move {
         let tn = load_tenant(&c, &t).await?;
         let reason = match form.str("reason") {
@@ -441,7 +441,7 @@ pub async fn cancel(
                 &c,
                 &tn.name,
                 b.chain(&id).await?.as_deref(),
-                request.as_deref(),
+                (request.as_deref(), span),
                 "barrier cancelled",
                 json!({ "barrier": id, "resolved": n, "reason": reason }),
             );
