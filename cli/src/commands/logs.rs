@@ -52,7 +52,9 @@ pub fn fields(given: &[String]) -> std::result::Result<Vec<(Vec<String>, String)
 fn is_value(v: &Value, want: &str) -> bool {
     match v {
         Value::String(s) => s == want,
-        Value::Number(_) | Value::Bool(_) | Value::Null => v.to_string() == want,
+        Value::Number(n) => n.to_string() == want,
+        Value::Bool(b) => want == if *b { "true" } else { "false" },
+        Value::Null => want == "null",
         _ => false,
     }
 }

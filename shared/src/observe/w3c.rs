@@ -57,6 +57,9 @@ pub fn trace_id(chain: &str) -> Option<String> {
     if !hex || chain.bytes().all(|c| c == b'0') {
         return None;
     }
+    if chain.len() == 32 {
+        return Some(chain.to_string());
+    }
     let mut id = String::with_capacity(32);
     id.extend(std::iter::repeat_n('0', 32 - chain.len()));
     id.push_str(chain);
@@ -67,7 +70,14 @@ pub fn trace_id(chain: &str) -> Option<String> {
 /// id ([`trace_id`]).
 pub fn header(chain: &str, span: u64) -> Option<String> {
     let id = trace_id(chain)?;
-    Some(format!("00-{id}-{:016x}-01", span.max(1)))
+    // Pieced together rather than formatted: every answer carries one.
+    let mut h = String::with_capacity(55);
+    h.push_str("00-");
+    h.push_str(&id);
+    h.push('-');
+    h.push_str(&hex::encode(span.max(1).to_be_bytes()));
+    h.push_str("-01");
+    Some(h)
 }
 
 /// A new span id: a random non-zero 64-bit number.
