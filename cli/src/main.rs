@@ -183,16 +183,26 @@ pub enum Command {
         no_drain: bool,
     },
     /// The project's log history, oldest first: every record its verbs and `native serve`
-    /// wrote (scripts' log lines, failures, requests), kept in .native/logs/ (8 MB, then the
-    /// older half goes). One readable line each on a terminal, JSON lines otherwise.
+    /// wrote (scripts' log lines, failures, requests, the steps of chains), kept in
+    /// .native/logs/ (8 MB, then the older half goes). One readable line each on a terminal,
+    /// JSON lines otherwise.
     Logs {
         /// Only the records of this chain: the `trace` of a log line, `ctx.trace`, a dead
-        /// letter's or a request's.
+        /// letter's or a request's (a `traceparent`'s trace id), and the steps of other chains
+        /// that link it.
         #[arg(long)]
         trace: Option<String>,
         /// Only this tenant's records.
         #[arg(long)]
         tenant: Option<String>,
+        /// Only records whose field FIELD is VALUE (`--where order_id=o-17`; a dotted FIELD
+        /// reads inside objects: `origin.by=operator`; a number or true/false is compared as
+        /// written). Repeat it: every one must hold.
+        #[arg(long = "where", value_name = "FIELD=VALUE")]
+        where_: Vec<String>,
+        /// Only records with TEXT in one of their values (any field, case ignored).
+        #[arg(long, value_name = "TEXT")]
+        grep: Option<String>,
         /// Then print each new record as it is written, until Ctrl-C.
         #[arg(long, short = 'f')]
         follow: bool,

@@ -584,3 +584,88 @@ fn init_names_the_example_tenant_with_tenant() {
         .code(2)
         .err_has("--tenant");
 }
+
+const ORDER: &str = r#"
+function on_invoke(ctx, ev)
+  native.log("info", "order placed", { order_id = ev.id, n = 3 })
+  native.barrier.create{ id = ev.id, members = { "a", "b" }, continue_with = "shipped" }
+  return ctx.trace
+end"#;
+const SHIPPED: &str = r#"
+function on_queue(ctx, ev) native.log("info", "Shipped it", { order_id = ev.barrier }) end"#;
+
+#[test]
+fn an_operators_acks_are_steps_of_the_order_and_logs_filter_by_field_and_text() {
+    // GIVEN two orders, each waiting on two members
+    let p = project(
+        r#"{ "queue": true }"#,
+        &[
+            ("order", ORDER),
+            ("shipped", SHIPPED),
+            ("router", "function on_route() end"),
+        ],
+    );
+    let p = p.path();
+    let o17 = native(p, &["invoke", "acme", "order", r#"{"id":"o-17"}"#]);
+    let chain: String = serde_json::from_str(o17.code(0).stdout.trim()).unwrap();
+    native(p, &["invoke", "acme", "order", r#"{"id":"o-18"}"#]).code(0);
+    // WHEN an operator acks both members of o-17 from the CLI (its continuation runs)
+    native(p, &["barrier", "ack", "acme", "o-17", "a"]).code(0);
+    native(
+        p,
+        &["barrier", "ack", "acme", "o-17", "b", "--error", "lost"],
+    )
+    .code(0);
+    // THEN the order's chain holds its run, both acks as steps naming the operator, and the
+    // continuation
+    let lines = native(p, &["logs", "--trace", &chain]).code(0).lines();
+    let msgs: Vec<&str> = lines.iter().filter_map(|r| r["msg"].as_str()).collect();
+    assert_eq!(
+        msgs,
+        [
+            "order placed",
+            "invoked",
+            "barrier member acked",
+            "barrier member acked",
+            "Shipped it"
+        ],
+        "{lines:?}"
+    );
+    let step = &lines[3];
+    assert_eq!(step["step"], true);
+    assert_eq!(step["origin"]["by"], "operator", "{step}");
+    assert_eq!(step["origin"]["via"], "cli", "{step}");
+    assert_eq!(
+        (&step["member"], &step["ok"]),
+        (&Value::from("b"), &Value::from(false))
+    );
+    // AND --where picks records by a field (nested, or a number as written), every one given
+    let of_o17 = native(p, &["logs", "--where", "order_id=o-17"])
+        .code(0)
+        .lines();
+    let msgs: Vec<&str> = of_o17.iter().filter_map(|r| r["msg"].as_str()).collect();
+    assert_eq!(msgs, ["order placed", "Shipped it"], "{of_o17:?}");
+    let by_cli = native(
+        p,
+        &["logs", "--where", "origin.via=cli", "--where", "ok=true"],
+    )
+    .code(0)
+    .lines();
+    assert_eq!(by_cli.len(), 1, "{by_cli:?}");
+    assert_eq!(by_cli[0]["member"], "a");
+    assert_eq!(
+        native(p, &["logs", "--where", "n=3"]).code(0).lines().len(),
+        2
+    );
+    // AND --grep finds text in any value, case ignored
+    let shipped = native(p, &["logs", "--grep", "SHIPPED"]).code(0).lines();
+    assert_eq!(shipped.len(), 1, "{shipped:?}");
+    assert_eq!(shipped[0]["trace"], chain.as_str());
+    let none = native(p, &["logs", "--grep", "nothing like it"]);
+    assert!(none.code(0).stdout.is_empty());
+    none.err_has("matches --where and --grep");
+    // AND a --where that is no FIELD=VALUE is a usage error that shows the form
+    native(p, &["logs", "--where", "order_id"])
+        .code(2)
+        .err_has("write FIELD=VALUE");
+}

@@ -4,7 +4,8 @@
 //! duplicate, as any second ack.
 //!
 //! The URL is `<base>/v1/callback/<payload>.<signature>`: the payload is the hex of the JSON
-//! `[tenant, barrier, member, expires_s]`, the signature HMAC-SHA256 of the payload under the
+//! `[tenant, barrier, member, expires_s, chain]` (the chain of the script that made it, which
+//! a POST without a `traceparent` of its own joins; URLs made before had no chain), the signature HMAC-SHA256 of the payload under the
 //! deployment's secret. Whoever changes a byte of it, or makes one up, gets 401; an expired
 //! one, correctly signed, 410; neither changes anything. The secret never leaves the process:
 //! on the embedded backend it is `.native/callback.key` (made 0600 on first use), on AWS it
@@ -86,6 +87,18 @@ pub struct Target {
     pub member: String,
     /// When it expires, in seconds since the epoch.
     pub expires_s: i64,
+    /// The chain of the script that made the URL: a POST to it that names no chain of its own
+    /// (`traceparent`) is of this one. Absent in URLs made before issue 55.
+    pub chain: Option<String>,
+}
+
+/// A token's payload: `[tenant, barrier, member, expires_s]`, and the chain after them in
+/// URLs made since issue 55.
+#[derive(serde::Deserialize)]
+#[serde(untagged)]
+enum Payload {
+    Chained(String, String, String, i64, String),
+    Plain(String, String, String, i64),
 }
 
 /// Why a token is refused.
@@ -142,7 +155,11 @@ impl Signer {
 
     /// The token for a member, valid until `expires_s`.
     pub fn token(&self, t: &Target) -> String {
-        let payload = serde_json::json!([t.tenant, t.barrier, t.member, t.expires_s]).to_string();
+        let payload = match &t.chain {
+            Some(chain) => serde_json::json!([t.tenant, t.barrier, t.member, t.expires_s, chain]),
+            None => serde_json::json!([t.tenant, t.barrier, t.member, t.expires_s]),
+        }
+        .to_string();
         let payload = hex::encode(payload);
         let sig = hex::encode(hmac_sha256(&self.key, payload.as_bytes()));
         format!("{payload}.{sig}")
@@ -170,8 +187,11 @@ impl Signer {
         }
         // Signed by us: what follows can only fail for a token of another format version.
         let text = hex::decode(payload).map_err(|_| Refused::BadSignature)?;
-        let (tenant, barrier, member, expires_s): (String, String, String, i64) =
-            serde_json::from_slice(&text).map_err(|_| Refused::BadSignature)?;
+        let (tenant, barrier, member, expires_s, chain) =
+            match serde_json::from_slice(&text).map_err(|_| Refused::BadSignature)? {
+                Payload::Chained(t, b, m, e, c) => (t, b, m, e, Some(c)),
+                Payload::Plain(t, b, m, e) => (t, b, m, e, None),
+            };
         if expires_s <= now_s {
             return Err(Refused::Expired);
         }
@@ -180,6 +200,7 @@ impl Signer {
             barrier,
             member,
             expires_s,
+            chain: chain.filter(|c| crate::ports::is_trace(c)),
         })
     }
 }
@@ -306,7 +327,22 @@ mod tests {
             barrier: "b1".into(),
             member: "a/b.xml".into(),
             expires_s: 2_000,
+            chain: Some("4bf92f3577b34da6a3ce929d0e0e4736".into()),
         }
+    }
+
+    #[test]
+    fn a_url_made_before_chains_still_checks_and_names_none() {
+        let s = Signer::new(vec![7; 32], "").unwrap();
+        let old = Target {
+            chain: None,
+            ..target()
+        };
+        let token = s.token(&old);
+        let payload = String::from_utf8(hex::decode(token.split('.').next().unwrap()).unwrap());
+        assert_eq!(payload.unwrap(), r#"["acme","b1","a/b.xml",2000]"#);
+        assert_eq!(s.check(&token, 0), Ok(old));
+        assert_eq!(s.check(&s.token(&target()), 0), Ok(target()));
     }
 
     #[test]

@@ -96,11 +96,17 @@ struct Origin {
     trigger: &'static str,
     /// The chain the work came with; `None` starts one.
     chain: Option<String>,
+    /// What started it, for the steps it records in other chains (`observe::step`).
+    cause: Option<String>,
 }
 
 impl Origin {
     fn new(trigger: &'static str, chain: Option<String>) -> Self {
-        Origin { trigger, chain }
+        Origin {
+            trigger,
+            chain,
+            cause: None,
+        }
     }
 }
 
@@ -259,6 +265,24 @@ impl Runtime {
         Runtime { services, ..self }
     }
 
+    /// The same runtime exporting spans to `exporter` ([`crate::observe::otlp`]); `None`
+    /// exports nothing and makes no span.
+    pub fn with_exporter(self, exporter: Option<Arc<crate::observe::otlp::Exporter>>) -> Self {
+        let services = Arc::new(Services {
+            exporter,
+            ..Services::clone(&self.services)
+        });
+        Runtime { services, ..self }
+    }
+
+    /// The same runtime exporting spans where the process environment names a collector
+    /// (`OTEL_EXPORTER_OTLP_ENDPOINT`, `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`), as `service`.
+    pub fn with_exporter_from_env(self, service: &str) -> Result<Self> {
+        let e = crate::observe::otlp::Exporter::from_env(service)
+            .map_err(|e| Error::config("environment", "OTEL_EXPORTER_OTLP_ENDPOINT", e))?;
+        Ok(self.with_exporter(e))
+    }
+
     /// The same runtime signing callback URLs with `signer`.
     pub fn with_callback(self, signer: Arc<crate::callback::Signer>) -> Self {
         let services = Arc::new(Services {
@@ -318,6 +342,14 @@ impl Runtime {
             .or_else(|| request.chain.take())
             .unwrap_or_else(crate::observe::new_trace);
         request.chain = Some(chain.clone());
+        request.cause = origin.cause;
+        // Where spans are exported, the run is one: a child of the request it runs in.
+        let span = self.services.exporter.as_ref().map(|_| {
+            let parent = request.span;
+            let own = crate::observe::w3c::new_span();
+            request.span = Some(own);
+            (own, parent, crate::observe::otlp::now_ns())
+        });
         let (tenant, script) = (call.tenant.name.clone(), call.script.clone());
         let (entry, attempt, depth) = (call.entry, call.attempt, call.depth);
         let started = std::time::Instant::now();
@@ -378,6 +410,34 @@ impl Runtime {
                 fields["error"] = json!(e.to_string());
             }
             self.log("debug", "ran", fields);
+        }
+        if let (Some(e), Some((own, parent, start_ns))) = (&self.services.exporter, span) {
+            use crate::observe::otlp::{Attr, Kind, SpanData};
+            e.record(SpanData {
+                chain: chain.clone(),
+                span: own,
+                parent,
+                name: format!("{} {script}", entry.name()),
+                kind: if entry == Entry::Invoke {
+                    Kind::Server
+                } else {
+                    Kind::Consumer
+                },
+                start_ns,
+                end_ns: crate::observe::otlp::now_ns(),
+                attributes: vec![
+                    ("native.tenant", Attr::Str(tenant.clone())),
+                    ("native.script", Attr::Str(script.clone())),
+                    ("native.entry", Attr::Str(entry.name().into())),
+                    ("native.trigger", Attr::Str(origin.trigger.into())),
+                    ("native.attempt", Attr::Int(attempt.into())),
+                    ("native.depth", Attr::Int(depth.into())),
+                    ("native.data_ops", Attr::Int(data_ops.into())),
+                    ("native.ok", Attr::Bool(out.is_ok())),
+                ],
+                error: out.as_ref().err().map(ToString::to_string),
+                links: Vec::new(),
+            });
         }
         // Last, so that the run's names move into its record rather than being copied.
         if let Some(recent) = &self.recent {
@@ -594,10 +654,36 @@ impl Runtime {
             } else {
                 (0, None)
             };
-            // An object from outside starts a chain named after the event itself, so that each
-            // retry of it is the same chain.
-            let trace =
-                trace.or_else(|| Some(event_trace(&r.bucket, &r.key, &r.etag, &r.event_name)));
+            // A partner's `done.json` continues the chain of the job it finishes, as a step of
+            // it; any other object from outside starts a chain named after the event itself, so
+            // that each retry of it is the same chain.
+            let trace = match trace {
+                Some(t) => Some(t),
+                None => match self
+                    .job_chain(&tenant.name, &at.logical, &at.key, &r.event_name)
+                    .await
+                {
+                    Some(chain) => {
+                        let by = crate::observe::step::Origin::Object {
+                            bucket: &at.logical,
+                            key: &at.key,
+                        };
+                        let job = crate::batch::manifest::done_job(&at.key).unwrap_or_default();
+                        let rec = crate::observe::step::record(
+                            &chain,
+                            &tenant.name,
+                            "batch job done",
+                            &by,
+                            json!({ "job": job }),
+                        );
+                        self.services.log.write(&rec);
+                        let exporter = self.services.exporter.as_deref();
+                        crate::observe::step::export(exporter, &rec, None);
+                        Some(chain)
+                    }
+                    None => Some(event_trace(&r.bucket, &r.key, &r.etag, &r.event_name)),
+                },
+            };
             let what = format!("the event of {}/{}", at.logical, at.key);
             check_depth(&tenant, &what, depth)?;
             // The router and the script it picks share one deadline: timeout_s from now, or
@@ -682,7 +768,14 @@ impl Runtime {
                     depth,
                     width: None,
                 },
-                Origin::new("object", chain),
+                Origin {
+                    cause: Some(format!(
+                        "object {}/{}",
+                        event["bucket"].as_str().unwrap_or_default(),
+                        event["key"].as_str().unwrap_or_default()
+                    )),
+                    ..Origin::new("object", chain)
+                },
             )
             .await?;
         let bucket = event["bucket"].as_str().map(str::to_string);
@@ -888,6 +981,11 @@ impl Runtime {
                     written = meta.trace;
                 }
             }
+            if written.is_none() {
+                if let Some(at) = self.services.deployment.resolve(&r.bucket, &r.key) {
+                    written = self.job_chain(t, &at.logical, &at.key, &r.event_name).await;
+                }
+            }
         }
         let chain =
             written.unwrap_or_else(|| event_trace(&r.bucket, &r.key, &r.etag, &r.event_name));
@@ -895,8 +993,32 @@ impl Runtime {
     }
 }
 
-/// The chain id of an event of an object from outside: 16 hex digits of a digest of the
-/// object's place, version and the kind of event (the same on every retry of the event).
+impl Runtime {
+    /// The chain of the batch job whose `done.json` an event of `logical`/`key` of `tenant` is
+    /// about: the chain that submitted the job, which wrote its state file
+    /// (`ObjectMeta::trace`). None for any other object, or when the state is gone. One read.
+    async fn job_chain(
+        &self,
+        tenant: &str,
+        logical: &str,
+        key: &str,
+        event_name: &str,
+    ) -> Option<String> {
+        if logical != "$batch" || !event_name.starts_with("ObjectCreated") {
+            return None;
+        }
+        let job = crate::batch::manifest::done_job(key)?;
+        let d = &self.services.deployment;
+        let bucket = d.real_bucket("$batch")?;
+        let state = d.full_key("$batch", tenant, &crate::batch::manifest::state_key(job));
+        let objects = &self.services_for(tenant).await.ok()?.backends.objects;
+        objects.head(bucket, &state).await.ok()??.trace
+    }
+}
+
+/// The chain id of an event of an object from outside: a W3C trace id, 32 hex digits of a
+/// digest of the object's place, version and the kind of event (the same on every retry of
+/// the event).
 fn event_trace(bucket: &str, key: &str, etag: &str, event_name: &str) -> String {
     use sha2::{Digest, Sha256};
     let mut h = Sha256::new();
@@ -904,7 +1026,7 @@ fn event_trace(bucket: &str, key: &str, etag: &str, event_name: &str) -> String 
         h.update(part.as_bytes());
         h.update([0]);
     }
-    hex::encode(&h.finalize()[..8])
+    hex::encode(&h.finalize()[..16])
 }
 
 /// Refuses work past the tenant's `max_chain_depth`: it is not run, and the queue retries it

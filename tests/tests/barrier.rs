@@ -122,6 +122,7 @@ async fn acks_resolve_members_and_the_last_one_sends_one_continuation(backend: B
     assert_eq!(
         r1,
         AckResult {
+            chain: None,
             duplicate: false,
             complete: false,
             dispatched: false
@@ -130,6 +131,7 @@ async fn acks_resolve_members_and_the_last_one_sends_one_continuation(backend: B
     assert_eq!(
         r2,
         AckResult {
+            chain: None,
             duplicate: false,
             complete: false,
             dispatched: false
@@ -152,6 +154,7 @@ async fn acks_resolve_members_and_the_last_one_sends_one_continuation(backend: B
     assert_eq!(
         r3,
         AckResult {
+            chain: None,
             duplicate: false,
             complete: true,
             dispatched: true
@@ -178,6 +181,7 @@ async fn acks_resolve_members_and_the_last_one_sends_one_continuation(backend: B
     assert_eq!(
         again,
         AckResult {
+            chain: None,
             duplicate: true,
             complete: true,
             dispatched: false
@@ -327,6 +331,7 @@ async fn a_busy_claim_raises_until_the_lease_lapses(backend: Backend) {
     assert_eq!(
         r,
         AckResult {
+            chain: None,
             duplicate: true,
             complete: true,
             dispatched: true
@@ -467,6 +472,7 @@ async fn without_a_queue_every_caller_that_finds_nothing_pending_sees_complete(b
     assert_eq!(
         last,
         AckResult {
+            chain: None,
             duplicate: false,
             complete: true,
             dispatched: false
@@ -476,6 +482,7 @@ async fn without_a_queue_every_caller_that_finds_nothing_pending_sees_complete(b
     assert_eq!(
         dup,
         AckResult {
+            chain: None,
             duplicate: true,
             complete: true,
             dispatched: false
@@ -796,6 +803,7 @@ async fn an_id_used_again_after_its_rows_expired_is_a_new_barrier(backend: Backe
         assert_eq!(
             r,
             AckResult {
+                chain: None,
                 duplicate: false,
                 complete: i == 2,
                 dispatched: i == 2

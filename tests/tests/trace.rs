@@ -13,6 +13,7 @@ use serde_json::{json, Value};
 on_both_backends!(
     one_trace_runs_from_an_invocation_through_queue_object_and_continuation,
     a_failed_run_of_an_outside_object_names_its_tenant_and_chain,
+    one_order_is_one_chain_through_partners_callbacks_operators_jobs_and_timers,
 );
 
 const DEPLOYMENT: &str = r#"{ "buckets": { "map": { "In": "acme-in", "Out": "acme-out" } } }"#;
@@ -171,17 +172,7 @@ end"#;
     );
     let rt = std::sync::Arc::new(p.project.runtime().with_log(p.log.clone()).with_http_jobs());
     let trace = rt.invoke("shop", "submit", json!({})).await.unwrap();
-    let report = native_core::local::drain(
-        &rt,
-        native_core::local::DrainOptions {
-            wait: true,
-            retry_delay_s: 0,
-            ..Default::default()
-        },
-    )
-    .await
-    .unwrap();
-    assert!(report.failures.is_empty(), "{:?}", report.failures);
+    drain_all(&rt).await;
     assert_eq!(
         p.get("shop", "Out", "got.txt").await.map(Value::from),
         Some(trace)
@@ -265,4 +256,674 @@ async fn a_failed_run_of_an_outside_object_names_its_tenant_and_chain(backend: B
         assert_eq!(f["tenant"], "acme", "{f}");
         assert_eq!(f["trace"].as_str(), Some(chain.as_str()), "{f}");
     }
+}
+
+// One order = one chain (issue 55): the order's barrier, batch job and timer remember the
+// chain of the request that created them (the caller's W3C trace id); the continuations run in it, and every ack that
+// moved the barrier (three partner objects, a callback URL, an operator in the console) and
+// the partner's done.json are steps of it, each with its origin and a link to its own chain.
+
+const SHOP: &str = r#"{
+  "buckets": { "map": { "Acks": "shop-acks", "Out": "shop-out" } },
+  "batch": { "bucket": "shop-batch", "prefix": "tenants/" }
+}"#;
+
+/// Takes an order: a barrier of five members, a partner job, a reminder timer.
+const ORDER: &str = r#"
+function on_invoke(ctx, ev)
+  local id = "order-" .. ev.order
+  native.barrier.create({ id = id, members = { "p1", "p2", "p3", "callback", "operator" },
+    continue_with = "fulfil", state = { order = ev.order } })
+  local job = native.batch.new()
+  job:query("stock", "select count from stock where order = :order", { order = ev.order })
+  job:continue_with("stocked")
+  local job_id = job:submit()
+  native.timer.at({ in_s = 0 }, "remind", { order = ev.order })
+  native.log("info", "order placed", { order_id = ev.order })
+  return { trace = ctx.trace, job = job_id, callback = native.barrier.callback_url(id, "callback") }
+end"#;
+
+const SHOP_ROUTER: &str = r#"
+function on_route(ctx, ev)
+  if ev.bucket == "$batch" then return native.batch.route(ev) end
+  if ev.bucket == "Acks" then return "partner_ack" end
+  return nil
+end"#;
+
+/// A partner's object `acks/<order>/<member>.json` acks its member.
+const PARTNER_ACK: &str = r#"
+function on_queue(ctx, ev)
+  local order, member = string.match(ev.key, "^acks/([^/]+)/([^/.]+)%.json$")
+  native.log("info", "partner acked", { order_id = order, member = member })
+  native.barrier.ack("order-" .. order, member)
+end"#;
+
+const FULFIL: &str = r#"
+function on_queue(ctx, ev)
+  local b = native.barrier.hydrate(ev)
+  native.log("info", "fulfilled", { order_id = b.state.order })
+end"#;
+
+const STOCKED: &str = r#"
+function on_queue(ctx, ev)
+  local job = native.batch.hydrate(ev, { allow_failure = true })
+  native.log("info", "stocked", { job = job.id, ok = job.ok })
+end"#;
+
+const REMIND: &str = r#"
+function on_queue(ctx, ev)
+  native.log("info", "reminded", { order_id = ev.order })
+end"#;
+
+/// Drains `rt`'s queues, firing due timers and waiting for delayed messages; nothing fails.
+async fn drain_all(rt: &std::sync::Arc<native_core::runtime::Runtime>) {
+    let report = native_core::local::drain(
+        rt,
+        native_core::local::DrainOptions {
+            wait: true,
+            retry_delay_s: 0,
+            ..Default::default()
+        },
+    )
+    .await
+    .unwrap();
+    assert!(report.failures.is_empty(), "{:?}", report.failures);
+}
+
+/// A runtime over `p`'s backends and tenants, logging into its log (on either backend).
+fn runtime_of(p: &TestProject) -> native_core::runtime::Runtime {
+    native_core::runtime::Runtime::new(
+        p.rt.services.deployment.clone(),
+        p.rt.services.backends.clone(),
+        p.project.tenants.clone(),
+    )
+    .with_log(p.log.clone())
+}
+
+/// Sends `req` to `app` and reads the answer.
+async fn call(
+    app: &native_core::inbound::App,
+    req: axum::http::Request<axum::body::Body>,
+) -> (u16, axum::http::HeaderMap, String) {
+    use http_body_util::BodyExt;
+    let r = tower::ServiceExt::oneshot(app.clone(), req).await.unwrap();
+    let (parts, body) = r.into_parts();
+    let body = body.collect().await.unwrap().to_bytes();
+    (
+        parts.status.as_u16(),
+        parts.headers,
+        String::from_utf8_lossy(&body).into_owned(),
+    )
+}
+
+async fn one_order_is_one_chain_through_partners_callbacks_operators_jobs_and_timers(
+    backend: Backend,
+) {
+    use axum::body::Body;
+    use axum::http::Request;
+    use native_core::inbound::{app, console, Hygiene};
+    use std::sync::Arc;
+    // GIVEN a shop whose order waits on three partners' objects, a partner's callback URL and
+    // an operator, a partner's batch job, and a reminder timer; served as native serve serves
+    // it (the API and the console)
+    let p = TestProject::on(
+        backend,
+        SHOP,
+        &[(
+            "shop",
+            r#"{ "queue": true, "batch": true }"#,
+            &[
+                ("order", ORDER),
+                ("router", SHOP_ROUTER),
+                ("partner_ack", PARTNER_ACK),
+                ("fulfil", FULFIL),
+                ("stocked", STOCKED),
+                ("remind", REMIND),
+            ],
+        )],
+    )
+    .await;
+    let rt = Arc::new(runtime_of(&p).with_callback(Arc::new(
+        native_core::callback::Signer::new(vec![7; 32], "").unwrap(),
+    )));
+    let key = native_core::api_keys::create(&*rt.services.backends.kv, "shop", "t")
+        .await
+        .unwrap()
+        .key;
+    let token = console::new_token();
+    let served = app(rt.clone(), &Hygiene::default()).with_console(console::router(
+        console::Console::new(rt.clone(), token.clone(), "test".into(), true),
+    ));
+    let drain = || drain_all(&rt);
+
+    // WHEN the order comes in over HTTP, in the caller's trace
+    let chain = native_core::observe::new_trace();
+    let (status, headers, body) = call(
+        &served,
+        Request::post("/v1/invoke/order")
+            .header("authorization", format!("Bearer {key}"))
+            .header("traceparent", format!("00-{chain}-00f067aa0ba902b7-01"))
+            .body(Body::from(r#"{ "order": "o-17" }"#))
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(status, 200, "{body}");
+    let answer: Value = serde_json::from_str(&body).unwrap();
+    // (the caller's trace is the chain, and the answer names it)
+    assert_eq!(answer["trace"], json!(chain));
+    let named = headers["traceparent"].to_str().unwrap();
+    assert_eq!(&named[3..35], chain, "{named}");
+    let job = answer["job"].as_str().unwrap().to_string();
+    // (the partner's request.json names the chain, for its own traces and calls back)
+    let (_, request) = rt
+        .services
+        .backends
+        .objects
+        .get(
+            &p.real_bucket("$batch"),
+            &format!("tenants/shop/jobs/{job}/request.json"),
+        )
+        .await
+        .unwrap()
+        .unwrap();
+    let request: Value = serde_json::from_slice(&request).unwrap();
+    assert_eq!(request["trace"], json!(chain), "{request}");
+    // AND the timer fires; three partners write their objects
+    drain().await;
+    for m in ["p1", "p2", "p3"] {
+        p.rt.put_object("shop", "Acks", &format!("acks/o-17/{m}.json"), "{}".into())
+            .await
+            .unwrap();
+    }
+    drain().await;
+    // AND a partner POSTs to its callback URL (naming no trace: the URL's is the order's)
+    let url = answer["callback"].as_str().unwrap();
+    let (status, headers, body) = call(
+        &served,
+        Request::post(&url[url.find("/v1/callback/").unwrap()..])
+            .body(Body::from(r#"{ "ok": true }"#))
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(&headers["traceparent"].to_str().unwrap()[3..35], chain);
+    // AND an operator acks the last member in the console
+    let (status, headers, _) = call(
+        &served,
+        Request::get(format!("/console/?token={token}"))
+            .body(Body::empty())
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(status, 303);
+    let cookie = headers
+        .get_all("set-cookie")
+        .iter()
+        .map(|v| v.to_str().unwrap().split(';').next().unwrap().to_string())
+        .collect::<Vec<_>>()
+        .join("; ");
+    let (status, _, page) = call(
+        &served,
+        Request::get("/console/tenants/shop/barriers/order-o-17")
+            .header("cookie", &cookie)
+            .body(Body::empty())
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(status, 200, "{page}");
+    let at = page.find("name=\"csrf\" value=\"").expect("an action form") + 19;
+    let csrf = &page[at..at + page[at..].find('"').unwrap()];
+    let (status, _, body) = call(
+        &served,
+        Request::post("/console/tenants/shop/barriers/order-o-17/ack")
+            .header("cookie", &cookie)
+            .header("content-type", "application/x-www-form-urlencoded")
+            .body(Body::from(format!(
+                "member=operator&outcome=ok&csrf={csrf}"
+            )))
+            .unwrap(),
+    )
+    .await;
+    assert!(status == 303 || status == 200, "{status} {body}");
+    // AND the partner finishes the job (a done.json of its own, in no chain)
+    rt.services
+        .backends
+        .objects
+        .put(
+            &p.real_bucket("$batch"),
+            &format!("tenants/shop/jobs/{job}/done.json"),
+            r#"{ "ok": false, "error": "out of stock" }"#.into(),
+            native_core::ports::PutMode::Overwrite,
+        )
+        .await
+        .unwrap();
+    drain().await;
+
+    // THEN every run of the order (its request, the timer's, both continuations) is of the
+    // chain the request started
+    let log = p.log.0.lock().unwrap().clone();
+    let of = |msg: &str| -> Vec<&Value> { log.iter().filter(|r| r["msg"] == msg).collect() };
+    for msg in ["order placed", "reminded", "fulfilled", "stocked"] {
+        let runs = of(msg);
+        assert_eq!(runs.len(), 1, "{msg}: {log:#?}");
+        assert_eq!(runs[0]["trace"], json!(chain), "{msg}: {}", runs[0]);
+    }
+    // AND each ack is a step of it, with its origin and a link to the chain it came from
+    let steps: Vec<&Value> = log
+        .iter()
+        .filter(|r| r["step"] == true && r["trace"] == json!(chain))
+        .collect();
+    let acks: Vec<&&Value> = steps
+        .iter()
+        .filter(|s| s["msg"] == "barrier member acked")
+        .collect();
+    assert_eq!(acks.len(), 5, "{steps:#?}");
+    for m in ["p1", "p2", "p3"] {
+        let s = acks.iter().find(|s| s["member"] == m).unwrap();
+        assert_eq!(s["origin"]["by"], "script", "{s}");
+        assert_eq!(s["origin"]["script"], "partner_ack", "{s}");
+        assert_eq!(
+            s["origin"]["cause"],
+            json!(format!("object Acks/acks/o-17/{m}.json")),
+            "{s}"
+        );
+        // The link is the chain of the partner object's run, whose own lines carry it.
+        let link = s["link"].as_str().unwrap();
+        assert_ne!(link, chain);
+        assert!(
+            of("partner acked")
+                .iter()
+                .any(|r| r["member"] == m && r["trace"] == json!(link)),
+            "{s}"
+        );
+    }
+    // The callback's POST was of the order's chain itself: its step links nothing, and its
+    // request's record is in the chain.
+    let cb = acks.iter().find(|s| s["member"] == "callback").unwrap();
+    assert_eq!(cb["origin"], json!({ "by": "callback" }), "{cb}");
+    assert!(cb.get("link").is_none(), "{cb}");
+    assert_eq!(
+        log.iter()
+            .filter(|r| r["msg"] == "request" && r["trace"] == json!(chain))
+            .map(|r| r["path"].as_str().unwrap())
+            .collect::<Vec<_>>(),
+        ["/v1/invoke/order", "/v1/callback/{token}"]
+    );
+    let op = acks.iter().find(|s| s["member"] == "operator").unwrap();
+    assert_eq!(
+        op["origin"],
+        json!({ "by": "operator", "via": "console" }),
+        "{op}"
+    );
+    assert_eq!(op["complete"], true, "{op}");
+    // The console's step links the request that made it.
+    let link = op["link"].as_str().expect("a request's chain");
+    assert!(
+        log.iter()
+            .any(|r| r["msg"] == "request" && r["trace"] == json!(link)),
+        "{op}"
+    );
+    let done: Vec<&&Value> = steps
+        .iter()
+        .filter(|s| s["msg"] == "batch job done")
+        .collect();
+    assert_eq!(done.len(), 1, "{steps:#?}");
+    assert_eq!(
+        done[0]["origin"],
+        json!({ "by": "object", "bucket": "$batch", "key": format!("jobs/{job}/done.json") })
+    );
+}
+
+/// A rendezvous barrier's continuation runs, at every trip, in the chain that created the
+/// barrier, whichever arrivals trip it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_rendezvous_continuation_runs_in_the_chain_that_created_the_barrier() {
+    let p = TestProject::with_tenants(
+        DEPLOYMENT,
+        &[(
+            "acme",
+            r#"{ "queue": true }"#,
+            &[
+                (
+                    "setup",
+                    r#"function on_invoke(ctx, ev)
+  native.rendezvous.create({ name = "r", expected_processes = 2,
+    delete_inactive_after_seconds = 3600, continue_with = "after" })
+  return ctx.trace
+end"#,
+                ),
+                (
+                    "arrive",
+                    r#"function on_invoke(ctx, ev)
+  native.rendezvous.arrive({ name = "r", process_id = ev.p, expected_generation = 1 })
+  return ctx.trace
+end"#,
+                ),
+                (
+                    "after",
+                    r#"function on_queue(ctx, ev) native.log("info", "after", { generation = ev.rendezvous.generation }) end"#,
+                ),
+            ],
+        )],
+    );
+    let created = p.invoke("acme", "setup", json!({})).await.unwrap();
+    let a = p
+        .invoke("acme", "arrive", json!({ "p": "a" }))
+        .await
+        .unwrap();
+    let b = p
+        .invoke("acme", "arrive", json!({ "p": "b" }))
+        .await
+        .unwrap();
+    assert!(a != created && b != created);
+    let report = p.drain().await;
+    assert!(report.failures.is_empty(), "{:?}", report.failures);
+    let log = p.log.0.lock().unwrap().clone();
+    let after = log
+        .iter()
+        .find(|r| r["msg"] == "after")
+        .expect("the continuation ran");
+    assert_eq!(after["trace"], created, "{after}");
+}
+
+/// Trace context in and out (issue 55): a caller's well-formed `traceparent` names the chain
+/// its request runs in; every answer, errors included, names its chain; a hostile value is
+/// never taken (the request starts a chain of its own).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_answer_names_its_chain_and_a_callers_traceparent_is_its_chain() {
+    use axum::body::Body;
+    use axum::http::Request;
+    let p = TestProject::with_tenants(
+        DEPLOYMENT,
+        &[(
+            "acme",
+            "{}",
+            &[("t", "function on_invoke(ctx) return ctx.trace end")],
+        )],
+    );
+    let key = native_core::api_keys::create(&*p.rt.services.backends.kv, "acme", "t")
+        .await
+        .unwrap()
+        .key;
+    let router = native_core::inbound::router(p.rt.clone());
+    let send = |path: &str, auth: bool, tp: Option<&[u8]>| {
+        let mut r = Request::post(path);
+        if auth {
+            r = r.header("authorization", format!("Bearer {key}"));
+        }
+        if let Some(tp) = tp {
+            r = r.header(
+                "traceparent",
+                axum::http::HeaderValue::from_bytes(tp).unwrap(),
+            );
+        }
+        let req = r.body(Body::from("{}")).unwrap();
+        let router = router.clone();
+        async move {
+            use http_body_util::BodyExt;
+            let resp = tower::ServiceExt::oneshot(router, req).await.unwrap();
+            let status = resp.status().as_u16();
+            let tp = resp.headers()["traceparent"].to_str().unwrap().to_string();
+            let body = resp.into_body().collect().await.unwrap().to_bytes();
+            (status, tp, String::from_utf8_lossy(&body).into_owned())
+        }
+    };
+    let id = "4bf92f3577b34da6a3ce929d0e0e4736";
+    let theirs = format!("00-{id}-00f067aa0ba902b7-01");
+    // A caller's trace is the run's chain, and the answer's.
+    let (status, tp, body) = send("/v1/invoke/t", true, Some(theirs.as_bytes())).await;
+    assert_eq!(status, 200);
+    assert_eq!(body, format!("\"{id}\""));
+    assert!(
+        tp.starts_with(&format!("00-{id}-")) && tp.ends_with("-01"),
+        "{tp}"
+    );
+    assert_ne!(
+        tp, theirs,
+        "the answer's parent is the server's span, not the caller's"
+    );
+    // Errors too: refused for want of a key, and a path that is none.
+    let (status, tp, _) = send("/v1/invoke/t", false, Some(theirs.as_bytes())).await;
+    assert_eq!((status, &tp[3..35]), (401, id));
+    let (status, tp, _) = send("/nowhere", false, None).await;
+    assert_eq!(status, 404);
+    let fresh = tp[3..35].to_string();
+    assert!(
+        native_core::observe::w3c::trace_id(&fresh).is_some(),
+        "{tp}"
+    );
+    // Hostile values are not taken: each request gets a chain of its own.
+    let long = format!("cc-{id}-00f067aa0ba902b7-01-{}", "x".repeat(4000));
+    for bad in [
+        format!("00-{}-00f067aa0ba902b7-01", id.to_uppercase()).into_bytes(),
+        format!("00-{}-00f067aa0ba902b7-01", "0".repeat(32)).into_bytes(),
+        format!("00-{id}-00f067aa0ba902b7-01-and-more").into_bytes(),
+        long.into_bytes(),
+        [&b"00-"[..], &[0xe9; 32], &b"-00f067aa0ba902b7-01"[..]].concat(),
+    ] {
+        let (status, tp, body) = send("/v1/invoke/t", true, Some(&bad)).await;
+        assert_eq!(status, 200);
+        assert!(!tp.contains(id) && !tp.contains(&"0".repeat(32)), "{tp}");
+        assert_eq!(body, format!("\"{}\"", &tp[3..35]));
+    }
+    // AND the access log names each request's chain, as its answer did
+    let log = p.log.0.lock().unwrap().clone();
+    let traces: Vec<&str> = log
+        .iter()
+        .filter(|r| r["msg"] == "request")
+        .map(|r| r["trace"].as_str().unwrap())
+        .collect();
+    assert_eq!(traces.len(), 8, "{traces:?}");
+    assert_eq!(traces[..3], [id, id, fresh.as_str()]);
+}
+
+/// The OTLP receiver (`tests/otlp_receiver.py`, on opentelemetry-proto), started on a port of
+/// its own; its stdout gives the spans it decoded, one JSON line each.
+struct Receiver {
+    child: std::process::Child,
+    port: u16,
+    lines: std::sync::mpsc::Receiver<Value>,
+}
+
+impl Receiver {
+    fn start() -> Self {
+        use std::io::BufRead;
+        let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("otlp_receiver.py");
+        let mut child = std::process::Command::new("python3")
+            .arg(script)
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .expect("python3 (the test tools' venv, tests/venv.sh, has opentelemetry-proto)");
+        let out = child.stdout.take().unwrap();
+        let (tx, lines) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for line in std::io::BufReader::new(out).lines().map_while(Result::ok) {
+                if tx
+                    .send(serde_json::from_str::<Value>(&line).unwrap())
+                    .is_err()
+                {
+                    return;
+                }
+            }
+        });
+        let first = lines
+            .recv_timeout(std::time::Duration::from_secs(60))
+            .expect("the receiver did not start: is opentelemetry-proto installed (tests/requirements.txt)?");
+        let port = first["port"].as_u64().expect("its port") as u16;
+        Receiver { child, port, lines }
+    }
+
+    /// The `n` spans decoded so far (its output may come a moment after its answer).
+    fn spans(&self, n: usize) -> Vec<Value> {
+        let mut spans: Vec<Value> = Vec::new();
+        while spans.len() < n {
+            match self.lines.recv_timeout(std::time::Duration::from_secs(10)) {
+                Ok(s) => spans.push(s),
+                Err(_) => panic!(
+                    "the receiver printed {} spans of {n}: {spans:#?}",
+                    spans.len()
+                ),
+            }
+        }
+        for s in &spans {
+            assert!(
+                s.get("error").is_none(),
+                "the receiver refused a request: {s}"
+            );
+        }
+        spans
+    }
+
+    fn stop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Drop for Receiver {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+/// OpenTelemetry export (issue 55): a real OTLP decoder receives the request's span, the run
+/// it served as its child, the step an ack of another chain made (linked to that run's span)
+/// and the continuation, all of one trace; with the collector stopped, runs succeed as fast
+/// and the spans are dropped and counted.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn spans_reach_an_otlp_collector_and_a_stopped_one_changes_nothing_but_drops() {
+    use axum::body::Body;
+    use axum::http::Request;
+    use native_core::observe::otlp::Exporter;
+    use std::time::{Duration, Instant};
+    let mut receiver = Receiver::start();
+    let p = TestProject::with_tenants(
+        DEPLOYMENT,
+        &[(
+            "acme",
+            r#"{ "queue": true }"#,
+            &[
+                (
+                    "order",
+                    r#"function on_invoke(ctx, ev)
+  native.barrier.create({ id = "b", members = { "m" }, continue_with = "fin" })
+  return ctx.trace
+end"#,
+                ),
+                (
+                    "ack",
+                    r#"function on_invoke(ctx, ev) native.barrier.ack("b", "m") return ctx.trace end"#,
+                ),
+                ("fin", "function on_queue(ctx, ev) end"),
+            ],
+        )],
+    );
+    let exporter = Exporter::start(
+        &format!("http://127.0.0.1:{}/v1/traces", receiver.port),
+        "native-test",
+    )
+    .unwrap();
+    let rt = std::sync::Arc::new(runtime_of(&p).with_exporter(Some(exporter.clone())));
+    let key = native_core::api_keys::create(&*rt.services.backends.kv, "acme", "t")
+        .await
+        .unwrap()
+        .key;
+    let router = native_core::inbound::router(rt.clone());
+    let invoke = |script: &str, tp: Option<String>| {
+        let mut r = Request::post(format!("/v1/invoke/{script}"))
+            .header("authorization", format!("Bearer {key}"));
+        if let Some(tp) = tp {
+            r = r.header("traceparent", tp);
+        }
+        let req = r.body(Body::from("{}")).unwrap();
+        let router = router.clone();
+        async move {
+            let resp = tower::ServiceExt::oneshot(router, req).await.unwrap();
+            assert_eq!(resp.status(), 200);
+            resp.headers()["traceparent"].to_str().unwrap().to_string()
+        }
+    };
+    let drain = || drain_all(&rt);
+    // WHEN an order comes in a caller's trace, another request (a chain of its own) acks its
+    // barrier, and the continuation runs
+    let chain = "4bf92f3577b34da6a3ce929d0e0e4736";
+    let order_tp = invoke("order", Some(format!("00-{chain}-00f067aa0ba902b7-01"))).await;
+    let ack_tp = invoke("ack", None).await;
+    drain().await;
+    assert!(exporter.flush(Duration::from_secs(10)));
+    // THEN the collector decoded every span of it
+    let spans = receiver.spans(exporter.exported() as usize);
+    let named = |name: &str| -> &Value {
+        spans
+            .iter()
+            .find(|s| s["name"] == name)
+            .unwrap_or_else(|| panic!("no span {name:?}: {spans:#?}"))
+    };
+    let request = named("POST /v1/invoke/order");
+    assert_eq!(request["trace_id"], chain);
+    assert_eq!(
+        request["parent_span_id"], "00f067aa0ba902b7",
+        "the caller's span"
+    );
+    assert_eq!(
+        request["span_id"],
+        &order_tp[36..52],
+        "the answer's parent id"
+    );
+    assert_eq!(request["kind"], 2);
+    assert_eq!(request["attributes"]["http.response.status_code"], 200);
+    assert_eq!(request["service"], "native-test");
+    let run = named("on_invoke order");
+    assert_eq!(run["trace_id"], chain);
+    assert_eq!(
+        run["parent_span_id"], request["span_id"],
+        "the run is the request's child"
+    );
+    assert_eq!(run["attributes"]["native.tenant"], "acme");
+    assert!(run["attributes"]["native.data_ops"].as_i64().unwrap() > 0);
+    assert_eq!(run["status"], 1);
+    let acker = named("on_invoke ack");
+    let ack_chain = &ack_tp[3..35];
+    assert_eq!(acker["trace_id"], ack_chain);
+    let step = named("barrier member acked");
+    assert_eq!(step["trace_id"], chain, "the step is of the order's trace");
+    assert_eq!(
+        step["links"],
+        json!([{ "trace_id": ack_chain, "span_id": acker["span_id"] }]),
+        "linked to the run that acked"
+    );
+    assert_eq!(step["attributes"]["native.member"], "m");
+    let fin = named("on_queue fin");
+    assert_eq!(
+        fin["trace_id"], chain,
+        "the continuation is of the order's trace"
+    );
+    assert_eq!(fin["kind"], 5);
+    assert_eq!(exporter.dropped(), 0);
+    let exported = exporter.exported();
+    assert_eq!(
+        spans.len(),
+        6,
+        "two requests, three runs, one step: {spans:#?}"
+    );
+
+    // WHEN the collector is stopped, a listener that never answers takes its place (the
+    // worst collector: each send waits its whole timeout), and the same work runs again
+    receiver.stop();
+    let _hole = std::net::TcpListener::bind(("127.0.0.1", receiver.port));
+    for _ in 0..10 {
+        let started = Instant::now();
+        invoke("order", None).await;
+        // THEN every run succeeds without waiting on the collector
+        let took = started.elapsed();
+        assert!(took < native_core::observe::otlp::SEND_TIMEOUT, "{took:?}");
+    }
+    // AND the spans that could not be sent are counted as dropped
+    assert!(exporter.flush(Duration::from_secs(30)));
+    assert_eq!(exporter.exported(), exported);
+    assert_eq!(
+        exporter.dropped(),
+        20,
+        "a request's span and its run's, 10 times"
+    );
 }

@@ -77,7 +77,19 @@ pub async fn run(project: &Path, command: BarrierCommand) -> Result {
                 error,
                 result: None,
             };
+            let ok = outcome.ok;
             let r = b.ack(&id, &member, outcome).await?;
+            if !r.duplicate {
+                let fields =
+                    json!({ "barrier": id, "member": member, "ok": ok, "complete": r.complete });
+                operator_step(
+                    &p,
+                    &t.name,
+                    r.chain.as_deref(),
+                    "barrier member acked",
+                    fields,
+                );
+            }
             outln!(
                 "{}",
                 json!({ "duplicate": r.duplicate, "complete": r.complete, "dispatched": r.dispatched })
@@ -88,11 +100,44 @@ pub async fn run(project: &Path, command: BarrierCommand) -> Result {
             reason, no_drain, ..
         } => {
             let n = b.cancel(&id, &reason).await?;
+            if n > 0 {
+                let fields = json!({ "barrier": id, "resolved": n, "reason": reason });
+                let chain = b.chain(&id).await?;
+                operator_step(&p, &t.name, chain.as_deref(), "barrier cancelled", fields);
+            }
             outln!("{}", json!({ "resolved": n }));
             no_drain
         }
     };
     super::drain_after(&crate::show::runtime(&p), mark, no_drain).await
+}
+
+/// Records an operator's action on a barrier in the barrier's chain (when it has one), in the
+/// project's log history: a step ([`native_core::observe::step`]) naming the operator
+/// (`$USER`), so that `native logs --trace` shows it among the chain's runs.
+fn operator_step(
+    p: &native_core::local::Project,
+    tenant: &str,
+    chain: Option<&str>,
+    msg: &str,
+    fields: serde_json::Value,
+) {
+    use native_core::observe::{step, LogSink};
+    let Some(chain) = chain else {
+        return;
+    };
+    // The operator's own environment; shown escaped like every record (`show::readable`).
+    let user = std::env::var("USER")
+        .ok()
+        .filter(|u| !u.is_empty())
+        .map(|u| native_core::text::cut_text(u, 64));
+    let by = step::Origin::Operator {
+        via: "cli",
+        who: user.as_deref(),
+        chain: None,
+    };
+    crate::logfile::LogFile::new(&p.root.join(".native"))
+        .write(&step::record(chain, tenant, msg, &by, fields));
 }
 
 /// `native barrier list TENANT`: every barrier of the tenant in the project's store (its

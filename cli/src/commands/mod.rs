@@ -179,16 +179,23 @@ pub async fn run(cli: Cli) -> ExitCode {
         Command::Logs {
             trace,
             tenant,
+            where_,
+            grep,
             follow,
             limit,
-        } => {
-            let filter = logs::Filter {
-                trace,
-                tenant,
-                limit: limit as usize,
-            };
-            logs::run(&project, filter, follow).await
-        }
+        } => match logs::fields(&where_) {
+            Ok(fields) => {
+                let filter = logs::Filter {
+                    trace,
+                    tenant,
+                    fields,
+                    text: grep.map(|t| t.to_lowercase()),
+                    limit: limit as usize,
+                };
+                logs::run(&project, filter, follow).await
+            }
+            Err(e) => Err(e),
+        },
         Command::Deploy {
             tenant,
             bucket,

@@ -71,7 +71,8 @@ pub async fn run(project: &Path, listen: &str, max_concurrent: u32) -> Outcome {
     let rt = Arc::new(
         rt.with_admission(max_concurrent)
             .with_spare_vm()
-            .with_recent(recent.clone()),
+            .with_recent(recent.clone())
+            .with_exporter_from_env("native")?,
     );
     // Scripts and tests read this line to learn the port: exactly this, first, on stdout.
     outln!("listening on http://{addr}");

@@ -139,9 +139,18 @@ pub fn scoped_runtime_for(config: &AwsConfig, sdk: &SdkConfig) -> Runtime {
         .ok()
         .filter(|n| !n.trim().is_empty())
         .unwrap_or_else(|| crate::observe::NAMESPACE.to_string());
+    // Spans go where OTEL_EXPORTER_OTLP_(TRACES_)ENDPOINT says; a bad endpoint is said once
+    // and exports nothing rather than failing every event.
+    let exporter = crate::observe::otlp::Exporter::from_env("native").unwrap_or_else(|e| {
+        let why =
+            serde_json::json!({ "level": "error", "msg": "OpenTelemetry export is off", "why": e });
+        crate::observe::LogSink::write(&crate::observe::LambdaLog, &why);
+        None
+    });
     let mut rt = runtime_over(config, backends_on_first_use(sdk, config))
         .with_log(Arc::new(crate::observe::LambdaLog))
-        .with_metrics(&namespace);
+        .with_metrics(&namespace)
+        .with_exporter(exporter);
     if let Some(budget) = crate::budget::MemoryBudget::from_lambda_env() {
         rt = rt.with_memory_budget(budget);
     }

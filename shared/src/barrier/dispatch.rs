@@ -113,7 +113,8 @@ impl Barriers<'_> {
             width: self
                 .budget
                 .child_width(&format!("the continuation {script:?} of barrier {id:?}"))?,
-            chain: crate::observe::chain(),
+            // The chain that created the barrier, whichever ack completes it.
+            chain: meta.chain.clone().or_else(crate::observe::chain),
             // The barrier of this create: a message sent twice (a send whose answer was lost,
             // a dispatch a later call finished) continues it once.
             once: Some(format!(

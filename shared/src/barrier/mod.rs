@@ -233,6 +233,7 @@ impl Barriers<'_> {
             generation: Some(generation),
             on_overdue: spec.on_overdue.clone(),
             overdue_timer,
+            chain: crate::observe::chain(),
         };
         self.budget.spend(1)?;
         let meta = match self
@@ -342,6 +343,7 @@ impl Barriers<'_> {
         };
         if self.any_pending(id, &meta).await? {
             return Ok(AckResult {
+                chain: meta.chain,
                 duplicate,
                 complete: false,
                 dispatched: false,
@@ -351,6 +353,7 @@ impl Barriers<'_> {
         let dispatched = self.complete(id, &meta, duplicate).await?;
         self.drop_overdue_timer(&meta).await;
         Ok(AckResult {
+            chain: meta.chain,
             duplicate,
             complete: true,
             dispatched,
@@ -397,6 +400,13 @@ impl Barriers<'_> {
                 )),
             },
         }
+    }
+
+    /// The chain that created barrier `id` ([`Meta::chain`]), if it is known: where an
+    /// operator's cancel is recorded. One read.
+    pub async fn chain(&self, id: &str) -> Result<Option<String>> {
+        check_id(id)?;
+        Ok(self.meta(id).await?.and_then(|m| m.chain))
     }
 
     async fn any_pending(&self, id: &str, meta: &Meta) -> Result<bool> {

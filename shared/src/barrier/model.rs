@@ -95,6 +95,11 @@ pub struct Meta {
     /// created before it was kept: their timer stays until due, and then sends nothing.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub overdue_timer: Option<String>,
+    /// The chain that created the barrier: its continuation runs in it, and each ack is
+    /// recorded in it as a step ([`crate::observe::step`]). Absent in barriers created before
+    /// issue 55 and outside any chain: the continuation then runs in the completing ack's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub chain: Option<String>,
 }
 
 impl Meta {
@@ -152,8 +157,10 @@ impl Outcome {
 }
 
 /// What an ack reports.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct AckResult {
+    /// The barrier's chain ([`Meta::chain`]), where the caller records the ack as a step.
+    pub chain: Option<String>,
     /// The member was already resolved; this ack changed nothing.
     pub duplicate: bool,
     /// No member is pending.
@@ -193,4 +200,26 @@ pub struct Status {
     pub pending_members: Vec<String>,
     /// Pass back for the next page of pending members.
     pub cursor: Option<String>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_meta_row_written_before_chains_is_read_without_one() {
+        let old = r#"{"members":2,"continue_with":"next","state":{},"deadline_s":null,"created_ms":1,"expires_at_s":2,"generation":"g"}"#;
+        let item = Item {
+            pk: "b#t#x".into(),
+            sk: "meta".into(),
+            value: old.into(),
+            version: Default::default(),
+            expires_at_s: 2,
+        };
+        let meta = Meta::from_item(&item).unwrap();
+        assert_eq!(meta.chain, None);
+        assert_eq!(meta.continue_with.as_deref(), Some("next"));
+        // And a chain is written only when there is one.
+        assert!(!meta.to_json().contains("chain"));
+    }
 }

@@ -41,6 +41,14 @@ pub fn read_request(bytes: &[u8]) -> Result<Request, String> {
         ));
     }
     check_job_id(&r.job)?;
+    if let Some(t) = &r.trace {
+        if t.len() != 32 || !t.bytes().all(|c| matches!(c, b'0'..=b'9' | b'a'..=b'f')) {
+            return Err(format!(
+                "trace {:?} is not a W3C trace id (32 lower-case hex digits)",
+                crate::text::cut_text(t.clone(), 40)
+            ));
+        }
+    }
     for (name, d) in &r.inputs {
         crate::keys::check_name("input", name)?;
         check_dataset(d).map_err(|e| format!("input {name:?}: {e}"))?;

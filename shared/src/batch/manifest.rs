@@ -86,6 +86,11 @@ pub struct Request {
     pub inputs: BTreeMap<String, Dataset>,
     /// The queries, in the order the script added them.
     pub queries: Vec<Query>,
+    /// The chain of the script that submitted the job, as a W3C trace id (32 lower-case hex
+    /// digits), for the partner's own traces and the `traceparent` of its calls back (issue
+    /// 55); absent in requests written before.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trace: Option<String>,
 }
 
 /// `jobs/<job>/done.json`: `{ ok: true, results }` or `{ ok: false, error }`.

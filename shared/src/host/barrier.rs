@@ -5,6 +5,7 @@ use mlua::{Lua, Table, Value};
 use super::Signature;
 use super::{from_lua, invocation, raise, to_lua, Invocation};
 use crate::barrier::{Barriers, CreateSpec, Meta, Outcome};
+use crate::observe::step;
 use crate::Error;
 
 fn barriers(inv: &Invocation) -> Barriers<'_> {
@@ -154,10 +155,37 @@ fn outcome(lua: &Lua, v: Value) -> mlua::Result<Outcome> {
     Ok(Outcome { ok, error, result })
 }
 
+/// Records in the barrier's chain `chain` that this script's run moved it (`msg`): a step
+/// ([`crate::observe::step`]) linked to the run's own chain, naming what started the run.
+fn record_step(inv: &Invocation, chain: Option<&str>, msg: &str, fields: serde_json::Value) {
+    let Some(chain) = chain else {
+        return;
+    };
+    let cause = crate::observe::context().cause;
+    let by = step::Origin::Script {
+        script: &inv.script,
+        chain: &inv.trace,
+        cause: cause.as_deref(),
+    };
+    let rec = step::record(chain, &inv.tenant.name, msg, &by, fields);
+    inv.services.log.write(&rec);
+    let exporter = inv.services.exporter.as_deref();
+    step::export(exporter, &rec, exporter.and(crate::observe::context().span));
+}
+
 fn ack(lua: &Lua, (id, member, out): (String, String, Value)) -> mlua::Result<Table> {
     let out = outcome(lua, out)?;
+    let ok = out.ok;
     let inv = invocation(lua)?;
     let r = run(lua, &inv, barriers(&inv).ack(&id, &member, out))?;
+    if !r.duplicate {
+        record_step(
+            &inv,
+            r.chain.as_deref(),
+            "barrier member acked",
+            serde_json::json!({ "barrier": id, "member": member, "ok": ok, "complete": r.complete }),
+        );
+    }
     let t = lua.create_table()?;
     t.set("duplicate", r.duplicate)?;
     t.set("complete", r.complete)?;
@@ -319,6 +347,7 @@ fn callback_url(
         barrier: id,
         member,
         expires_s: crate::ports::now_ms() / 1000 + ttl_s,
+        chain: Some(inv.trace.clone()),
     };
     Ok(signer.url(&target))
 }
@@ -326,12 +355,18 @@ fn callback_url(
 fn cancel(lua: &Lua, (id, reason): (String, Option<String>)) -> mlua::Result<u64> {
     let reason = reason.unwrap_or_else(|| "cancelled".into());
     let inv = invocation(lua)?;
-    run_named(
-        lua,
-        &inv,
-        "native.barrier.cancel",
-        barriers(&inv).cancel(&id, &reason),
-    )
+    let b = barriers(&inv);
+    let resolved = run_named(lua, &inv, "native.barrier.cancel", b.cancel(&id, &reason))?;
+    if resolved > 0 {
+        let chain = run(lua, &inv, b.chain(&id))?;
+        record_step(
+            &inv,
+            chain.as_deref(),
+            "barrier cancelled",
+            serde_json::json!({ "barrier": id, "resolved": resolved, "reason": reason }),
+        );
+    }
+    Ok(resolved)
 }
 
 fn result_table(lua: &Lua, id: &str, meta: &Meta, failed: u64) -> mlua::Result<Table> {

@@ -388,6 +388,7 @@ impl Draft {
             created_ms: now,
             inputs: self.inputs.clone(),
             queries: self.queries.clone(),
+            trace: crate::observe::w3c::trace_id(&inv.trace),
         };
         // State first: request.json is what the partner reacts to, and its answer must find it.
         put(

@@ -21,6 +21,9 @@ pub struct Services {
     pub http_jobs: Option<Arc<crate::outbound::jobs::HttpJobs>>,
     /// Signs callback URLs (`native.barrier.callback_url`); `None` where no secret is set.
     pub callback: Option<Arc<crate::callback::Signer>>,
+    /// Where spans go ([`crate::observe::otlp`]); `None` when no collector is set, and then
+    /// no span is made.
+    pub exporter: Option<Arc<crate::observe::otlp::Exporter>>,
 }
 
 impl Services {
@@ -33,6 +36,7 @@ impl Services {
             log,
             http_jobs: None,
             callback: None,
+            exporter: None,
         }
     }
 }

@@ -23,9 +23,20 @@ use axum::Router;
 use crate::runtime::Runtime;
 
 tokio::task_local! {
-    /// The tenant of the request being handled, once known.
-    static TENANT: RefCell<Option<String>>;
+    /// What the request's handler learnt: its tenant, once known, and the chain it joins
+    /// when that is not the one the request came with ([`note_chain`]).
+    static NOTED: RefCell<Noted>;
 }
+
+/// See [`NOTED`].
+#[derive(Default)]
+struct Noted {
+    tenant: Option<String>,
+    chain: Option<String>,
+}
+
+/// The header of a request's and an answer's chain (W3C Trace Context).
+const TRACEPARENT: &str = "traceparent";
 
 /// The message of an error answer, for the access log (set by [`super::ApiError`] and the
 /// body limit's answers).
@@ -42,7 +53,13 @@ const MAX_ERROR_BYTES: usize = 2048;
 
 /// Records the tenant of the request being handled, for its access log record.
 pub(crate) fn note_tenant(tenant: &str) {
-    let _ = TENANT.try_with(|t| *t.borrow_mut() = Some(tenant.to_string()));
+    let _ = NOTED.try_with(|n| n.borrow_mut().tenant = Some(tenant.to_string()));
+}
+
+/// Records that the request being handled is of `chain` (a callback URL's, for a POST that
+/// named none), for its access log record and its answer's `traceparent`.
+pub(crate) fn note_chain(chain: &str) {
+    let _ = NOTED.try_with(|n| n.borrow_mut().chain = Some(chain.to_string()));
 }
 
 /// The path as logged: a callback token replaced, cut to [`MAX_PATH_CHARS`].
@@ -160,13 +177,40 @@ where
     // once the request is answered.
     let uri = req.uri().clone();
     let started = Instant::now();
-    let trace = crate::observe::new_trace();
-    let handled = TENANT.scope(RefCell::new(None), async {
+    // The caller's chain when its `traceparent` names one (its span the parent of this
+    // request's), else a new one.
+    let (trace, caller) = match req
+        .headers()
+        .get(TRACEPARENT)
+        .and_then(|v| crate::observe::w3c::parse(v.as_bytes()))
+    {
+        Some((trace, parent)) => (trace, Some(parent)),
+        None => (crate::observe::new_trace(), None),
+    };
+    // The request's span: the parent id its answer names, and where spans are exported, the
+    // parent of the run it serves.
+    let span = crate::observe::w3c::new_span();
+    let exporter = rt.services.exporter.as_ref();
+    let started_ns = exporter.map(|_| crate::observe::otlp::now_ns());
+    let handled = NOTED.scope(RefCell::new(Noted::default()), async {
         let r = handle(req).await;
-        (r, TENANT.with(|t| t.borrow_mut().take()))
+        (r, NOTED.with(|n| n.take()))
     });
-    let (response, tenant) =
-        crate::observe::in_context(|c| c.chain = Some(trace.clone()), handled).await;
+    let (mut response, noted) = crate::observe::in_context(
+        |c| {
+            c.chain = Some(trace.clone());
+            c.span = exporter.map(|_| span);
+        },
+        handled,
+    )
+    .await;
+    let (tenant, trace) = (noted.tenant, noted.chain.unwrap_or(trace));
+    // Every answer, errors included, names its chain: what `native logs --trace` takes.
+    if let Some(v) = crate::observe::w3c::header(&trace, span)
+        .and_then(|h| axum::http::HeaderValue::from_str(&h).ok())
+    {
+        response.headers_mut().insert(TRACEPARENT, v);
+    }
     let status = response.status().as_u16();
     let level = match status {
         500.. => "error",
@@ -190,6 +234,29 @@ where
             .get::<ErrorNote>()
             .map(|ErrorNote(e)| shown(e, MAX_ERROR_BYTES)),
     };
+    if let (Some(e), Some(start_ns)) = (exporter, started_ns) {
+        use crate::observe::otlp::{Attr, Kind, SpanData};
+        let mut attributes = vec![
+            ("http.request.method", Attr::Str(rec.method.to_string())),
+            ("url.path", Attr::Str(rec.path.to_string())),
+            ("http.response.status_code", Attr::Int(status.into())),
+        ];
+        if let Some(t) = rec.tenant {
+            attributes.push(("native.tenant", Attr::Str(t.to_string())));
+        }
+        e.record(SpanData {
+            chain: trace.clone(),
+            span,
+            parent: caller,
+            name: format!("{} {}", rec.method, rec.path),
+            kind: Kind::Server,
+            start_ns,
+            end_ns: crate::observe::otlp::now_ns(),
+            attributes,
+            error: (status >= 500).then(|| rec.error.as_deref().unwrap_or("").to_string()),
+            links: Vec::new(),
+        });
+    }
     // Serialised straight from the struct (strings and numbers: it cannot fail); a `Value` is
     // made only for a sink that reads fields.
     // Into a buffer of a record's usual size, rather than one grown from empty (reallocated

@@ -15,6 +15,7 @@ use super::{ApiError, Code};
 use crate::barrier::{Barriers, Outcome};
 use crate::budget::Budget;
 use crate::callback::Refused;
+use crate::observe::step;
 use crate::runtime::Runtime;
 
 /// The largest outcome body.
@@ -62,11 +63,28 @@ pub(super) async fn callback(
         }
     };
     let outcome = read_outcome(&headers, body).await?;
+    let ok = outcome.ok;
     super::access_log::note_tenant(&target.tenant);
+    // A POST that names no chain of its own is of the chain that made the URL (signed, so
+    // no caller chose it): its record and its answer name the order's chain.
+    let named = headers
+        .get("traceparent")
+        .and_then(|v| crate::observe::w3c::parse(v.as_bytes()))
+        .is_some();
+    let request = match (&target.chain, named) {
+        (Some(chain), false) if crate::observe::w3c::trace_id(chain).is_some() => {
+            super::access_log::note_chain(chain);
+            Some(chain.clone())
+        }
+        _ => crate::observe::chain(),
+    };
     let tenant = rt.tenants.load(&target.tenant).await?;
+    let tenant_name = tenant.name.clone();
     // A barrier call holds a `&dyn Budget`, which is not Send: it runs on a thread of its own,
     // as scripts' calls do.
     let handle = tokio::runtime::Handle::current();
+    let runtime = rt.clone();
+    let (barrier, member) = (target.barrier.clone(), target.member.clone());
     let r = tokio::task::spawn_blocking(move || {
         handle.block_on(async {
             let b = Barriers {
@@ -81,6 +99,22 @@ pub(super) async fn callback(
     })
     .await
     .map_err(|e| ApiError::new(Code::Internal, format!("the ack failed: {e}")))??;
+    // The ack is a step of the barrier's chain, linked to this request's.
+    if let (Some(chain), false) = (&r.chain, r.duplicate) {
+        let by = step::Origin::Callback {
+            chain: request.as_deref(),
+        };
+        let rec = step::record(
+            chain,
+            &tenant_name,
+            "barrier member acked",
+            &by,
+            json!({ "barrier": barrier, "member": member, "ok": ok, "complete": r.complete }),
+        );
+        runtime.services.log.write(&rec);
+        let exporter = runtime.services.exporter.as_deref();
+        step::export(exporter, &rec, exporter.and(crate::observe::context().span));
+    }
     Ok((
         StatusCode::OK,
         [(header::CONTENT_TYPE, "application/json")],

@@ -16,7 +16,10 @@ use std::future::Future;
 use serde_json::{json, Value};
 
 mod log;
+pub mod otlp;
 pub mod recent;
+pub mod step;
+pub mod w3c;
 
 pub use log::{LogSink, StderrLog};
 
@@ -38,6 +41,12 @@ pub struct RequestContext {
     /// The chain the running script's work belongs to ([`recent::Run::chain`]): work messages
     /// it causes carry it, so the console can show a chain from its root.
     pub chain: Option<String>,
+    /// What started the running script's run, when it is worth a step's origin
+    /// ([`step::Origin::Script`]): for a run of an object event, `object <bucket>/<key>`.
+    pub cause: Option<String>,
+    /// The span the work is in, where spans are exported ([`otlp`]): the request's on its
+    /// task, the run's on a script's thread; steps link it.
+    pub span: Option<u64>,
 }
 
 tokio::task_local! {
@@ -46,7 +55,7 @@ tokio::task_local! {
 
 thread_local! {
     static THREAD_REQUEST: RefCell<RequestContext> = const {
-        RefCell::new(RequestContext { aws_request_id: None, public_base: None, chain: None })
+        RefCell::new(RequestContext { aws_request_id: None, public_base: None, chain: None, cause: None, span: None })
     };
 }
 
@@ -59,6 +68,9 @@ pub fn context() -> RequestContext {
             aws_request_id: task.aws_request_id.or(thread.aws_request_id),
             public_base: task.public_base.or(thread.public_base),
             chain: task.chain.or(thread.chain),
+            cause: task.cause.or(thread.cause),
+            // A script's thread is in its run's span, within the request's on the task.
+            span: thread.span.or(task.span),
         },
         Err(_) => thread,
     }
@@ -76,14 +88,15 @@ pub async fn in_request<F: Future>(aws_request_id: Option<String>, f: F) -> F::O
     in_context(|c| c.aws_request_id = aws_request_id, f).await
 }
 
-/// A new chain id (a trace), for work that starts a chain: 16 lower-case hex digits.
+/// A new chain id (a trace), for work that starts a chain: a W3C trace id, 32 lower-case hex
+/// digits ([`w3c`]).
 pub fn new_trace() -> String {
-    hex16(crate::random::u64())
+    hex32(crate::random::u128())
 }
 
-/// `n` as 16 lower-case hex digits (`format!("{n:016x}")` without the formatting machinery: a
+/// `n` as 32 lower-case hex digits (`format!("{n:032x}")` without the formatting machinery: a
 /// trace is made for every request served).
-fn hex16(n: u64) -> String {
+fn hex32(n: u128) -> String {
     hex::encode(n.to_be_bytes())
 }
 
@@ -227,12 +240,13 @@ mod tests {
     use super::*;
 
     #[test]
-    fn traces_are_sixteen_hex_digits_as_format_writes_them() {
-        for n in [0, 1, 0xf, 0x1234_5678_9abc_def0, u64::MAX, rand::random()] {
-            assert_eq!(hex16(n), format!("{n:016x}"));
+    fn traces_are_w3c_trace_ids_as_format_writes_them() {
+        for n in [0, 1, 0xf, 0x1234_5678_9abc_def0, u128::MAX, rand::random()] {
+            assert_eq!(hex32(n), format!("{n:032x}"));
         }
         let t = new_trace();
-        assert!(t.len() == 16 && is_trace(&t), "{t}");
+        assert!(t.len() == 32 && is_trace(&t), "{t}");
+        assert_eq!(w3c::trace_id(&t).as_deref(), Some(t.as_str()));
     }
 
     #[tokio::test]

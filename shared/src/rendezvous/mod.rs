@@ -586,6 +586,7 @@ impl<'a, B: Budget + ?Sized> Rendezvous<'a, B> {
                     continue_with: spec.continue_with.clone(),
                 },
                 incarnation: token(),
+                chain: crate::observe::chain(),
             };
             let ops = vec![
                 TxOp::Put {
@@ -881,7 +882,7 @@ impl<'a, B: Budget + ?Sized> Rendezvous<'a, B> {
             event: json!({ "rendezvous": { "namespace": ns, "name": b.name, "generation": generation } }),
             depth: self.budget.depth() + 1,
             width,
-            chain: crate::observe::chain(),
+            chain: found.row.chain.clone().or_else(crate::observe::chain),
             // This incarnation's generation: a message sent twice continues it once.
             once: Some(format!("rendezvous/{}/{generation}", found.parts_pk)),
         })

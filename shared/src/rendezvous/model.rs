@@ -135,6 +135,10 @@ impl WaitOutcome {
 pub(super) struct BarrierRow {
     pub barrier: Barrier,
     pub incarnation: String,
+    /// The chain that created the barrier, which every trip's continuation runs in (absent in
+    /// rows written before issue 55: the tripping call's chain then).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub chain: Option<String>,
 }
 
 /// The stored namespace row.

@@ -601,6 +601,9 @@ fn pattern(p: &str) -> fn(&str) -> bool {
             l.contains("%2e") || l.contains("%2f") || l.contains("%5c")
         },
         "^[0-9a-fA-F]{64}$" => |s: &str| s.len() == 64 && s.chars().all(|c| c.is_ascii_hexdigit()),
+        "^[0-9a-f]{32}$" => {
+            |s: &str| s.len() == 32 && s.bytes().all(|c| matches!(c, b'0'..=b'9' | b'a'..=b'f'))
+        }
         other => panic!("no meaning known for the pattern {other:?}; add it to the table"),
     }
 }
@@ -831,6 +834,7 @@ fn request_and_done_serialize_to_exactly_the_fields_the_schemas_list() {
             query: "q".into(),
             params: json!({ "input": "ids" }),
         }],
+        trace: Some("4bf92f3577b34da6a3ce929d0e0e4736".into()),
     };
     let r = serde_json::to_value(&request).unwrap();
     validate(&rs, &r).unwrap();

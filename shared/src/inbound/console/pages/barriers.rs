@@ -17,6 +17,7 @@ use super::{
 };
 use crate::barrier::{DispatchState, Filter, MemberFilter, Outcome};
 use crate::ports::now_ms;
+use serde_json::json;
 
 /// Barriers per page unless `limit` says otherwise (at most 500).
 const PAGE: usize = 100;
@@ -347,6 +348,29 @@ fn members_table(
     h.raw("</tbody></table>");
 }
 
+/// Records an operator's action on a barrier in the barrier's chain `chain` (when it has one):
+/// a step ([`crate::observe::step`]) linked to the console request's chain `request`.
+fn operator_step(
+    c: &Console,
+    tenant: &str,
+    chain: Option<&str>,
+    (request, span): (Option<&str>, Option<u64>),
+    msg: &str,
+    fields: serde_json::Value,
+) {
+    let Some(chain) = chain else {
+        return;
+    };
+    let by = crate::observe::step::Origin::Operator {
+        via: "console",
+        who: None,
+        chain: request,
+    };
+    let rec = crate::observe::step::record(chain, tenant, msg, &by, fields);
+    c.rt.services.log.write(&rec);
+    crate::observe::step::export(c.rt.services.exporter.as_deref(), &rec, span);
+}
+
 /// `POST .../barriers/{id}/ack`: `member`, `outcome` (`ok` or `failed`), `error`.
 pub async fn ack(
     State(c): State<Arc<Console>>,
@@ -357,6 +381,8 @@ pub async fn ack(
         Ok(f) => f,
         Err(p) => return axum::response::IntoResponse::into_response(p),
     };
+    // The request's chain, which the step links (the render runs on a thread of its own).
+    let (request, span) = (crate::observe::chain(), crate::observe::context().span);
     render(c, move |c| async move {
         let tn = load_tenant(&c, &t).await?;
         let member = form.str("member");
@@ -375,6 +401,10 @@ pub async fn ack(
             result: None,
         };
         let r = barriers_of(&c, &tn).ack(&id, member, outcome).await?;
+        if !r.duplicate {
+            operator_step(&c, &tn.name, r.chain.as_deref(), (request.as_deref(), span), "barrier member acked",
+                json!({ "barrier": id, "member": member, "ok": ok, "complete": r.complete }));
+        }
         let what = if ok { "ok" } else { "failed" };
         let notice = match (r.duplicate, r.complete, r.dispatched) {
             (true, _, _) => format!("member {member:?} was already acknowledged; nothing changed"),
@@ -397,13 +427,25 @@ pub async fn cancel(
         Ok(f) => f,
         Err(p) => return axum::response::IntoResponse::into_response(p),
     };
+    let (request, span) = (crate::observe::chain(), crate::observe::context().span);
     render(c, move |c| async move {
         let tn = load_tenant(&c, &t).await?;
         let reason = match form.str("reason") {
             "" => "cancelled by the operator",
             r => r,
         };
-        let n = barriers_of(&c, &tn).cancel(&id, reason).await?;
+        let b = barriers_of(&c, &tn);
+        let n = b.cancel(&id, reason).await?;
+        if n > 0 {
+            operator_step(
+                &c,
+                &tn.name,
+                b.chain(&id).await?.as_deref(),
+                (request.as_deref(), span),
+                "barrier cancelled",
+                json!({ "barrier": id, "resolved": n, "reason": reason }),
+            );
+        }
         Ok(done(
             Href::to(&["tenants", &t, "barriers", &id]),
             &format!("cancelled: {n} pending member(s) resolved as failed"),

@@ -1,0 +1,145 @@
+//! W3C Trace Context (<https://www.w3.org/TR/trace-context/>): a chain id is a W3C trace id,
+//! so that a caller's `traceparent` names the chain its request joins, and every answer names
+//! the chain that served it.
+//!
+//! A caller's header is hostile input: it is read only for its trace id, and only when it is
+//! well formed (version, trace id, parent id and flags in their lower-case hex, neither id all
+//! zeros, at most [`MAX_HEADER_BYTES`]); anything else is ignored and the request starts a
+//! chain of its own, as the specification asks. Nothing else of it (flags, tracestate) is
+//! used or echoed.
+//!
+//! Chains made before chain ids were 32 digits are 16: as a trace id they are left-padded with
+//! zeros, as the specification says of 8-byte ids, and a trace id of 16 leading zeros names the
+//! 16-digit chain again, so that `native logs --trace` finds it by either spelling.
+
+/// The longest `traceparent` value read; a longer one is ignored.
+pub const MAX_HEADER_BYTES: usize = 512;
+
+/// The chain a `traceparent` header value names, and the caller's span (its parent id), if it
+/// is well formed.
+pub fn parse(value: &[u8]) -> Option<(String, u64)> {
+    if value.len() > MAX_HEADER_BYTES {
+        return None;
+    }
+    let v = std::str::from_utf8(value).ok()?.trim_matches([' ', '\t']);
+    let b = v.as_bytes();
+    if b.len() < 55 || b[2] != b'-' || b[35] != b'-' || b[52] != b'-' {
+        return None;
+    }
+    let (version, trace, parent, flags) = (&v[..2], &v[3..35], &v[36..52], &v[53..55]);
+    let hex = |s: &str| s.bytes().all(|c| matches!(c, b'0'..=b'9' | b'a'..=b'f'));
+    let zero = |s: &str| s.bytes().all(|c| c == b'0');
+    if !(hex(version) && hex(trace) && hex(parent) && hex(flags)) || version == "ff" {
+        return None;
+    }
+    // Version 00 is exactly this long; a later version may add fields after a dash.
+    if (version == "00" && b.len() != 55) || (b.len() > 55 && b[55] != b'-') {
+        return None;
+    }
+    if zero(trace) || zero(parent) {
+        return None;
+    }
+    let chain = match trace.strip_prefix("0000000000000000") {
+        Some(short) => short.to_string(),
+        None => trace.to_string(),
+    };
+    Some((chain, u64::from_str_radix(parent, 16).ok()?))
+}
+
+/// `chain` as a W3C trace id (32 lower-case hex digits), if it is one or a 16-digit chain
+/// (left-padded); None for a chain of another form (one that came from a queue's writer).
+pub fn trace_id(chain: &str) -> Option<String> {
+    let hex = !chain.is_empty()
+        && chain.len() <= 32
+        && chain
+            .bytes()
+            .all(|c| matches!(c, b'0'..=b'9' | b'a'..=b'f'));
+    if !hex || chain.bytes().all(|c| c == b'0') {
+        return None;
+    }
+    if chain.len() == 32 {
+        return Some(chain.to_string());
+    }
+    let mut id = String::with_capacity(32);
+    id.extend(std::iter::repeat_n('0', 32 - chain.len()));
+    id.push_str(chain);
+    Some(id)
+}
+
+/// The `traceparent` value of `chain` with parent id `span` (sampled), if the chain is a trace
+/// id ([`trace_id`]).
+pub fn header(chain: &str, span: u64) -> Option<String> {
+    let id = trace_id(chain)?;
+    // Pieced together rather than formatted: every answer carries one.
+    let mut h = String::with_capacity(55);
+    h.push_str("00-");
+    h.push_str(&id);
+    h.push('-');
+    h.push_str(&hex::encode(span.max(1).to_be_bytes()));
+    h.push_str("-01");
+    Some(h)
+}
+
+/// A new span id: a random non-zero 64-bit number.
+pub fn new_span() -> u64 {
+    crate::random::u64().max(1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const ID: &str = "4bf92f3577b34da6a3ce929d0e0e4736";
+
+    #[test]
+    fn a_well_formed_traceparent_names_its_trace() {
+        let v = format!("00-{ID}-00f067aa0ba902b7-01");
+        assert_eq!(
+            parse(v.as_bytes()),
+            Some((ID.to_string(), 0x00f0_67aa_0ba9_02b7))
+        );
+        let id = |v: &str| parse(v.as_bytes()).map(|(c, _)| c);
+        // Spaces and tabs around it are no part of it; a later version may add fields.
+        assert_eq!(id(&format!(" \t{v} ")).as_deref(), Some(ID));
+        let later = format!("cc-{ID}-00f067aa0ba902b7-01-what-comes-next");
+        assert_eq!(id(&later).as_deref(), Some(ID));
+        // A 16-digit chain, padded, is named in its own form again.
+        let short = "a3ce929d0e0e4736";
+        let h = header(short, 7).unwrap();
+        assert_eq!(h, format!("00-0000000000000000{short}-0000000000000007-01"));
+        assert_eq!(id(&h).as_deref(), Some(short));
+        assert_eq!(
+            header(ID, 0).unwrap(),
+            format!("00-{ID}-0000000000000001-01")
+        );
+    }
+
+    #[test]
+    fn hostile_traceparents_are_ignored() {
+        let long = format!("cc-{ID}-00f067aa0ba902b7-01-{}", "x".repeat(600));
+        let bad = [
+            String::new(),
+            "garbage".into(),
+            format!("00-{}-00f067aa0ba902b7-01", ID.to_uppercase()),
+            format!("00-{}-00f067aa0ba902b7-01", "0".repeat(32)),
+            format!("00-{ID}-0000000000000000-01"),
+            format!("ff-{ID}-00f067aa0ba902b7-01"),
+            format!("00-{ID}-00f067aa0ba902b7-01-extra"),
+            format!("cc-{ID}-00f067aa0ba902b7-01x"),
+            format!("0g-{ID}-00f067aa0ba902b7-01"),
+            format!("00_{ID}_00f067aa0ba902b7_01"),
+            format!("00-{}-00f067aa0ba902b7-01", &ID[..31]),
+            format!("00-{ID}\n-00f067aa0ba902b-01"),
+            format!("00-{}é-00f067aa0ba902b7-01", &ID[..30]),
+            long,
+        ];
+        for v in bad {
+            assert_eq!(parse(v.as_bytes()), None, "{v:?}");
+        }
+        assert_eq!(parse(&[0xff; 55]), None);
+        // A chain that is no trace id has no header.
+        for c in ["my-chain", "", &"a".repeat(33), &"0".repeat(16)] {
+            assert_eq!(header(c, 1), None, "{c:?}");
+        }
+    }
+}
