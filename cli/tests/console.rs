@@ -565,6 +565,7 @@ fn console_aws_reads_and_acts_on_a_deployment_in_the_emulator() {
             depth: 0,
             width: None,
             chain: None,
+            slot: None,
         })
         .unwrap();
         b.queue

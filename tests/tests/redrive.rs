@@ -101,6 +101,7 @@ async fn send(p: &TestProject, tenant: &str, script: &str, event: Value) {
         depth: 0,
         width: None,
         chain: None,
+        slot: None,
     })
     .unwrap();
     p.rt.services

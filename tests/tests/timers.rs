@@ -32,6 +32,7 @@ fn body(n: u32) -> String {
         depth: 1,
         width: None,
         chain: None,
+        slot: None,
     })
     .unwrap()
 }

@@ -45,6 +45,7 @@ pub async fn send(
         depth: 0,
         width: None,
         chain: Some(trace.clone()),
+        slot: None,
     })
     .map_err(|e| Failed::usage(e.to_string()))?;
     rt.services

@@ -114,6 +114,7 @@ impl Barriers<'_> {
                 .budget
                 .child_width(&format!("the continuation {script:?} of barrier {id:?}"))?,
             chain: crate::observe::chain(),
+            slot: None,
         })
         .map_err(|e| Error::InvalidInput(e.to_string()))?;
         let timers = Timers {

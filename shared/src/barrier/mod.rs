@@ -271,6 +271,7 @@ impl Barriers<'_> {
                 "the on_overdue timer {script:?} of barrier {id:?}"
             ))?,
             chain: crate::observe::chain(),
+            slot: None,
         })
         .map_err(|e| Error::InvalidInput(e.to_string()))?;
         let at = now.saturating_add((deadline_s.min(TTL_S as u64) as i64) * 1000);

@@ -165,6 +165,7 @@ impl Draft {
                 .map_err(|m| raise(lua, m))?,
             ),
             chain: crate::observe::chain(),
+            slot: None,
         })
         .map_err(|e| raise(lua, e))?;
         let timers = crate::timer::Timers {

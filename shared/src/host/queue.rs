@@ -34,6 +34,7 @@ pub(crate) fn work_message(
         depth: inv.depth + 1,
         width: None,
         chain: crate::observe::chain(),
+        slot: None,
     };
     let len = serde_json::to_string(&message)
         .map_err(|e| raise(lua, e))?

@@ -882,6 +882,7 @@ impl<'a, B: Budget + ?Sized> Rendezvous<'a, B> {
             depth: self.budget.depth() + 1,
             width,
             chain: crate::observe::chain(),
+            slot: None,
         })
         .map_err(|e| Error::InvalidInput(e.to_string()))?;
         self.budget.spend(1)?;

@@ -190,6 +190,7 @@ impl World {
             depth: 0,
             width: None,
             chain: Some(native_core::observe::new_trace()),
+            slot: None,
         })
         .map_err(|e| e.to_string())?;
         self.block_on(
