@@ -383,3 +383,79 @@ async fn a_crash_at_every_backend_call_of_the_tick_still_runs_the_slot(backend: 
         }
     }
 }
+
+/// On moto: the tick function's runtime (tenants read from the scripts bucket, as
+/// `functions/tick` builds it) sends a tenant's due slot, with the minute's horizon as its
+/// delay, and the queue function's run of it records its outcome.
+#[cfg(feature = "aws")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn on_moto_the_tick_function_fires_a_tenants_schedule() {
+    let Some(ep) = native_tests::aws_endpoint() else {
+        return;
+    };
+    // GIVEN a tenant with a schedule every minute, deployed to the scripts bucket
+    let d = native_core::config::Deployment::from_json("deployment.json", DEPLOYMENT).unwrap();
+    let stack = native_tests::aws_env::stack(&ep, &d).await;
+    let objects = stack.backends.objects.clone();
+    let bucket = &stack.config.scripts_bucket;
+    for (key, text) in [
+        (
+            "acme/config.json",
+            r#"{"schedules": {"minutely": {"script": "job", "every": "1m", "event": {"k": 1}}}}"#,
+        ),
+        ("acme/scripts/job.luau", JOB),
+    ] {
+        objects
+            .put(
+                bucket,
+                key,
+                text.into(),
+                native_core::ports::PutMode::Overwrite,
+            )
+            .await
+            .unwrap();
+    }
+    let rt = native_core::aws::lambda::runtime_for(&stack.config, &stack.clients);
+    // WHEN the tick runs at a slot (which starts the schedule) and 5 s before the next
+    let slot = (now_ms() / MIN + 2) * MIN;
+    let first = rt.tick_schedules(schedule::TickOptions {
+        now_ms: slot - MIN,
+        ..TickOptions::every_minute()
+    });
+    assert!(first.await.errors.is_empty());
+    let r = rt
+        .tick_schedules(schedule::TickOptions {
+            now_ms: slot - 5_000,
+            ..TickOptions::every_minute()
+        })
+        .await;
+    // THEN it sent the slot's run, delayed until the slot, with the schedule's event
+    assert_eq!((r.tenants, r.fired, r.errors.len()), (1, 1, 0), "{r:?}");
+    let q = &stack.backends.queue;
+    let st = q.stats(QueueKind::Work).await.unwrap();
+    assert_eq!(st.waiting, 1, "{st:?}");
+    let mut got = Vec::new();
+    while got.is_empty() {
+        got = q.receive(QueueKind::Work, 10, 30).await.unwrap();
+        tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+    }
+    let w: WorkMessage = serde_json::from_str(&got[0].body).unwrap();
+    assert_eq!(
+        (w.tenant.as_str(), w.script.as_str(), &w.event),
+        (
+            "acme",
+            "job",
+            &serde_json::json!({"schedule": "minutely", "at_ms": slot, "missed": 0, "event": {"k": 1}})
+        )
+    );
+    // AND the queue function's run of it records that it succeeded
+    rt.handle_work_message(&got[0].body, 1).await.unwrap();
+    let tenant = rt.tenants.load("acme").await.unwrap();
+    let list = Schedules::new(stack.backends.kv.as_ref(), q.as_ref(), &tenant)
+        .list()
+        .await
+        .unwrap();
+    let last = list[0].last.as_ref().unwrap();
+    assert_eq!((last.at_ms, last.ok), (slot, true));
+    assert_eq!(list[0].next_ms, Some(slot + MIN));
+}
