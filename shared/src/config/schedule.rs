@@ -148,6 +148,22 @@ pub fn parse_every(text: &str) -> Result<i64, String> {
     Ok(ms)
 }
 
+/// Parses an instant given by people: ms since the epoch, or RFC 3339
+/// (`2026-12-01T02:00:00Z`, `2026-12-01T03:00:00+01:00`).
+pub fn parse_instant(text: &str) -> Result<i64, String> {
+    if let Ok(ms) = text.parse::<i64>() {
+        return Ok(ms);
+    }
+    text.parse::<jiff::Timestamp>()
+        .map(|t| t.as_millisecond())
+        .map_err(|_| {
+            format!(
+                "{:?} is neither ms since the epoch nor a time like 2026-12-01T02:00:00Z",
+                crate::text::cut_text(text.to_string(), 60)
+            )
+        })
+}
+
 /// Checks every schedule of a config and fills in its [`Schedule::when`]; the error is the
 /// field (`schedules.NAME.cron`) and why.
 pub fn validate(schedules: &mut BTreeMap<String, Schedule>) -> Result<(), (String, String)> {

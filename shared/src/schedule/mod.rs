@@ -311,12 +311,10 @@ impl<'a> Schedules<'a> {
             let Some(v) = self.write(name, &st, version.as_deref()).await? else {
                 return Ok(());
             };
-            let fires = std::mem::take(&mut st.outbox);
+            let fires = st.outbox.clone();
             report.fired += self.send(name, s, &fires, now).await?;
-            match self.take_out(name, &fires).await? {
-                Some((v, fresh)) => (version, st) = (Some(v), fresh),
-                None => (version, st) = (Some(v), st),
-            }
+            let (v, fresh) = self.take_out_at(name, st, &v, &fires).await?;
+            (version, st) = (Some(v), fresh);
         }
         // New, or its slots changed in the config: start from the next slot.
         let spec = s.spec();
@@ -394,12 +392,35 @@ impl<'a> Schedules<'a> {
     ) -> Result<()> {
         st.outbox.extend(fires.iter().cloned());
         st.claim_until_ms = now + LEASE_MS;
-        if self.write(name, &st, version).await?.is_none() {
+        let Some(v) = self.write(name, &st, version).await? else {
             return Ok(());
-        }
+        };
         report.fired += self.send(name, s, &fires, now).await?;
-        self.take_out(name, &fires).await?;
+        self.take_out_at(name, st, &v, &fires).await?;
         Ok(())
+    }
+
+    /// [`Schedules::take_out`] from the state this caller wrote at `version`: one write when
+    /// nobody wrote the row since (the common case), else a read and a write.
+    async fn take_out_at(
+        &self,
+        name: &str,
+        mut st: State,
+        version: &str,
+        fires: &[Fire],
+    ) -> Result<(String, State)> {
+        for f in fires {
+            if let Some(i) = st.outbox.iter().position(|o| o == f) {
+                st.outbox.remove(i);
+            }
+        }
+        if st.outbox.is_empty() {
+            st.claim_until_ms = 0;
+        }
+        if let Some(v) = self.write(name, &st, Some(version)).await? {
+            return Ok((v, st));
+        }
+        self.take_out(name, fires).await
     }
 
     /// Sends one work message per fire; returns how many.
@@ -424,7 +445,13 @@ impl<'a> Schedules<'a> {
                     manual: f.manual,
                 }),
             };
-            let delay = ((f.at_ms - now).max(0) / 1000).min(i64::from(MAX_DELAY_S)) as u32;
+            // A slot claimed ahead (the tick's horizon) waits for its time; an operator's run
+            // goes now, even for a slot still to come.
+            let delay = if f.manual {
+                0
+            } else {
+                ((f.at_ms - now).max(0) / 1000).min(i64::from(MAX_DELAY_S)) as u32
+            };
             self.call();
             self.queue
                 .send(
@@ -438,9 +465,9 @@ impl<'a> Schedules<'a> {
     }
 
     /// Takes `fires` out of the outbox once they are sent (others' fires stay), releasing the
-    /// lease when it empties. Returns the row's new version and state, or `None` when the row
-    /// is gone. Should it fail, the fires are sent again after the lease: at least once.
-    async fn take_out(&self, name: &str, fires: &[Fire]) -> Result<Option<(String, State)>> {
+    /// lease when it empties. Returns the row's new version and state. Should it fail, the
+    /// fires are sent again after the lease: at least once.
+    async fn take_out(&self, name: &str, fires: &[Fire]) -> Result<(String, State)> {
         self.update(name, |st| {
             for f in fires {
                 if let Some(i) = st.outbox.iter().position(|o| o == f) {
@@ -485,7 +512,7 @@ impl<'a> Schedules<'a> {
         &self,
         name: &str,
         mut change: impl FnMut(&mut State) -> Result<()>,
-    ) -> Result<Option<(String, State)>> {
+    ) -> Result<(String, State)> {
         let s = self.schedule(name)?;
         for _ in 0..TRIES {
             self.call();
@@ -501,7 +528,7 @@ impl<'a> Schedules<'a> {
                 .write(name, &st, item.as_ref().map(|i| i.version.as_str()))
                 .await?
             {
-                return Ok(Some((v, st)));
+                return Ok((v, st));
             }
         }
         Err(Error::Busy {
@@ -583,14 +610,15 @@ impl<'a> Schedules<'a> {
             })
             .collect();
         let now = now_ms();
-        self.update(name, |st| {
-            st.outbox.extend(fires.iter().cloned());
-            st.claim_until_ms = now + LEASE_MS;
-            Ok(())
-        })
-        .await?;
+        let (v, st) = self
+            .update(name, |st| {
+                st.outbox.extend(fires.iter().cloned());
+                st.claim_until_ms = now + LEASE_MS;
+                Ok(())
+            })
+            .await?;
         self.send(name, s, &fires, now).await?;
-        self.take_out(name, &fires).await?;
+        self.take_out_at(name, st, &v, &fires).await?;
         Ok(())
     }
 
