@@ -222,6 +222,26 @@ pub enum Command {
         #[arg(long)]
         after: Option<String>,
     },
+    /// A tenant's schedules: `native schedules TENANT` lists them, one JSON line each (name,
+    /// script, when, next_ms, paused, paused_in_config, last: the last run and its outcome);
+    /// `native schedules pause|resume|trigger TENANT NAME` pauses one (kept across reloads of
+    /// the config), resumes it from its next slot, or runs it once now; `native schedules
+    /// backfill TENANT NAME --from T --to T` runs each of its slots in that span (T: ms since
+    /// the epoch, or 2026-12-01T02:00:00Z). trigger and backfill process the queues afterwards.
+    Schedules {
+        /// TENANT, or pause|resume|trigger|backfill TENANT NAME.
+        #[arg(num_args = 1..=3, required = true)]
+        args: Vec<String>,
+        /// backfill: the first instant.
+        #[arg(long)]
+        from: Option<String>,
+        /// backfill: the last instant (its slot included).
+        #[arg(long)]
+        to: Option<String>,
+        /// Do not process the queues afterwards.
+        #[arg(long)]
+        no_drain: bool,
+    },
     /// Batch jobs: `native batch list TENANT` prints every job, one JSON line each, with its
     /// age and state (waiting, stale, done, failed).
     Batch {

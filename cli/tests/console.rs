@@ -556,6 +556,7 @@ fn console_aws_reads_and_acts_on_a_deployment_in_the_emulator() {
             width: None,
             chain: None,
             once: None,
+            slot: None,
         })
         .unwrap();
         b.queue

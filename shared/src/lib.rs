@@ -29,6 +29,7 @@ pub mod tenants;
 
 // Floor 3: mechanisms the primitives build on.
 pub mod replay;
+pub mod schedule;
 pub mod timer;
 
 // Floor 4: the coordination primitives.

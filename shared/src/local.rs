@@ -210,7 +210,17 @@ pub async fn drain(rt: &Arc<Runtime>, opts: DrainOptions) -> Result<DrainReport>
     // Messages that failed here and have not been received again since.
     let mut retrying = std::collections::HashSet::new();
     loop {
-        // Timers that are due go onto the work queue first (the part of the `tick` Lambda).
+        // Schedules' due slots and timers go onto the work queue first (the part of the
+        // `tick` Lambda).
+        let scheduled = rt
+            .tick_schedules(crate::schedule::TickOptions::local())
+            .await;
+        for error in &scheduled.errors {
+            rt.services.log.write(&json!({
+                "ts_ms": crate::ports::now_ms(), "level": "error",
+                "msg": "firing schedules failed; a later tick fires them", "error": error,
+            }));
+        }
         let ticked = crate::runtime::tick(
             rt.services.backends.kv.as_ref(),
             q.as_ref(),

@@ -567,6 +567,7 @@ impl Runtime {
                 }
             }
         };
+        let slot = msg.slot.clone();
         let script = msg.script.clone();
         let ran = async {
             let out = self
@@ -585,8 +586,12 @@ impl Runtime {
                     // anyone with access to the queue).
                     Origin::new("queue", msg.chain.filter(|c| crate::ports::is_trace(c))),
                 )
-                .await?;
-            self.apply_deletes(&t, &script, None, &out).await
+                .await;
+            if let Some(slot) = &slot {
+                self.record_slot(&t, slot, attempt, out.as_ref().err())
+                    .await;
+            }
+            self.apply_deletes(&t, &script, None, &out?).await
         }
         .await;
         let Some(key) = once else { return ran };
@@ -599,6 +604,36 @@ impl Runtime {
                 Err(e)
             }
         }
+    }
+
+    /// Records how a schedule's run ended (for `native schedules` and the overlap rule). A
+    /// record that fails is logged: the run's own outcome stands.
+    async fn record_slot(
+        &self,
+        t: &Tenant,
+        slot: &crate::ports::Slot,
+        attempt: u32,
+        e: Option<&Error>,
+    ) {
+        let b = &self.services.backends;
+        let s = crate::schedule::Schedules::new(b.kv.as_ref(), b.queue.as_ref(), t);
+        if let Err(why) = s.record(slot, attempt, e.map(ToString::to_string)).await {
+            self.log(
+                "warn",
+                "recording a schedule's run failed",
+                json!({ "tenant": t.name, "schedule": slot.schedule, "error": why.to_string() }),
+            );
+        }
+    }
+
+    /// Sends the due slots of every tenant's schedules (see [`crate::schedule`]): what the
+    /// `tick` function, `native serve` and `native drain` run beside [`tick`].
+    pub async fn tick_schedules(
+        &self,
+        opts: crate::schedule::TickOptions,
+    ) -> crate::schedule::TickReport {
+        let b = &self.services.backends;
+        crate::schedule::tick(self.tenants.as_ref(), b.kv.as_ref(), b.queue.as_ref(), opts).await
     }
 
     /// An events-queue message body (an S3 notification): routes each record and runs the

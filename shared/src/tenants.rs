@@ -71,7 +71,36 @@ pub fn assemble(tenant: &str, shown: &str, files: Vec<(String, String)>) -> Resu
             }
         }
     }
-    Tenant::with_modules(tenant, config, scripts, modules, luaurc)
+    let t = Tenant::with_modules(tenant, config, scripts, modules, luaurc)?;
+    check_schedules(&t, &format!("{shown}config.json"))?;
+    Ok(t)
+}
+
+/// Refuses a schedule whose script the tenant does not have, or whose script has no
+/// `on_queue` for its runs; `file` names the config in the error.
+pub fn check_schedules(t: &Tenant, file: &str) -> Result<()> {
+    for (name, s) in &t.config.schedules {
+        let field = format!("schedules.{name}.script");
+        match t.scripts.get(&s.script) {
+            None => {
+                let why = t.script(&s.script).err().map(|e| e.to_string());
+                return Err(Error::config(file, field, why.unwrap_or_default()));
+            }
+            Some(script) if !script.mentions("on_queue") => {
+                return Err(Error::config(
+                    file,
+                    field,
+                    format!(
+                        "script {:?} has no on_queue, which each run of the schedule calls; \
+                         define function on_queue(ctx, ev) in scripts/{}.luau",
+                        s.script, s.script
+                    ),
+                ))
+            }
+            Some(_) => {}
+        }
+    }
+    Ok(())
 }
 
 /// A tenant's files: each one's path in the tenant folder, and on disk.
@@ -358,5 +387,45 @@ mod tests {
         std::fs::write(&file, "return 2").unwrap();
         age(&file, 30);
         assert!(!unchanged(&stamp));
+    }
+
+    #[test]
+    fn a_schedule_names_a_script_with_on_queue() {
+        // GIVEN configs whose schedule names a missing script, or one without on_queue
+        let config = |script: &str| {
+            format!(
+                r#"{{"schedules": {{"nightly": {{"script": "{script}", "cron": "0 2 * * *"}}}}}}"#
+            )
+        };
+        let files = |script: &str| {
+            vec![
+                ("config.json".to_string(), config(script)),
+                (
+                    "scripts/report.luau".to_string(),
+                    "function on_invoke() end".to_string(),
+                ),
+                (
+                    "scripts/ok.luau".to_string(),
+                    "function on_queue(ctx, ev) end".to_string(),
+                ),
+            ]
+        };
+        // WHEN each tenant is assembled THEN the error names the file, the field and why
+        let e = assemble("acme", "tenants/acme/", files("repot"))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.starts_with("tenants/acme/config.json: schedules.nightly.script: ")
+                && e.contains("did you mean \"report\""),
+            "{e}"
+        );
+        let e = assemble("acme", "tenants/acme/", files("report"))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("schedules.nightly.script: script \"report\" has no on_queue"),
+            "{e}"
+        );
+        assert!(assemble("acme", "tenants/acme/", files("ok")).is_ok());
     }
 }

@@ -40,6 +40,7 @@ mod rendezvous;
 mod replay;
 mod router_defaults;
 mod routing;
+mod schedules;
 mod timers;
 mod trace;
 mod types;

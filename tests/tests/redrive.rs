@@ -102,6 +102,7 @@ async fn send(p: &TestProject, tenant: &str, script: &str, event: Value) {
         width: None,
         chain: None,
         once: None,
+        slot: None,
     })
     .unwrap();
     p.rt.services

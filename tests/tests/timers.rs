@@ -33,6 +33,7 @@ fn body(n: u32) -> String {
         width: None,
         chain: None,
         once: None,
+        slot: None,
     })
     .unwrap()
 }

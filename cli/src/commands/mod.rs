@@ -14,6 +14,7 @@ mod objects;
 mod partner;
 mod queues;
 mod rendezvous;
+mod schedules;
 mod serve;
 mod test;
 mod timers;
@@ -171,6 +172,12 @@ pub async fn run(cli: Cli) -> ExitCode {
             prefix,
             no_drain,
         } => timers::replay(&project, &tenant, &bucket, &prefix, no_drain).await,
+        Command::Schedules {
+            args,
+            from,
+            to,
+            no_drain,
+        } => schedules::run(&project, &args, from.as_deref(), to.as_deref(), no_drain).await,
         Command::Timers {
             tenant,
             limit,
@@ -249,7 +256,7 @@ pub async fn run(cli: Cli) -> ExitCode {
             queues::redrive(&project, only, no_drain, on_aws).await
         }
         Command::Queues { tenant, limit } => queues::list(&project, tenant.as_deref(), limit).await,
-        Command::Clock { command } => clock::run(&project, command),
+        Command::Clock { command } => clock::run(&project, command).await,
         Command::Keys { command } => keys::run(&project, command).await,
         Command::Vault { command } => vault::run(&project, command).await,
         Command::Doctor { deep } => doctor::run(&project, deep).await,

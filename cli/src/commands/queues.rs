@@ -46,6 +46,7 @@ pub async fn send(
         width: None,
         chain: Some(trace.clone()),
         once: None,
+        slot: None,
     })
     .map_err(|e| Failed::usage(e.to_string()))?;
     rt.services

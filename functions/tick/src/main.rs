@@ -1,12 +1,14 @@
-//! The `tick` Lambda function, on an EventBridge schedule every minute: fires the durable
-//! timers (`native.timer.at`, barriers' `on_overdue`) due within the next minute, handing each
-//! to the work queue with the delay that is left. The logic is `native_core::runtime::tick`.
+//! The `tick` Lambda function, on an EventBridge schedule every minute: sends the tenants'
+//! schedules' slots and fires the durable timers (`native.timer.at`, barriers' `on_overdue`)
+//! due within the next minute, handing each to the work queue with the delay that is left. The
+//! logic is `Runtime::tick_schedules` and `native_core::runtime::tick`.
 
 use std::sync::Arc;
 
 use lambda_runtime::{service_fn, Error, LambdaEvent};
 use native_core::aws::lambda;
 use native_core::runtime::tick;
+use native_core::schedule;
 use native_core::timer::TickOptions;
 
 #[tokio::main]
@@ -18,6 +20,8 @@ async fn main() -> Result<(), Error> {
         let rt = rt.clone();
         async move {
             let b = &rt.services.backends;
+            // Schedules first: a slot they send runs as soon as a timer would.
+            let scheduled = rt.tick_schedules(schedule::TickOptions::every_minute()).await;
             let report = tick(
                 b.kv.as_ref(),
                 b.queue.as_ref(),
@@ -25,14 +29,14 @@ async fn main() -> Result<(), Error> {
                 TickOptions::every_minute(),
             )
             .await?;
-            for e in &report.errors {
+            for e in scheduled.errors.iter().chain(&report.errors) {
                 // A tenant that failed is ticked again next minute; the log line feeds alarms.
                 rt.services.log.write(&serde_json::json!({
                     "ts_ms": native_core::ports::now_ms(), "level": "error",
-                    "msg": "firing timers failed; the next tick fires them", "error": e,
+                    "msg": "firing schedules or timers failed; the next tick fires them", "error": e,
                 }));
             }
-            Ok::<_, Error>(serde_json::to_value(&report)?)
+            Ok::<_, Error>(serde_json::json!({ "timers": report, "schedules": scheduled }))
         }
     }))
     .await

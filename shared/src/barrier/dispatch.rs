@@ -123,6 +123,7 @@ impl Barriers<'_> {
                     .clone()
                     .unwrap_or_else(|| meta.created_ms.to_string())
             )),
+            slot: None,
         })
         .map_err(|e| Error::InvalidInput(e.to_string()))?;
         let timers = Timers {

@@ -277,6 +277,7 @@ impl Barriers<'_> {
             ))?,
             chain: crate::observe::chain(),
             once: None,
+            slot: None,
         })
         .map_err(|e| Error::InvalidInput(e.to_string()))?;
         let at = now.saturating_add((deadline_s.min(TTL_S as u64) as i64) * 1000);

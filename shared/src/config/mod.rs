@@ -2,16 +2,19 @@
 //! (`tenants/<tenant>/config.json`). Both are parsed once, validated with errors that name the
 //! file, the field and why, and then passed around typed.
 
+pub mod cron;
 mod deployment;
 pub mod http;
 mod limits;
 pub mod modules;
+pub mod schedule;
 mod tenant;
 
 pub use deployment::{BatchConfig, BucketRef, Deployment, HttpDeployment, DEPLOYMENT_FILE};
 pub use http::TenantHttp;
 pub use limits::{Limits, CEILINGS, MAX_DELETES};
 pub use modules::{Luaurc, Requirer};
+pub use schedule::Schedule;
 pub(crate) use tenant::nul_at;
 pub use tenant::{Router, Script, Tenant, TenantConfig, DEFAULT_ROUTER};
 

@@ -37,6 +37,9 @@ pub struct TenantConfig {
     /// Vault names the tenant's requests may fill in (`{{vault:NAME}}`).
     #[serde(default)]
     pub vault: Vec<String>,
+    /// Scripts run every interval or on a cron, by schedule name (see [`super::schedule`]).
+    #[serde(default)]
+    pub schedules: BTreeMap<String, super::Schedule>,
 }
 
 fn empty_object() -> serde_json::Value {
@@ -53,6 +56,7 @@ impl Default for TenantConfig {
             config: empty_object(),
             http: super::TenantHttp::default(),
             vault: Vec::new(),
+            schedules: BTreeMap::new(),
         }
     }
 }
@@ -60,13 +64,15 @@ impl Default for TenantConfig {
 impl TenantConfig {
     /// Parses and validates a tenant config; `file` names it in errors.
     pub fn from_json(file: &str, text: &str) -> Result<Self, Error> {
-        let c: TenantConfig = super::parse(file, text, &["", "limits", "http"])?;
+        let mut c: TenantConfig = super::parse(file, text, &["", "limits", "http", "schedules"])?;
         c.limits.validate(file)?;
         super::http::validate(&c.http, &c.vault)
             .map_err(|(field, why)| Error::config(file, field, why))?;
         if let Some(router) = &c.router {
             check_name("script", router).map_err(|why| Error::config(file, "router", why))?;
         }
+        super::schedule::validate(&mut c.schedules)
+            .map_err(|(field, why)| Error::config(file, field, why))?;
         if !c.config.is_object() {
             return Err(Error::config(file, "config", "must be a JSON object"));
         }
@@ -225,8 +231,14 @@ impl Tenant {
         let mut h = Sha256::new();
         h.update(serde_json::to_vec(&config.config).unwrap_or_default());
         h.update(format!(
-            "{:?}{}{}{:?}{:?}{:?}",
-            config.limits, config.queue, config.batch, config.router, config.http, config.vault
+            "{:?}{}{}{:?}{:?}{:?}{:?}",
+            config.limits,
+            config.queue,
+            config.batch,
+            config.router,
+            config.http,
+            config.vault,
+            config.schedules
         ));
         let mut map = BTreeMap::new();
         for s in scripts {

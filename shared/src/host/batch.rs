@@ -166,6 +166,7 @@ impl Draft {
             ),
             chain: crate::observe::chain(),
             once: None,
+            slot: None,
         })
         .map_err(|e| raise(lua, e))?;
         let timers = crate::timer::Timers {

@@ -37,6 +37,7 @@ pub(crate) fn work_message(
         width: None,
         chain: crate::observe::chain(),
         once: None,
+        slot: None,
     };
     let len = serde_json::to_string(&message)
         .map_err(|e| raise(lua, e))?

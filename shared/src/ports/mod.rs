@@ -22,7 +22,7 @@ pub use queue::{
 };
 pub(crate) use vault::check as check_secret;
 pub use vault::{Secret, Vault, MAX_SECRET_BYTES};
-pub use work::{is_trace, trace_of_body, WorkMessage};
+pub use work::{is_trace, trace_of_body, Slot, WorkMessage};
 
 use std::sync::Arc;
 

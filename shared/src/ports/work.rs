@@ -33,6 +33,23 @@ pub struct WorkMessage {
     /// that run at least once (`native.queue.send`, timers).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub once: Option<String>,
+    /// The schedule slot this message runs (`crate::schedule`), whose outcome the runtime
+    /// records for `native schedules` and the overlap rule. Only the scheduler sets it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub slot: Option<Slot>,
+}
+
+/// A schedule's slot that a work message runs.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Slot {
+    /// The schedule's name.
+    pub schedule: String,
+    /// The slot, in ms since the epoch (a manual run's: when it was asked for).
+    pub at_ms: i64,
+    /// Whether an operator asked for it (`trigger`, `backfill`) rather than the clock.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub manual: bool,
 }
 
 /// The chain (trace) a queue message's body names, when it is a work message with one in its

@@ -885,6 +885,7 @@ impl<'a, B: Budget + ?Sized> Rendezvous<'a, B> {
             chain: found.row.chain.clone().or_else(crate::observe::chain),
             // This incarnation's generation: a message sent twice continues it once.
             once: Some(format!("rendezvous/{}/{generation}", found.parts_pk)),
+            slot: None,
         })
         .map_err(|e| Error::InvalidInput(e.to_string()))?;
         self.budget.spend(1)?;

@@ -191,6 +191,7 @@ impl World {
             width: None,
             chain: Some(native_core::observe::new_trace()),
             once: None,
+            slot: None,
         })
         .map_err(|e| e.to_string())?;
         self.block_on(

@@ -125,6 +125,11 @@ pub fn router(console: Arc<Console>) -> Router {
             get(rendezvous::one),
         )
         .route("/console/tenants/{tenant}/timers", get(timers::list))
+        .route("/console/tenants/{tenant}/schedules", get(schedules::list))
+        .route(
+            "/console/tenants/{tenant}/schedules/act",
+            post(schedules::act),
+        )
         .route("/console/tenants/{tenant}/dlq", get(dlq::tenant))
         .route("/console/tenants/{tenant}/dlq/redrive", post(dlq::redrive))
         .route(
@@ -392,11 +397,12 @@ fn head(h: &mut Html, title: &str, live: bool) {
 }
 
 /// A tenant page's tabs.
-const TABS: [(&str, &str); 6] = [
+const TABS: [(&str, &str); 7] = [
     ("barriers", "Barriers"),
     ("jobs", "Jobs"),
     ("rendezvous", "Rendezvous"),
     ("timers", "Timers"),
+    ("schedules", "Schedules"),
     ("dlq", "Dead letters"),
     ("invocations", "Invocations"),
 ];

@@ -7,6 +7,7 @@ pub mod invocations;
 pub mod jobs;
 pub mod overview;
 pub mod rendezvous;
+pub mod schedules;
 pub mod timers;
 
 use std::sync::Arc;
