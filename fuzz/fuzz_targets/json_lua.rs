@@ -1,6 +1,6 @@
 //! JSON into Luau values and back, inside a real sandboxed VM run by the engine: the raw parser
-//! (`native.ndjson.rows` and `native.json.decode`, host/json_seed.rs), the bounded walker
-//! (`native.json.encode` and the return value, host/encode.rs), and the event (`host::to_lua`).
+//! (`native.ndjson.rows` and `native.json.decode`, host/text_to_luau.rs), the bounded walker
+//! (`native.json.encode` and the return value, host/luau_to_json.rs), and the event (`host::to_lua`).
 //!
 //! The VM is built once and pooled by the engine, so an execution costs one invocation. The
 //! input bytes reach the script as an array of numbers (the event is JSON, and the bytes need

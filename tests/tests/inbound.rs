@@ -323,7 +323,7 @@ async fn healthz_answers_when_the_backends_do() {
 }
 
 /// A body under 256 bytes is read onto the stack by the invocation's frame, a longer one in a
-/// call of its own with the shapes of its rows (`host::json_seed`): the script sees the same
+/// call of its own with the shapes of its rows (`host::text_to_luau`): the script sees the same
 /// event either way, and a body that is not JSON is the caller's fault either way, in
 /// serde_json's words, with the VM serving the next request.
 #[tokio::test]

@@ -23,13 +23,13 @@
 use std::cell::Cell;
 use std::os::raw::c_int;
 
-// `lua_pushlstring_` is Luau's own push (see host/json_seed.rs: the wrapper asks for a pointer back).
+// `lua_pushlstring_` is Luau's own push (see host/text_to_luau.rs: the wrapper asks for a pointer back).
 use mlua::ffi::{self, lua_State};
 use mlua::{Function, Lua, Table};
 
 use super::sandbox::Ctx;
 use super::Entry;
-use crate::host::json_push;
+use crate::host::value_to_luau;
 
 /// Slots of a VM's frame kit (see [`function`]): `_G`, then the keys of `ctx` that change,
 /// then the entry points' names.
@@ -162,7 +162,7 @@ unsafe extern "C-unwind" fn make(state: *mut lua_State) -> c_int {
     // pointer is [`with`]'s, whose `parts` outlive the `enter` call that is running this, and
     // it is taken, so a second call (none is made) finds nothing. A raise (out of memory)
     // unwinds to `enter`'s protected call; nothing owned lives in this frame. Room is checked
-    // for the ten slots used before anything is pushed; `json_push::push` checks its own per
+    // for the ten slots used before anything is pushed; `value_to_luau::push` checks its own per
     // level.
     unsafe {
         if parts.is_null() {
@@ -233,7 +233,7 @@ unsafe extern "C-unwind" fn make(state: *mut lua_State) -> c_int {
                 ffi::lua_settop(state, 7);
                 raise(state, "the event is not JSON");
             }
-        } else if !json_push::push(state, p.event, 4) {
+        } else if !value_to_luau::push(state, p.event, 4) {
             raise(
                 state,
                 "recursion limit exceeded: the event nests deeper than 128 levels",

@@ -4,17 +4,17 @@ use mlua::{Lua, LuaSerdeExt, Table, Value};
 
 use crate::error::Cause;
 
-use super::encode::{self, Budget, Stop};
+use super::luau_to_json::{self, Budget, Stop};
 
 /// JSON to a Luau value: objects and arrays become tables (arrays with mlua's array
 /// metatable), `null` becomes nil. One protected call, whatever the value's size (see
-/// [`super::json_push`]).
+/// [`super::value_to_luau`]).
 pub fn to_lua(lua: &Lua, v: &serde_json::Value) -> mlua::Result<Value> {
-    super::json_push::value(lua, v)
+    super::value_to_luau::value(lua, v)
 }
 
 /// A Luau value to JSON, within the running invocation's `max_object_mb` and deadline (see
-/// [`super::encode`]). A table is an array when it has the array marker (it came from a JSON
+/// [`super::luau_to_json`]). A table is an array when it has the array marker (it came from a JSON
 /// array) or its keys are the integers 1..n (holes become null while at least half the slots
 /// are used); otherwise an object with string keys. An empty table is an object. What JSON
 /// cannot hold (functions, mixed tables, cycles, NaN) is an error that names where it is; a
@@ -23,7 +23,7 @@ pub fn to_lua(lua: &Lua, v: &serde_json::Value) -> mlua::Result<Value> {
 /// (`"native.queue.send: the event"`).
 pub fn from_lua(lua: &Lua, v: Value, what: &str) -> mlua::Result<serde_json::Value> {
     let budget = budget(lua);
-    encode::value(lua, &v, budget).map_err(|stop| stopped(lua, stop, &what))
+    luau_to_json::value(lua, &v, budget).map_err(|stop| stopped(lua, stop, &what))
 }
 
 /// A Luau value as JSON text, within the same budget as [`from_lua`]. `what` is only written
@@ -35,7 +35,7 @@ pub fn to_json_text(
     what: &dyn std::fmt::Display,
 ) -> mlua::Result<Vec<u8>> {
     let budget = budget(lua);
-    encode::text(lua, &v, pretty, budget).map_err(|stop| stopped(lua, stop, what))
+    luau_to_json::text(lua, &v, pretty, budget).map_err(|stop| stopped(lua, stop, what))
 }
 
 fn budget(lua: &Lua) -> Budget {
@@ -88,7 +88,7 @@ fn encode(lua: &Lua, (v, opts): (Value, Option<Table>)) -> mlua::Result<String> 
 
 fn decode(lua: &Lua, text: mlua::LuaString) -> mlua::Result<Value> {
     // Straight into the VM: a large text must cost the script's heap, not the host's.
-    super::json_seed::parse_value(lua, &text.as_bytes())?
+    super::text_to_luau::parse_value(lua, &text.as_bytes())?
         .map_err(|e| super::raise(lua, format!("native.json.decode: invalid JSON: {e}")))
 }
 

@@ -7,15 +7,13 @@ mod batch;
 mod bucket;
 pub mod chain;
 mod db;
-pub mod encode;
 mod function;
 pub mod helpers;
 mod http;
 mod invocation;
 mod json;
-pub(crate) mod json_push;
-mod json_seed;
 mod log;
+pub mod luau_to_json;
 mod ndjson;
 mod queue;
 mod readonly;
@@ -23,19 +21,21 @@ mod rendezvous;
 mod response;
 mod rows;
 mod services;
+mod text_to_luau;
 mod timer;
 #[cfg(test)]
 mod types_test;
+pub(crate) mod value_to_luau;
 
 pub use db::db_pk;
 pub use function::{add_method, add_method_mut, function, method, method_mut, Signature};
 pub use invocation::{too_deep, Breach, Invocation};
 pub use json::{from_lua, to_json_text, to_lua};
-pub use json_seed::{parse_value as parse_json, Short as ShortJson};
 pub use log::message_text;
 pub use readonly::deep_readonly;
 pub use response::Reply;
 pub use services::Services;
+pub use text_to_luau::{parse_value as parse_json, Short as ShortJson};
 
 use std::fmt::Display;
 

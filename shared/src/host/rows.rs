@@ -4,7 +4,7 @@
 
 use mlua::{Function, Lua, Table};
 
-use super::json_seed::parse_rows;
+use super::text_to_luau::parse_rows;
 
 /// Rows fetched per call into Rust.
 const BATCH_ROWS: usize = 256;

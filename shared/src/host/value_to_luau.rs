@@ -12,7 +12,7 @@
 
 use std::os::raw::c_int;
 
-// `lua_pushlstring_` is Luau's own push (see json_seed.rs: the wrapper asks for a pointer back).
+// `lua_pushlstring_` is Luau's own push (see text_to_luau.rs: the wrapper asks for a pointer back).
 use mlua::ffi::{self, lua_State};
 use mlua::{Lua, LuaSerdeExt};
 
