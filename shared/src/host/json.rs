@@ -4,7 +4,7 @@ use mlua::{Lua, LuaSerdeExt, Table, Value};
 
 use crate::error::Cause;
 
-use super::luau_to_json::{self, Budget, Stop};
+use super::luau_to_json::{self, Allowance, Stop};
 
 /// JSON to a Luau value: objects and arrays become tables (arrays with mlua's array
 /// metatable), `null` becomes nil. One protected call, whatever the value's size (see
@@ -38,10 +38,12 @@ pub fn to_json_text(
     luau_to_json::text(lua, &v, pretty, budget).map_err(|stop| stopped(lua, stop, what))
 }
 
-fn budget(lua: &Lua) -> Budget {
+fn budget(lua: &Lua) -> Allowance {
     match lua.app_data_ref::<super::Invocation>() {
-        Some(inv) => Budget::object_mb(inv.tenant.config.limits.max_object_mb, Some(inv.deadline)),
-        None => Budget::object_mb(crate::config::Limits::default().max_object_mb, None),
+        Some(inv) => {
+            Allowance::object_mb(inv.tenant.config.limits.max_object_mb, Some(inv.deadline))
+        }
+        None => Allowance::object_mb(crate::config::Limits::default().max_object_mb, None),
     }
 }
 

@@ -5,9 +5,9 @@
 //! goes through one walker. A script controls the shape of what it hands over, and a few MB of
 //! Luau heap can describe gigabytes of JSON (the same 1 MB string five thousand times, a table
 //! that holds the same subtable at every level), so the walker counts as it goes and stops at a
-//! [`Budget`]: the encoded size (`max_object_mb`), the memory the host value takes, and the
+//! [`Allowance`]: the encoded size (`max_object_mb`), the memory the host value takes, and the
 //! invocation's deadline. Shared subtables count each time they appear, as they would be
-//! written. The host therefore never allocates more than a fixed multiple of the budget for one
+//! written. The host therefore never allocates more than a fixed multiple of the allowance for one
 //! conversion, whatever the script does.
 
 use std::time::Instant;
@@ -29,7 +29,7 @@ const ENTRY_BYTES: usize = 48;
 
 /// How much one conversion may produce.
 #[derive(Debug, Clone, Copy)]
-pub struct Budget {
+pub struct Allowance {
     /// Most bytes of JSON text (exact for text, estimated for values).
     pub max_bytes: usize,
     /// Most host memory a built value may take (values only).
@@ -38,13 +38,13 @@ pub struct Budget {
     pub deadline: Option<Instant>,
 }
 
-impl Budget {
+impl Allowance {
     /// The budget of one value under `max_object_mb`: that many MB of JSON, and four times
     /// that of host memory for a built value (a JSON number takes 2 bytes as text and 32 as
     /// a value).
-    pub fn object_mb(max_object_mb: u32, deadline: Option<Instant>) -> Budget {
+    pub fn object_mb(max_object_mb: u32, deadline: Option<Instant>) -> Allowance {
         let mb = max_object_mb as usize * 1024 * 1024;
-        Budget {
+        Allowance {
             max_bytes: mb,
             max_memory: mb * 4,
             deadline,
@@ -86,7 +86,7 @@ trait Sink {
 struct Walk<'a, S> {
     lua: &'a Lua,
     sink: S,
-    budget: Budget,
+    budget: Allowance,
     seen: Vec<*const std::ffi::c_void>,
     ticks: u32,
     /// Host memory held by the entry lists of the tables being walked (sorting needs them).
@@ -502,7 +502,7 @@ fn digits(i: i64) -> usize {
     d
 }
 
-fn walk<S: Sink>(lua: &Lua, v: &Value, sink: S, budget: Budget) -> Result<S, Stop> {
+fn walk<S: Sink>(lua: &Lua, v: &Value, sink: S, budget: Allowance) -> Result<S, Stop> {
     let mut w = Walk {
         lua,
         sink,
@@ -519,7 +519,7 @@ fn walk<S: Sink>(lua: &Lua, v: &Value, sink: S, budget: Budget) -> Result<S, Sto
 }
 
 /// A Luau value as JSON text, within `budget`. `pretty` indents as `serde_json` does.
-pub fn text(lua: &Lua, v: &Value, pretty: bool, budget: Budget) -> Result<Vec<u8>, Stop> {
+pub fn text(lua: &Lua, v: &Value, pretty: bool, budget: Allowance) -> Result<Vec<u8>, Stop> {
     // Room for a usual answer, rather than a buffer grown from empty (four reallocations).
     let mut sink = Text {
         out: Vec::with_capacity(128),
@@ -538,7 +538,7 @@ pub fn text(lua: &Lua, v: &Value, pretty: bool, budget: Budget) -> Result<Vec<u8
 }
 
 /// A Luau value as a `serde_json::Value`, within `budget`.
-pub fn value(lua: &Lua, v: &Value, budget: Budget) -> Result<serde_json::Value, Stop> {
+pub fn value(lua: &Lua, v: &Value, budget: Allowance) -> Result<serde_json::Value, Stop> {
     let sink = Build {
         max_nodes: budget.max_memory / NODE_BYTES,
         ..Build::default()

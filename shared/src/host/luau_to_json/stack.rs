@@ -286,14 +286,14 @@ unsafe fn utf8<'a>(state: *mut lua_State, idx: c_int) -> Option<&'a str> {
 mod tests {
     use mlua::{Lua, LuaSerdeExt, Value};
 
-    use super::super::{text, walk, Budget, Text};
+    use super::super::{text, walk, Allowance, Text};
 
     /// The walker alone, as `text` was before this walk.
     fn walked(
         lua: &Lua,
         v: &Value,
         pretty: bool,
-        budget: Budget,
+        budget: Allowance,
     ) -> Result<Vec<u8>, super::super::Stop> {
         let sink = Text {
             out: Vec::new(),
@@ -373,7 +373,7 @@ mod tests {
     #[test]
     fn its_text_is_the_walkers_byte_for_byte() {
         let lua = lua();
-        let budget = Budget::object_mb(1, None);
+        let budget = Allowance::object_mb(1, None);
         for (cases, take) in [(TAKEN, true), (LEFT, false)] {
             for src in cases {
                 let v: Value = lua.load(format!("return {src}")).eval().unwrap();
@@ -398,7 +398,7 @@ mod tests {
     #[test]
     fn over_the_budget_it_leaves_the_value_to_the_walker_and_its_error() {
         let lua = lua();
-        let budget = Budget::object_mb(1, None);
+        let budget = Allowance::object_mb(1, None);
         let v: Value = lua
             .load("return { a = string.rep('x', 1024 * 1024) }")
             .eval()
