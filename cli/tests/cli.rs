@@ -1649,7 +1649,7 @@ fn deploy_checks_limits_against_the_functions_the_stack_deployed() {
     deploy(&["--stack", &stack, "--function-timeout", "42"])
         .ok()
         .err_has("(checked with --function-timeout 42)");
-    assert_eq!(listed(), "5", "config and four scripts");
+    assert_eq!(listed(), "6", "config, four scripts and the deploy marker");
     // AND a stack that does not exist is said so
     deploy(&["--stack", &format!("nope-{id}")])
         .code(2)

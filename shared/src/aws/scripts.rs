@@ -28,6 +28,9 @@ use crate::ports::ObjectStore;
 use crate::tenants::TenantSource;
 use crate::{Error, Result};
 
+/// The longest a request waits for the deploy marker's HEAD before it lists its tenant instead.
+pub const MARKER_WAIT: Duration = Duration::from_secs(1);
+
 /// How long a loaded tenant is used without looking at the bucket, and the marker's read.
 pub const RECHECK_EVERY: Duration = Duration::from_secs(5);
 
@@ -97,7 +100,22 @@ impl S3Tenants {
     async fn marker(&self) -> Marker {
         self.marker
             .get(|| async {
-                match self.objects.head(&self.bucket, MARKER).await {
+                // Within the request's deadline and MARKER_WAIT: a stalled HEAD must not hold
+                // the request (or a route batch) past its deadline; without the marker, each
+                // tenant is listed as before.
+                let cap = Instant::now() + MARKER_WAIT;
+                let until = crate::budget::current().map_or(cap, |end| end.min(cap));
+                let head = self.objects.head(&self.bucket, MARKER);
+                let read = tokio::time::timeout_at(until.into(), head)
+                    .await
+                    .unwrap_or_else(|_| {
+                        Err(Error::Backend {
+                            backend: "s3",
+                            message: format!("no answer within {MARKER_WAIT:?}"),
+                            source: None,
+                        })
+                    });
+                match read {
                     Ok(Some(meta)) => Marker::At(meta.etag),
                     Ok(None) => Marker::Unknown,
                     Err(e) => {
