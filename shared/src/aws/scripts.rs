@@ -40,6 +40,10 @@ pub const MARKER: &str = ".native/deployed";
 
 use crate::tenants::MAX_FILES;
 
+/// The most tenant names cached as absent: an event may carry any name, so past this the
+/// absent name checked longest ago is forgotten (and listed again if it comes back).
+pub const MAX_ABSENT: usize = 1024;
+
 /// `(key, etag)` of every file that makes a tenant, sorted by key.
 type Fingerprint = Vec<(String, String)>;
 
@@ -305,7 +309,11 @@ impl TenantSource for S3Tenants {
             },
             Err(e) => return Err(e),
         };
-        self.cache().insert(
+        let mut cache = self.cache();
+        if tenant_now.is_none() {
+            forget_absent(&mut cache, tenant);
+        }
+        cache.insert(
             tenant.to_string(),
             Cached {
                 tenant: tenant_now.clone(),
@@ -314,6 +322,7 @@ impl TenantSource for S3Tenants {
                 marker,
             },
         );
+        drop(cache);
         tenant_now.ok_or_else(not_found)
     }
 
@@ -342,6 +351,24 @@ impl TenantSource for S3Tenants {
         }
         out.sort();
         Ok(out)
+    }
+}
+
+/// Before `tenant` is cached as absent: when [`MAX_ABSENT`] other names are, forgets the one
+/// checked longest ago. A scan of the cache, made only after a listing that found nothing.
+fn forget_absent(cache: &mut HashMap<String, Cached>, tenant: &str) {
+    let absent = || {
+        cache
+            .iter()
+            .filter(|(name, c)| c.tenant.is_none() && name.as_str() != tenant)
+    };
+    if absent().count() >= MAX_ABSENT {
+        if let Some(oldest) = absent()
+            .min_by_key(|(_, c)| c.checked)
+            .map(|(name, _)| name.clone())
+        {
+            cache.remove(&oldest);
+        }
     }
 }
 
@@ -503,6 +530,31 @@ mod tests {
         let t5 = src.load("acme").await.unwrap();
         assert_eq!(t5.scripts.keys().collect::<Vec<_>>(), ["b"]);
         assert!(!t5.config.queue);
+    }
+
+    #[tokio::test]
+    async fn absent_tenant_names_are_cached_up_to_a_bound() {
+        let dir = tempfile::tempdir().unwrap();
+        let store: Arc<dyn ObjectStore> = Arc::new(Embedded::open(dir.path(), vec![]).unwrap());
+        let outage = Outage::over(store, Duration::ZERO);
+        let src = S3Tenants::new(outage.clone(), "scripts-b", Duration::from_secs(60));
+        let absent = |src: &S3Tenants| src.cache().values().filter(|c| c.tenant.is_none()).count();
+        // GIVEN events naming twice as many tenants that do not exist as are cached
+        for i in 0..2 * MAX_ABSENT {
+            let e = src.load(&format!("stray-{i}")).await.unwrap_err();
+            assert!(matches!(e, Error::NotFound { .. }), "{e}");
+        }
+        // THEN at most the bound are held
+        assert_eq!(absent(&src), MAX_ABSENT);
+        // AND the latest names are still cached: an event naming one again lists nothing
+        let lists = outage.calls_of("list");
+        let last = format!("stray-{}", 2 * MAX_ABSENT - 1);
+        assert!(src.load(&last).await.is_err());
+        assert_eq!(outage.calls_of("list"), lists, "{last} was listed again");
+        // AND the first, forgotten, is listed again when it comes back
+        assert!(src.load("stray-0").await.is_err());
+        assert_eq!(outage.calls_of("list"), lists + 1);
+        assert_eq!(absent(&src), MAX_ABSENT);
     }
 
     /// A bucket that counts its calls by kind, makes each take `delay`, and fails every call
