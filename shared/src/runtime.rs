@@ -983,6 +983,7 @@ impl Runtime {
                 },
                 if d.batch.is_some() { " and $batch" } else { "" }
             ),
+            missing: crate::error::Missing::Other,
         })?;
         Ok((real.to_string(), d.full_key(logical, tenant, key)))
     }

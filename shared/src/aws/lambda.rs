@@ -22,6 +22,7 @@ use super::{
     backends_on_first_use, load_sdk_config, AwsConfig, Clients, S3Tenants, SdkConfig,
     StsTenantScope, RECHECK_EVERY,
 };
+use crate::error::Missing;
 use crate::ports::QueueKind;
 use crate::runtime::Runtime;
 use crate::{Error, Result};
@@ -359,9 +360,10 @@ pub fn cannot_succeed(e: &Error) -> Option<&'static str> {
     match e {
         e if crate::host::chain::breached_width(e) => Some("work past its chain's width"),
         Error::InvalidInput(_) => Some("a malformed message"),
-        Error::NotFound { what, .. } if what.starts_with("tenant ") => {
-            Some("a message for an unknown tenant")
-        }
+        Error::NotFound {
+            missing: Missing::Tenant,
+            ..
+        } => Some("a message for an unknown tenant"),
         Error::LimitExceeded {
             limit: "max_chain_depth",
             ..
@@ -422,6 +424,22 @@ mod tests {
         )
         .with_log(Arc::new(crate::observe::StderrLog));
         (dir, e, Arc::new(rt))
+    }
+
+    #[tokio::test]
+    async fn only_a_tenant_that_does_not_exist_is_a_missing_thing_no_retry_heals() {
+        let (dir, _e, _rt) = setup();
+        let tenants = DirTenants::new(dir.path());
+        // GIVEN the tenant source's own error for a tenant that does not exist
+        let e = tenants.load("ghost").await.unwrap_err();
+        // THEN its message goes to the dead letters at once
+        assert_eq!(cannot_succeed(&e), Some("a message for an unknown tenant"));
+        // AND a missing thing of a tenant that exists may appear later, whatever its text says
+        let acme = tenants.load("acme").await.unwrap();
+        let e = acme.script("nope").unwrap_err();
+        assert_eq!(cannot_succeed(&e), None, "{e}");
+        let e = Error::not_found("tenant \"acme\" has no job \"j1\"");
+        assert_eq!(cannot_succeed(&e), None, "{e}");
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -259,13 +259,13 @@ impl TenantSource for S3Tenants {
     async fn load(&self, tenant: &str) -> Result<Arc<Tenant>> {
         check_name("tenant", tenant).map_err(Error::InvalidInput)?;
         let not_found = || {
-            Error::NotFound {
-            what: format!("tenant {tenant:?}"),
-            hint: format!(
-                "there is nothing under s3://{}/{tenant}/; deploy it with `native deploy {tenant} --bucket {}`",
-                self.bucket, self.bucket
-            ),
-        }
+            Error::no_tenant(
+                tenant,
+                format!(
+                    "there is nothing under s3://{}/{tenant}/; deploy it with `native deploy {tenant} --bucket {}`",
+                    self.bucket, self.bucket
+                ),
+            )
         };
         let marker = self.marker().await;
         if let Some(t) = self.cached(tenant, &marker) {

@@ -254,6 +254,7 @@ impl<'a> Schedules<'a> {
                             .join(", ")
                     }
                 ),
+                missing: crate::error::Missing::Other,
             })
     }
 
@@ -780,7 +781,7 @@ mod tests {
             self.most.fetch_max(now, Ordering::SeqCst);
             tokio::time::sleep(Duration::from_millis(20)).await;
             self.now.fetch_sub(1, Ordering::SeqCst);
-            Err(Error::not_found(format!("tenant {tenant:?}")))
+            Err(Error::no_tenant(tenant, ""))
         }
 
         async fn list(&self) -> Result<Vec<String>> {
