@@ -108,7 +108,7 @@ impl S3Tenants {
                 // the request (or a route batch) past its deadline; without the marker, each
                 // tenant is listed as before.
                 let cap = Instant::now() + MARKER_WAIT;
-                let until = crate::budget::current().map_or(cap, |end| end.min(cap));
+                let until = crate::deadline::current().map_or(cap, |end| end.min(cap));
                 let head = self.objects.head(&self.bucket, MARKER);
                 let read = tokio::time::timeout_at(until.into(), head)
                     .await
@@ -185,7 +185,7 @@ impl S3Tenants {
         tenant: &str,
         previous: Option<&(Option<Arc<Tenant>>, Fingerprint)>,
     ) -> Result<(Option<Arc<Tenant>>, Fingerprint)> {
-        let end = crate::budget::current();
+        let end = crate::deadline::current();
         let mut wait = Duration::from_millis(100);
         let files = loop {
             let listed = match end {
@@ -274,7 +274,7 @@ impl TenantSource for S3Tenants {
         // One request loads the tenant; the others that found it due wait for it and take
         // what it loaded.
         let one = self.loading.one(tenant.to_string());
-        let _turn = match crate::budget::current() {
+        let _turn = match crate::deadline::current() {
             Some(end) => tokio::time::timeout_at(end.into(), one)
                 .await
                 .map_err(|_| self.stalled(tenant))?,
@@ -687,7 +687,7 @@ mod tests {
         // AND a tenant never loaded fails with the bucket's error, after trying again within
         // the request's deadline
         let end = Instant::now() + Duration::from_millis(800);
-        let e = crate::budget::within(end, src.load("beta"))
+        let e = crate::deadline::within(end, src.load("beta"))
             .await
             .unwrap_err()
             .to_string();
