@@ -3,7 +3,7 @@
 //! `timeout_s` and the function's remaining time less [`MARGIN`]. The handlers set that end
 //! with [`within`] around a request's work (a task-local, [`current`]); the router and the
 //! handler of one object event share one end ([`crate::runtime::Runtime`]); a wait on a backend
-//! ends by it ([`before`]).
+//! ends by it ([`before`]). The periodic tick's time is here too ([`tick_end`]).
 
 use std::future::Future;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
@@ -63,9 +63,48 @@ pub fn lambda_end(deadline_ms: u64) -> Instant {
     Instant::now() + left.saturating_sub(MARGIN)
 }
 
+/// How often the periodic tick runs on AWS (the `tick` function's schedule, template.yaml):
+/// also how far ahead a tick hands due work to the queue, with the delay that is left.
+pub const TICK_EVERY: Duration = Duration::from_secs(60);
+
+/// The longest a periodic tick on AWS works, schedules and timers together, so that one tick
+/// ends well before the next begins.
+pub const TICK_TIME: Duration = Duration::from_secs(45);
+
+/// When a periodic tick that starts now stops: [`TICK_TIME`] from now, or the end of its
+/// function's request ([`lambda_end`] of `deadline_ms`; the function's timeout may be as short
+/// as 10 s) when that comes first. What is left waits for the next tick.
+pub fn tick_end(deadline_ms: Option<u64>) -> Instant {
+    let most = Instant::now() + TICK_TIME;
+    deadline_ms.map_or(most, |d| lambda_end(d).min(most))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_tick_ends_by_its_functions_deadline_or_its_time() {
+        let now_ms = || {
+            SystemTime::now()
+                .duration_since(UNIX_EPOCH)
+                .unwrap()
+                .as_millis() as u64
+        };
+        // GIVEN a tick function with a 10 s timeout THEN its tick stops 2 s before it ends
+        let t = Instant::now();
+        let end = tick_end(Some(now_ms() + 10_000));
+        assert!(
+            end <= t + Duration::from_secs(8) + Duration::from_millis(50),
+            "{:?}",
+            end - t
+        );
+        // AND with a 15 minute timeout, after TICK_TIME, schedules and timers together
+        let t = Instant::now();
+        let end = tick_end(Some(now_ms() + 900_000));
+        assert!(end >= t + TICK_TIME && end <= Instant::now() + TICK_TIME);
+        assert!(tick_end(None) <= Instant::now() + TICK_TIME);
+    }
 
     #[tokio::test]
     async fn within_keeps_the_earlier_end() {
