@@ -76,11 +76,11 @@ pub struct Runtime {
     /// The services last built for each tenant over its scoped backends.
     scoped: std::sync::Mutex<std::collections::HashMap<String, Arc<Services>>>,
     /// Script memory that scripts in flight share (none: unbounded).
-    memory: Option<crate::budget::MemoryBudget>,
+    memory: Option<crate::capacity::ScriptMemory>,
     /// The namespace of per-tenant metrics written as EMF log records (none: no metrics).
     metrics: Option<String>,
     /// How many invocations run at once, on a server (none: no cap, as on Lambda).
-    admission: Option<Arc<crate::budget::Admission>>,
+    admission: Option<Arc<crate::capacity::Admission>>,
     /// Where finished runs are recorded for the operator's console (none: nowhere).
     recent: Option<Arc<Recent>>,
     /// Log each script run and each routing choice (`native -v`).
@@ -188,22 +188,22 @@ impl Runtime {
     }
 
     /// The same runtime running at most as many scripts at once as their tenants'
-    /// `max_memory_mb` fit in `budget`.
-    pub fn with_memory_budget(mut self, budget: crate::budget::MemoryBudget) -> Self {
-        self.memory = Some(budget);
+    /// `max_memory_mb` fit in `memory`.
+    pub fn with_script_memory(mut self, memory: crate::capacity::ScriptMemory) -> Self {
+        self.memory = Some(memory);
         self
     }
 
     /// The same runtime running at most `max` invocations at once, and per tenant at most its
-    /// `max_concurrent` (see [`crate::budget::Admission`]): what a server sets. A direct
+    /// `max_concurrent` (see [`crate::capacity::Admission`]): what a server sets. A direct
     /// invocation beyond them is refused with [`Error::Busy`]; work from the queues waits.
     pub fn with_admission(mut self, max: u32) -> Self {
-        self.admission = Some(crate::budget::Admission::new(max));
+        self.admission = Some(crate::capacity::Admission::new(max));
         self
     }
 
     /// The admission, if this runtime has one.
-    pub fn admission(&self) -> Option<&Arc<crate::budget::Admission>> {
+    pub fn admission(&self) -> Option<&Arc<crate::capacity::Admission>> {
         self.admission.as_ref()
     }
 
@@ -307,12 +307,12 @@ impl Runtime {
     /// Runs a call to its end (scripts are synchronous; backend calls inside them block on
     /// this runtime): see [`crate::engine::handoff`].
     ///
-    /// The deadline is the tenant's `timeout_s` or the end set with [`crate::budget::within`]
+    /// The deadline is the tenant's `timeout_s` or the end set with [`crate::deadline::within`]
     /// (a Lambda's remaining time), whichever comes first; a script waits for its share of the
-    /// memory budget until then.
+    /// script memory ([`crate::capacity::ScriptMemory`]) until then.
     async fn run(&self, call: Call, origin: Origin) -> Result<Answer> {
         let engine = self.engine.clone();
-        let not_after = crate::budget::current();
+        let not_after = crate::deadline::current();
         // A direct invocation has a caller to tell "not now"; work from the queues waits.
         let tenant_max = call.tenant.config.limits.max_concurrent;
         let _admitted = match &self.admission {
@@ -683,7 +683,7 @@ impl Runtime {
                     source: None,
                 }
                 };
-                crate::budget::before(crate::budget::current(), head, late)
+                crate::deadline::before(crate::deadline::current(), head, late)
                     .await??
                     .map_or((0, None), |m| (m.depth, m.trace))
             } else {
@@ -726,7 +726,7 @@ impl Runtime {
             let timeout = std::time::Duration::from_secs(tenant.config.limits.timeout_s.into());
             let end = std::time::Instant::now() + timeout;
             let routed =
-                crate::budget::within(end, self.route(&tenant, event, attempt, depth, trace));
+                crate::deadline::within(end, self.route(&tenant, event, attempt, depth, trace));
             out.push(routed.await?);
         }
         Ok(out)
@@ -983,6 +983,7 @@ impl Runtime {
                 },
                 if d.batch.is_some() { " and $batch" } else { "" }
             ),
+            missing: crate::error::Missing::Other,
         })?;
         Ok((real.to_string(), d.full_key(logical, tenant, key)))
     }

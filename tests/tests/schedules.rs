@@ -420,13 +420,13 @@ async fn on_moto_the_tick_function_fires_a_tenants_schedule() {
     let slot = (now_ms() / MIN + 2) * MIN;
     let first = rt.tick_schedules(schedule::TickOptions {
         now_ms: slot - MIN,
-        ..TickOptions::every_minute()
+        ..TickOptions::every_minute(native_core::deadline::tick_end(None))
     });
     assert!(first.await.errors.is_empty());
     let r = rt
         .tick_schedules(schedule::TickOptions {
             now_ms: slot - 5_000,
-            ..TickOptions::every_minute()
+            ..TickOptions::every_minute(native_core::deadline::tick_end(None))
         })
         .await;
     // THEN it sent the slot's run, delayed until the slot, with the schedule's event

@@ -12,8 +12,8 @@ use lambda_http::request::RequestContext;
 use lambda_http::tower::ServiceExt;
 use lambda_http::{service_fn, Request, RequestExt};
 use native_core::aws::lambda;
-use native_core::budget::{lambda_end, within};
 use native_core::callback::{at_base, base_from_domain};
+use native_core::deadline::{lambda_end, within};
 use native_core::inbound::router;
 use native_core::observe::in_request;
 

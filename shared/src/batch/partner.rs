@@ -110,6 +110,7 @@ pub(crate) fn batch_folder(deployment: &Deployment, tenant: &str) -> Result<(Str
         .ok_or_else(|| Error::NotFound {
             what: "the batch bucket".into(),
             hint: "deployment.json has no \"batch\" section".into(),
+            missing: crate::error::Missing::Other,
         })?;
     Ok((
         bucket.to_string(),
