@@ -44,6 +44,8 @@ pub enum Kind {
     Internal = 1,
     /// A request served, a direct invocation.
     Server = 2,
+    /// A call a run made out of the process (a backend's, an HTTP request).
+    Client = 3,
     /// A run of a queued message or an object event.
     Consumer = 5,
 }
@@ -84,6 +86,21 @@ pub struct SpanData {
     pub error: Option<String>,
     /// Spans of other chains it is linked to: (chain, span).
     pub links: Vec<(String, u64)>,
+    /// What happened in it (a run's log lines), at most [`super::calls::MAX_EVENTS`].
+    pub events: Vec<Event>,
+    /// Events left out past that cap.
+    pub dropped_events: u32,
+}
+
+/// Something that happened at a moment of a span: a log line of a run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Event {
+    /// When, in ns since the epoch.
+    pub at_ns: u64,
+    /// What (the line's `msg`).
+    pub name: String,
+    /// Its fields.
+    pub attributes: Vec<(String, Attr)>,
 }
 
 /// The time now in ns since the epoch, by the project clock.
@@ -216,7 +233,13 @@ impl Exporter {
             .is_ok()
     }
 
-    /// Spans dropped so far: the queue was full, or the collector did not take them.
+    /// Counts `n` spans dropped before they were queued (a run's calls past its cap).
+    pub fn count_dropped(&self, n: u64) {
+        self.counts.dropped.fetch_add(n, Ordering::Relaxed);
+    }
+
+    /// Spans dropped so far: the queue was full, the collector did not take them, or a run
+    /// made more calls than it may have spans ([`super::calls::MAX_CALL_SPANS`]).
     pub fn dropped(&self) -> u64 {
         self.counts.dropped.load(Ordering::Relaxed)
     }
@@ -285,6 +308,7 @@ fn trace_bytes(chain: &str) -> Vec<u8> {
     }
 }
 
+/// An attribute as OTLP has it.
 fn kv(key: &str, v: &Attr) -> proto::KeyValue {
     let value = match v {
         Attr::Str(s) => proto::Value::String(s.clone()),
@@ -319,6 +343,16 @@ fn encode(service: &str, spans: &[SpanData]) -> Vec<u8> {
                     span_id: span.to_be_bytes().to_vec(),
                 })
                 .collect(),
+            events: s
+                .events
+                .iter()
+                .map(|e| proto::Event {
+                    time_unix_nano: e.at_ns,
+                    name: e.name.clone(),
+                    attributes: e.attributes.iter().map(|(k, v)| kv(k, v)).collect(),
+                })
+                .collect(),
+            dropped_events_count: s.dropped_events,
             status: Some(match &s.error {
                 Some(e) => proto::Status {
                     message: crate::text::cut_text(e.clone(), 1024),
@@ -467,6 +501,8 @@ mod tests {
             attributes: vec![],
             error: None,
             links: vec![],
+            events: vec![],
+            dropped_events: 0,
         };
         let started = Instant::now();
         for _ in 0..QUEUE_SPANS * 2 {
