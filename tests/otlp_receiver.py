@@ -57,6 +57,12 @@ class Handler(BaseHTTPRequestHandler):
                         "end": s.end_time_unix_nano,
                         "attributes": {kv.key: value(kv.value) for kv in s.attributes},
                         "links": [{"trace_id": l.trace_id.hex(), "span_id": l.span_id.hex()} for l in s.links],
+                        "events": [{
+                            "name": e.name,
+                            "time": e.time_unix_nano,
+                            "attributes": {kv.key: value(kv.value) for kv in e.attributes},
+                        } for e in s.events],
+                        "dropped_events": s.dropped_events_count,
                         "status": s.status.code,
                         "status_message": s.status.message,
                     })

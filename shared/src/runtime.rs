@@ -62,6 +62,11 @@ pub trait TenantScope: Send + Sync + std::fmt::Debug {
     async fn backends(&self, tenant: &str, shared: &Backends) -> Result<Backends>;
 }
 
+/// How long a Lambda function waits for its spans to reach the collector, at most, before it
+/// answers ([`Runtime::flushing`]): a collector beside the function (an extension, an agent)
+/// takes a batch in a few milliseconds.
+pub const FLUSH_WITHIN: std::time::Duration = std::time::Duration::from_millis(200);
+
 /// The runtime of one process.
 #[derive(Debug)]
 pub struct Runtime {
@@ -294,6 +299,25 @@ impl Runtime {
             scoped: Default::default(),
             ..self
         }
+    }
+
+    /// Runs `work` (a Lambda request's), then, where spans are exported, sends its spans to
+    /// the collector before it returns: waiting at most [`FLUSH_WITHIN`], and never past
+    /// `end` (the request's end, [`crate::budget::lambda_end`]). A slow or absent collector
+    /// delays the answer by that at most and never fails it; the spans it did not take in time
+    /// stay queued for the next flush, or are dropped and counted. Without an exporter it is
+    /// `work` alone.
+    pub async fn flushing<F: std::future::Future>(
+        &self,
+        end: std::time::Instant,
+        work: F,
+    ) -> F::Output {
+        let out = work.await;
+        if let Some(e) = &self.services.exporter {
+            let left = end.saturating_duration_since(std::time::Instant::now());
+            e.flush_within(FLUSH_WITHIN.min(left)).await;
+        }
+        out
     }
 
     /// The same runtime exporting spans where the process environment names a collector

@@ -110,7 +110,28 @@ pub fn now_ns() -> u64 {
 
 enum Msg {
     Span(Box<SpanData>),
-    Flush(SyncSender<()>),
+    Flush(Done),
+}
+
+/// Whom a flush tells that what was queued before it is sent (or dropped).
+enum Done {
+    /// A thread that waits.
+    Thread(SyncSender<()>),
+    /// A task that waits.
+    Task(tokio::sync::oneshot::Sender<()>),
+}
+
+impl Done {
+    fn tell(self) {
+        match self {
+            Done::Thread(t) => {
+                let _ = t.try_send(());
+            }
+            Done::Task(t) => {
+                let _ = t.send(());
+            }
+        }
+    }
 }
 
 /// The exporter of one process: a bounded queue and the thread that empties it.
@@ -124,6 +145,8 @@ pub struct Exporter {
 struct Counts {
     dropped: AtomicU64,
     exported: AtomicU64,
+    late: AtomicU64,
+    made: AtomicU64,
 }
 
 /// Where a collector listens: `http://host:port/path`.
@@ -205,6 +228,7 @@ impl Exporter {
 
     /// Queues a finished span, never waiting: when the queue is full it is dropped (counted).
     pub fn record(&self, span: SpanData) {
+        self.counts.made.fetch_add(1, Ordering::Relaxed);
         if let Err(TrySendError::Full(_) | TrySendError::Disconnected(_)) =
             self.tx.try_send(Msg::Span(Box::new(span)))
         {
@@ -217,7 +241,7 @@ impl Exporter {
     pub fn flush(&self, within: Duration) -> bool {
         let end = Instant::now() + within;
         let (done, wait) = sync_channel(1);
-        let mut msg = Msg::Flush(done);
+        let mut msg = Msg::Flush(Done::Thread(done));
         // Behind the spans queued now, however full the queue is, until `within` ends.
         loop {
             match self.tx.try_send(msg) {
@@ -233,8 +257,41 @@ impl Exporter {
             .is_ok()
     }
 
+    /// [`Self::flush`] for a task: sends what is queued now and waits, at most `within` and
+    /// without holding its thread, for it to be sent or dropped. Whether it finished in time;
+    /// a flush that did not is counted ([`Self::late_flushes`]), and its spans stay queued.
+    pub async fn flush_within(&self, within: Duration) -> bool {
+        let (done, wait) = tokio::sync::oneshot::channel();
+        let mut msg = Msg::Flush(Done::Task(done));
+        let queued = async {
+            loop {
+                match self.tx.try_send(msg) {
+                    Ok(()) => return true,
+                    Err(TrySendError::Full(m)) => {
+                        msg = m;
+                        tokio::time::sleep(Duration::from_millis(1)).await;
+                    }
+                    Err(TrySendError::Disconnected(_)) => return false,
+                }
+            }
+        };
+        let flushed = tokio::time::timeout(within, async { queued.await && wait.await.is_ok() })
+            .await
+            .unwrap_or(false);
+        if !flushed {
+            self.counts.late.fetch_add(1, Ordering::Relaxed);
+        }
+        flushed
+    }
+
+    /// Flushes that ran out of their time ([`Self::flush_within`]).
+    pub fn late_flushes(&self) -> u64 {
+        self.counts.late.load(Ordering::Relaxed)
+    }
+
     /// Counts `n` spans dropped before they were queued (a run's calls past its cap).
     pub fn count_dropped(&self, n: u64) {
+        self.counts.made.fetch_add(n, Ordering::Relaxed);
         self.counts.dropped.fetch_add(n, Ordering::Relaxed);
     }
 
@@ -242,6 +299,12 @@ impl Exporter {
     /// made more calls than it may have spans ([`super::calls::MAX_CALL_SPANS`]).
     pub fn dropped(&self) -> u64 {
         self.counts.dropped.load(Ordering::Relaxed)
+    }
+
+    /// Spans made so far (each is exported, dropped, or still queued): those recorded, and a
+    /// run's calls past its cap, counted as made and dropped at once.
+    pub fn made(&self) -> u64 {
+        self.counts.made.load(Ordering::Relaxed)
     }
 
     /// Spans the collector took so far.
@@ -289,7 +352,7 @@ fn send_loop(rx: Receiver<Msg>, at: Endpoint, service: String, counts: Arc<Count
             since = Instant::now();
         }
         if let Some(done) = flush {
-            let _ = done.try_send(());
+            done.tell();
         }
         if gone {
             return;
