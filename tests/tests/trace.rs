@@ -365,7 +365,14 @@ async fn one_order_is_one_chain_through_partners_callbacks_operators_jobs_and_ti
     use std::sync::Arc;
     // GIVEN a shop whose order waits on three partners' objects, a partner's callback URL and
     // an operator, a partner's batch job, and a reminder timer; served as native serve serves
-    // it (the API and the console)
+    // it (the API and the console), exporting its spans to a real OTLP decoder
+    let _exporting = EXPORTING.lock().await;
+    let receiver = Receiver::start();
+    let exporter = native_core::observe::otlp::Exporter::start(
+        &format!("http://127.0.0.1:{}/v1/traces", receiver.port),
+        "native-test",
+    )
+    .unwrap();
     let p = TestProject::on(
         backend,
         SHOP,
@@ -383,9 +390,13 @@ async fn one_order_is_one_chain_through_partners_callbacks_operators_jobs_and_ti
         )],
     )
     .await;
-    let rt = Arc::new(runtime_of(&p).with_callback(Arc::new(
-        native_core::callback::Signer::new(vec![7; 32], "").unwrap(),
-    )));
+    let rt = Arc::new(
+        runtime_of(&p)
+            .with_callback(Arc::new(
+                native_core::callback::Signer::new(vec![7; 32], "").unwrap(),
+            ))
+            .with_exporter(Some(exporter.clone())),
+    );
     let key = native_core::api_keys::create(&*rt.services.backends.kv, "shop", "t")
         .await
         .unwrap()
@@ -572,6 +583,90 @@ async fn one_order_is_one_chain_through_partners_callbacks_operators_jobs_and_ti
         done[0]["origin"],
         json!({ "by": "object", "bucket": "$batch", "key": format!("jobs/{job}/done.json") })
     );
+
+    // AND the collector has the same story as spans: the request in the caller's trace, each
+    // run of the order in it, each run's calls its children, and each step a span of the
+    // order's trace linked to the span that made it (a partner's run, the callback's request,
+    // the console's request); the partner's done.json, of no chain, links nothing
+    assert!(exporter.flush(std::time::Duration::from_secs(30)));
+    assert_eq!(exporter.dropped(), 0);
+    let spans = receiver.spans(exporter.exported() as usize);
+    let by_id = |id: &Value| spans.iter().find(|s| s["span_id"] == *id);
+    let request = spans
+        .iter()
+        .find(|s| s["name"] == "POST /v1/invoke/order")
+        .unwrap();
+    assert_eq!(request["trace_id"], chain);
+    assert_eq!(request["parent_span_id"], "00f067aa0ba902b7");
+    let runs: Vec<&Value> = spans
+        .iter()
+        .filter(|s| s["trace_id"] == chain && s["name"].as_str().unwrap().starts_with("on_"))
+        .collect();
+    for script in ["order", "remind", "fulfil", "stocked"] {
+        assert!(
+            runs.iter()
+                .any(|r| r["attributes"]["native.script"] == script),
+            "no run of {script} in the order's trace: {runs:#?}"
+        );
+    }
+    let order = runs
+        .iter()
+        .find(|r| r["attributes"]["native.script"] == "order")
+        .unwrap();
+    assert_eq!(order["parent_span_id"], request["span_id"]);
+    for c in spans.iter().filter(|s| s["kind"] == 3) {
+        let parent = by_id(&c["parent_span_id"]).unwrap_or_else(|| panic!("{c}"));
+        assert_eq!(parent["trace_id"], c["trace_id"], "{c}");
+        assert!(parent["name"].as_str().unwrap().starts_with("on_"), "{c}");
+    }
+    assert!(
+        spans
+            .iter()
+            .any(|c| c["kind"] == 3 && c["parent_span_id"] == order["span_id"]),
+        "the order's run made calls"
+    );
+    let step_spans: Vec<&Value> = spans
+        .iter()
+        .filter(|s| s["trace_id"] == chain && s["name"] == "barrier member acked")
+        .collect();
+    assert_eq!(step_spans.len(), 5, "{step_spans:#?}");
+    let linked = |member: &str| -> &Value {
+        let s = step_spans
+            .iter()
+            .find(|s| s["attributes"]["native.member"] == member)
+            .unwrap();
+        let link = &s["links"][0];
+        let to = by_id(&link["span_id"]).unwrap_or_else(|| panic!("{s}"));
+        assert_eq!(to["trace_id"], link["trace_id"], "{s}");
+        to
+    };
+    for m in ["p1", "p2", "p3"] {
+        let to = linked(m);
+        assert_ne!(to["trace_id"], chain);
+        assert_eq!(to["attributes"]["native.script"], "partner_ack", "{to}");
+    }
+    let to = linked("callback");
+    assert_eq!(
+        to["trace_id"], chain,
+        "the callback's request is of the chain"
+    );
+    assert!(
+        to["name"]
+            .as_str()
+            .unwrap()
+            .starts_with("POST /v1/callback/"),
+        "{to}"
+    );
+    let to = linked("operator");
+    assert!(
+        to["name"].as_str().unwrap().starts_with("POST /console/"),
+        "{to}"
+    );
+    let done = spans
+        .iter()
+        .find(|s| s["trace_id"] == chain && s["name"] == "batch job done")
+        .unwrap();
+    assert_eq!(done["links"], json!([]));
 }
 
 /// A rendezvous barrier's continuation runs, at every trip, in the chain that created the
