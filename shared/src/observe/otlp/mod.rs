@@ -1,7 +1,8 @@
 //! OpenTelemetry trace export (OTLP/HTTP, protobuf; issue 55): every script run is a span of
 //! its chain's trace (the chain id is the trace id, [`super::w3c`]), a child of the HTTP
-//! request it ran in; every request the access log records is a span; every step of a chain
-//! ([`super::step`]) is a span linked to the span that made it.
+//! request it ran in, with its log lines as events; every call it makes out of the process is
+//! its child ([`super::calls`]); every request the access log records is a span; every step of
+//! a chain ([`super::step`]) is a span linked to the span that made it.
 //!
 //! Off unless `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT` (used as it is) or
 //! `OTEL_EXPORTER_OTLP_ENDPOINT` (`/v1/traces` added) names a collector: then no span is made
