@@ -313,11 +313,18 @@ impl Runtime {
         work: F,
     ) -> F::Output {
         let out = work.await;
-        if let Some(e) = &self.services.exporter {
-            let left = end.saturating_duration_since(std::time::Instant::now());
-            e.flush_within(FLUSH_WITHIN.min(left)).await;
-        }
+        let left = end.saturating_duration_since(std::time::Instant::now());
+        self.flush_spans(FLUSH_WITHIN.min(left)).await;
         out
+    }
+
+    /// Where spans are exported, sends those queued now, waiting at most `within` (a server
+    /// that stops, before it exits); whether they went in time (true without an exporter).
+    pub async fn flush_spans(&self, within: std::time::Duration) -> bool {
+        match &self.services.exporter {
+            Some(e) => e.flush_within(within).await,
+            None => true,
+        }
     }
 
     /// The same runtime exporting spans where the process environment names a collector

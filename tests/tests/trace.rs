@@ -1265,3 +1265,43 @@ async fn a_lambda_answer_waits_for_its_spans_only_within_a_bound() {
         "all of them, counted before the answer"
     );
 }
+
+/// A server that stops sends its last spans before its serve loop returns (the Fargate
+/// server's `inbound::serve`; `native serve` does the same), not a batch period later, when
+/// the process is gone.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stopping_server_sends_its_last_spans_before_it_returns() {
+    use native_core::observe::otlp::Exporter;
+    use std::time::Duration;
+    // Alone in a process: the serve loop's stop ends every rendezvous wait of its process.
+    if !native_tests::own_process::alone(
+        module_path!(),
+        "a_stopping_server_sends_its_last_spans_before_it_returns",
+    ) {
+        return;
+    }
+    let receiver = Receiver::start();
+    let e = Exporter::start(
+        &format!("http://127.0.0.1:{}/v1/traces", receiver.port),
+        "t",
+    )
+    .unwrap();
+    let p = order_project();
+    let rt = std::sync::Arc::new(runtime_of(&p).with_exporter(Some(e.clone())));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
+    let serving = tokio::spawn(native_core::inbound::serve(
+        listener,
+        rt.clone(),
+        async move {
+            let _ = stop_rx.await;
+        },
+        Duration::from_secs(5),
+        native_core::inbound::Hygiene::default(),
+    ));
+    rt.invoke("acme", "order", json!({})).await.unwrap();
+    let _ = stop_tx.send(());
+    serving.await.unwrap().unwrap();
+    assert!(e.made() >= 5, "the run and its calls: {}", e.made());
+    assert_eq!(e.exported(), e.made(), "taken before the loop returned");
+}
