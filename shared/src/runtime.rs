@@ -62,6 +62,11 @@ pub trait TenantScope: Send + Sync + std::fmt::Debug {
     async fn backends(&self, tenant: &str, shared: &Backends) -> Result<Backends>;
 }
 
+/// How long a Lambda function waits for its spans to reach the collector, at most, before it
+/// answers ([`Runtime::flushing`]): a collector beside the function (an extension, an agent)
+/// takes a batch in a few milliseconds.
+pub const FLUSH_WITHIN: std::time::Duration = std::time::Duration::from_millis(200);
+
 /// The runtime of one process.
 #[derive(Debug)]
 pub struct Runtime {
@@ -74,7 +79,8 @@ pub struct Runtime {
     /// Per-tenant backends for scripts' calls (none: the shared ones).
     scope: Option<Arc<dyn TenantScope>>,
     /// The services last built for each tenant over its scoped backends.
-    scoped: std::sync::Mutex<std::collections::HashMap<String, Arc<Services>>>,
+    /// (With the backends the scope gave, to tell when it gives others.)
+    scoped: std::sync::Mutex<std::collections::HashMap<String, (Backends, Arc<Services>)>>,
     /// Script memory that scripts in flight share (none: unbounded).
     memory: Option<crate::capacity::ScriptMemory>,
     /// The namespace of per-tenant metrics written as EMF log records (none: no metrics).
@@ -221,19 +227,26 @@ impl Runtime {
         };
         let b = scope.backends(tenant, &self.services.backends).await?;
         let mut cache = self.scoped.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(s) = cache.get(tenant) {
-            if Arc::ptr_eq(&s.backends.objects, &b.objects)
-                && Arc::ptr_eq(&s.backends.kv, &b.kv)
-                && Arc::ptr_eq(&s.backends.vault, &b.vault)
+        if let Some((was, s)) = cache.get(tenant) {
+            if Arc::ptr_eq(&was.objects, &b.objects)
+                && Arc::ptr_eq(&was.kv, &b.kv)
+                && Arc::ptr_eq(&was.vault, &b.vault)
             {
                 return Ok(s.clone());
             }
         }
+        // Where spans are exported, the tenant's own backends record its runs' calls too.
+        let backends = match &self.services.exporter {
+            Some(_) if !crate::observe::traced::is_traced(&b) => {
+                crate::observe::traced::backends(&b)
+            }
+            _ => b.clone(),
+        };
         let s = Arc::new(Services {
-            backends: b,
+            backends,
             ..Services::clone(&self.services)
         });
-        cache.insert(tenant.to_string(), s.clone());
+        cache.insert(tenant.to_string(), (b, s.clone()));
         Ok(s)
     }
 
@@ -267,12 +280,51 @@ impl Runtime {
 
     /// The same runtime exporting spans to `exporter` ([`crate::observe::otlp`]); `None`
     /// exports nothing and makes no span.
+    /// With one, the backends are wrapped so that each run's calls are its child spans
+    /// ([`crate::observe::traced`]); without, they are left as they are.
     pub fn with_exporter(self, exporter: Option<Arc<crate::observe::otlp::Exporter>>) -> Self {
+        let backends = match &exporter {
+            Some(_) if !crate::observe::traced::is_traced(&self.services.backends) => {
+                crate::observe::traced::backends(&self.services.backends)
+            }
+            _ => self.services.backends.clone(),
+        };
         let services = Arc::new(Services {
             exporter,
+            backends,
             ..Services::clone(&self.services)
         });
-        Runtime { services, ..self }
+        Runtime {
+            services,
+            scoped: Default::default(),
+            ..self
+        }
+    }
+
+    /// Runs `work` (a Lambda request's), then, where spans are exported, sends its spans to
+    /// the collector before it returns: waiting at most [`FLUSH_WITHIN`], and never past
+    /// `end` (the request's end, [`crate::budget::lambda_end`]). A slow or absent collector
+    /// delays the answer by that at most and never fails it; the spans it did not take in time
+    /// stay queued for the next flush, or are dropped and counted. Without an exporter it is
+    /// `work` alone.
+    pub async fn flushing<F: std::future::Future>(
+        &self,
+        end: std::time::Instant,
+        work: F,
+    ) -> F::Output {
+        let out = work.await;
+        let left = end.saturating_duration_since(std::time::Instant::now());
+        self.flush_spans(FLUSH_WITHIN.min(left)).await;
+        out
+    }
+
+    /// Where spans are exported, sends those queued now, waiting at most `within` (a server
+    /// that stops, before it exits); whether they went in time (true without an exporter).
+    pub async fn flush_spans(&self, within: std::time::Duration) -> bool {
+        match &self.services.exporter {
+            Some(e) => e.flush_within(within).await,
+            None => true,
+        }
     }
 
     /// The same runtime exporting spans where the process environment names a collector
@@ -355,20 +407,31 @@ impl Runtime {
         let started = std::time::Instant::now();
         let started_ms = crate::ports::now_ms();
         let recording = self.recent.is_some();
+        // Where spans are exported, the run's calls and log lines are recorded for its span.
+        let recorder = match (&self.services.exporter, span) {
+            (Some(e), Some((own, _, _))) => Some(crate::observe::calls::Recorder::new(
+                e.clone(),
+                chain.clone(),
+                own,
+            )),
+            _ => None,
+        };
         // The script's writes are answered before they are synced, and synced once below,
         // before this run's answer acknowledges them (see `ports::durability`).
-        let ((out, data_ops), caught) = crate::engine::handoff::run(move || {
+        let (((out, data_ops), caught), recorded) = crate::engine::handoff::run(move || {
             crate::observe::on_thread(request, || {
-                let run = || {
-                    crate::ports::durability::deferring(|| {
-                        engine.run_measured(&services, &handle, &call, not_after)
-                    })
-                };
-                if recording {
-                    crate::observe::recent::capturing(run)
-                } else {
-                    (run(), Default::default())
-                }
+                crate::observe::calls::recording(recorder, || {
+                    let run = || {
+                        crate::ports::durability::deferring(|| {
+                            engine.run_measured(&services, &handle, &call, not_after)
+                        })
+                    };
+                    if recording {
+                        crate::observe::recent::capturing(run)
+                    } else {
+                        (run(), Default::default())
+                    }
+                })
             })
         })
         .await?;
@@ -434,9 +497,15 @@ impl Runtime {
                     ("native.depth", Attr::Int(depth.into())),
                     ("native.data_ops", Attr::Int(data_ops.into())),
                     ("native.ok", Attr::Bool(out.is_ok())),
+                    (
+                        "native.calls_dropped",
+                        Attr::Int(recorded.calls_dropped.into()),
+                    ),
                 ],
                 error: out.as_ref().err().map(ToString::to_string),
                 links: Vec::new(),
+                events: recorded.events,
+                dropped_events: recorded.events_dropped,
             });
         }
         // Last, so that the run's names move into its record rather than being copied.
