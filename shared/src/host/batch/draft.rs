@@ -107,6 +107,7 @@ impl Draft {
                 key,
                 bytes: Some(bytes),
                 sha256: Some(sha),
+                data: None,
             });
             Ok(())
         };

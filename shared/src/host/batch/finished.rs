@@ -14,7 +14,7 @@ use super::{batch_place, get, MB};
 use crate::batch::manifest::{
     check_job_id, check_part_key, job_dir, state_key, Dataset, Done, State,
 };
-use crate::batch::reader::{store_checks, Opened, PartSource, Rows};
+use crate::batch::reader::{open_part, store_checks, Opened, PartSource, Rows};
 
 /// The most keys `job:keys()` returns: what `{ delete = ... }` takes.
 const MAX_KEYS: usize = crate::config::MAX_DELETES;
@@ -55,7 +55,13 @@ impl Finished {
             format!("{dir}request.json"),
         ];
         for d in self.done.results.values() {
-            keys.extend(d.parts.iter().map(|p| format!("{dir}{}", p.key)));
+            // An inline part has no object.
+            keys.extend(
+                d.parts
+                    .iter()
+                    .filter(|p| p.stored())
+                    .map(|p| format!("{dir}{}", p.key)),
+            );
         }
         keys.extend(self.state.inputs.iter().cloned());
         keys.dedup();
@@ -118,8 +124,7 @@ impl UserData for Finished {
                     size,
                     reader: mut r,
                     verified_sha256,
-                } = src
-                    .open(&part.key)
+                } = open_part(&mut src, part)
                     .map_err(|e| super::super::raise_error(lua, e))?
                     .ok_or_else(|| raise(lua, format!("{what}: the part is missing")))?;
                 if out.len() as u64 + size > max {
