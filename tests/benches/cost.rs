@@ -6,8 +6,9 @@
 //! Run (moto started as tests/run.sh does, its variables set):
 //! `cargo bench --profile dev -p native-tests --bench cost`
 //!
-//! A skeleton (issue 53): the HTTP invoke and the barrier member. The timer, batch job and
-//! rendezvous flows are still to be added.
+//! Flows (issue 53): the HTTP invoke, the barrier member, the barrier's acks through an object
+//! and a signed callback, the timer, the batch job (a partner's and `job:http`). The rendezvous
+//! flows are still to be added.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -37,7 +38,7 @@ mod price {
     pub const RRU: f64 = 0.125;
     /// S3 Standard: PUT, COPY, POST, LIST.
     pub const S3_WRITE_LIST: f64 = 5.0;
-    /// S3 Standard: GET, HEAD and the others.
+    /// S3 Standard: GET, HEAD and the others (DELETE is free).
     pub const S3_READ: f64 = 0.4;
     /// SQS standard queue: a request (of 64 KB).
     pub const SQS: f64 = 0.4;
@@ -112,6 +113,8 @@ impl Tally {
                         w * price::WRU + r * price::RRU
                     }
                     "s3" if matches!(s3_op(asked), "PUT" | "POST" | "LIST") => price::S3_WRITE_LIST,
+                    // S3 charges nothing for DELETE.
+                    "s3" if s3_op(asked) == "DELETE" => 0.0,
                     "s3" => price::S3_READ,
                     "sqs" => price::SQS,
                     _ => 0.0,
@@ -486,12 +489,12 @@ async fn batch_job_rows(ep: &str, proxy: &Proxy) {
         (
             "submit",
             true,
-            "batch job round trip (1 query, 1 result part)",
+            "batch job round trip (1 query, its result inline in done.json)",
         ),
         (
             "submit_http",
             false,
-            "batch job round trip, job:http (1 request)",
+            "batch job round trip, job:http (1 request, a text body)",
         ),
     ] {
         round_trip(script, partner).await;
