@@ -388,6 +388,15 @@ async fn a_result_of_one_small_part_goes_into_done_json_and_larger_ones_are_obje
     );
     want.sort();
     assert_eq!(env.keys("jobs/j1/").await, want);
+    // AND an operator's view reads the inline part from done.json, checked as an object is
+    let v = crate::batch::inspect::view(&env.store, &env.dep, "acme", "j1", 0, true)
+        .await
+        .unwrap()
+        .unwrap();
+    let small = v.parts.iter().find(|p| p.result == "small").unwrap();
+    assert_eq!(small.stored, Some(8));
+    let c = small.checked.clone().unwrap().unwrap();
+    assert_eq!((c.bytes, c.rows, c.gzip), (8, 1, false));
     // AND gzipped answers never go inline
     let r = env.request("j2", &[("small", "small")]).await;
     let opts = Options {
