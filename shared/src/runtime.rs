@@ -303,7 +303,7 @@ impl Runtime {
 
     /// Runs `work` (a Lambda request's), then, where spans are exported, sends its spans to
     /// the collector before it returns: waiting at most [`FLUSH_WITHIN`], and never past
-    /// `end` (the request's end, [`crate::budget::lambda_end`]). A slow or absent collector
+    /// `end` (the request's end, [`crate::deadline::lambda_end`]). A slow or absent collector
     /// delays the answer by that at most and never fails it; the spans it did not take in time
     /// stay queued for the next flush, or are dropped and counted. Without an exporter it is
     /// `work` alone.

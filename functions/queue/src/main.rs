@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use lambda_runtime::{service_fn, Error, LambdaEvent};
 use native_core::aws::lambda;
-use native_core::budget::lambda_end;
+use native_core::deadline::lambda_end;
 use native_core::observe::in_request;
 
 #[tokio::main]
