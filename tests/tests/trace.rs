@@ -577,13 +577,23 @@ async fn the_console_shows_the_order_as_one_timeline<S: crate::common::console::
     };
     let order = at("\">order</a> <code>on_invoke</code>");
     let remind = at("\">remind</a> <code>on_queue</code>");
-    let partners = ["member p1 ", "member p2 ", "member p3 "].map(|m| at(m));
+    let partners = ["member p1 ", "member p2 ", "member p3 "].map(&at);
     let callback = at("member callback ");
     let by_operator = at("member operator ");
     let fulfil = at("\">fulfil</a> <code>on_queue</code>");
     let done = at("batch job done");
     let stocked = at("\">stocked</a> <code>on_queue</code>");
+    let barrier_wait = at("barrier created");
+    let timer_wait = at("timer set");
     assert_eq!(order, 0, "the order's run comes first: {page}");
+    // (the waits it started come after it, and before what ended them)
+    assert!(order < barrier_wait && barrier_wait < partners[0], "{page}");
+    assert!(order < timer_wait && timer_wait < remind, "{page}");
+    assert!(
+        rows[timer_wait].contains("<span class=\"badge\">wait</span>"),
+        "{}",
+        rows[timer_wait]
+    );
     assert!(
         partners.iter().all(|p| remind < *p && *p < callback),
         "{page}"

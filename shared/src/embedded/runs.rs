@@ -13,7 +13,7 @@
 //!
 //! The steps of chains ([`Step`]) are kept the same way in the table `steps`, the newest
 //! `keep` of each tenant. A chain's timeline reads its runs and its steps through an index on
-//! (tenant, chain, time, seq) each, a page at a time ([`Place::bounds_for`]).
+//! (tenant, chain, time, rank, seq) each, a page at a time ([`Place::bounds`]).
 
 use rusqlite::{params, OptionalExtension};
 
@@ -58,9 +58,6 @@ fn keep_newest(c: &rusqlite::Connection, table: &str, tenants: &[&str], keep: i6
     }
     Ok(())
 }
-
-/// [`Place::bounds_for`]'s kind of runs.
-const RUNS: bool = true;
 
 const COLUMNS: &str = "seq, tenant, script, chain, started_ms, rest";
 
@@ -152,8 +149,15 @@ impl RunStore for Embedded {
             for step in &steps {
                 execute(
                     c,
-                    "INSERT INTO steps (tenant, chain, at_ms, record) VALUES (?1, ?2, ?3, ?4)",
-                    params![step.tenant, step.chain, step.at_ms, step.record],
+                    "INSERT INTO steps (tenant, chain, at_ms, rank, record) \
+                     VALUES (?1, ?2, ?3, ?4, ?5)",
+                    params![
+                        step.tenant,
+                        step.chain,
+                        step.at_ms,
+                        step.place().rank,
+                        step.record
+                    ],
                 )
                 .map_err(db_err)?;
                 if !tenants.contains(&step.tenant.as_str()) {
@@ -172,16 +176,19 @@ impl RunStore for Embedded {
         after: Option<&Place>,
         limit: usize,
     ) -> Result<Vec<Run>> {
-        let (at, seq) = Place::bounds_for(after, RUNS);
+        let (at, rank, seq) = Place::bounds(after);
         self.read(|c| {
             let sql = format!(
                 "SELECT {COLUMNS} FROM runs WHERE tenant = ?1 AND chain = ?2 \
-                 AND (started_ms > ?3 OR (started_ms = ?3 AND seq > ?4)) \
-                 ORDER BY started_ms, seq LIMIT ?5"
+                 AND (started_ms > ?3 OR (started_ms = ?3 AND (?4 < ?6 OR (?4 = ?6 AND seq > ?5)))) \
+                 ORDER BY started_ms, seq LIMIT ?7"
             );
             let mut s = c.prepare_cached(&sql).map_err(db_err)?;
             let runs = s
-                .query_map(params![tenant, chain, at, seq, limit as i64], run_of)
+                .query_map(
+                    params![tenant, chain, at, rank, seq, Place::RUN, limit as i64],
+                    run_of,
+                )
                 .map_err(db_err)?
                 .collect::<rusqlite::Result<Vec<Run>>>()
                 .map_err(db_err);
@@ -196,24 +203,25 @@ impl RunStore for Embedded {
         after: Option<&Place>,
         limit: usize,
     ) -> Result<Vec<Step>> {
-        let (at, seq) = Place::bounds_for(after, !RUNS);
+        let (at, rank, seq) = Place::bounds(after);
         self.read(|c| {
             let mut s = c
                 .prepare_cached(
-                    "SELECT seq, tenant, chain, at_ms, record FROM steps \
+                    "SELECT seq, tenant, chain, at_ms, rank, record FROM steps \
                      WHERE tenant = ?1 AND chain = ?2 \
-                     AND (at_ms > ?3 OR (at_ms = ?3 AND seq > ?4)) \
-                     ORDER BY at_ms, seq LIMIT ?5",
+                     AND (at_ms > ?3 OR (at_ms = ?3 AND (rank > ?4 OR (rank = ?4 AND seq > ?5)))) \
+                     ORDER BY at_ms, rank, seq LIMIT ?6",
                 )
                 .map_err(db_err)?;
             let steps = s
-                .query_map(params![tenant, chain, at, seq, limit as i64], |r| {
+                .query_map(params![tenant, chain, at, rank, seq, limit as i64], |r| {
                     Ok(Step {
                         seq: r.get::<_, i64>(0)? as u64,
                         tenant: r.get(1)?,
                         chain: r.get(2)?,
                         at_ms: r.get(3)?,
-                        record: r.get(4)?,
+                        inside: r.get::<_, i64>(4)? == i64::from(Place::INSIDE),
+                        record: r.get(5)?,
                     })
                 })
                 .map_err(db_err)?
@@ -399,6 +407,7 @@ mod tests {
                 tenant: tenant.into(),
                 chain,
                 at_ms: 2_500,
+                inside: false,
                 record: r#"{"msg":"other"}"#.into(),
             });
         }
@@ -411,6 +420,7 @@ mod tests {
                 chain: c.clone(),
                 // Ten steps a millisecond: the order within one is the seq's.
                 at_ms: 2_000 + i / 10,
+                inside: false,
                 record: format!(r#"{{"msg":"ack","i":{i}}}"#),
             })
             .collect();
@@ -459,6 +469,7 @@ mod tests {
                 tenant: "acme".into(),
                 chain: c.clone(),
                 at_ms: 9_000_000 + i,
+                inside: false,
                 record: "{}".into(),
             })
             .collect();

@@ -45,9 +45,9 @@ CREATE INDEX IF NOT EXISTS runs_of ON runs(tenant, seq);
 CREATE INDEX IF NOT EXISTS runs_of_chain ON runs(tenant, chain, started_ms, seq);
 CREATE TABLE IF NOT EXISTS steps (
   seq INTEGER PRIMARY KEY AUTOINCREMENT, tenant TEXT NOT NULL, chain TEXT NOT NULL,
-  at_ms INTEGER NOT NULL, record TEXT NOT NULL);
+  at_ms INTEGER NOT NULL, rank INTEGER NOT NULL, record TEXT NOT NULL);
 CREATE INDEX IF NOT EXISTS steps_of ON steps(tenant, seq);
-CREATE INDEX IF NOT EXISTS steps_of_chain ON steps(tenant, chain, at_ms, seq);
+CREATE INDEX IF NOT EXISTS steps_of_chain ON steps(tenant, chain, at_ms, rank, seq);
 ";
 
 /// Columns that databases made by older builds lack: (table, column, its definition).

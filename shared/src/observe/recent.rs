@@ -109,6 +109,8 @@ pub struct Step {
     pub chain: String,
     /// When it happened, ms since the epoch.
     pub at_ms: i64,
+    /// Made by a run of the chain itself (a wait it starts), not from outside it.
+    pub inside: bool,
     /// The record as JSON, at most [`MAX_STEP_BYTES`].
     pub record: String,
 }
@@ -133,8 +135,23 @@ impl Step {
                 .get("ts_ms")
                 .and_then(Value::as_i64)
                 .unwrap_or_else(crate::ports::now_ms),
+            inside: record.get("link").is_none()
+                && record.get("origin").and_then(|o| o.get("by")) == Some(&json!("script")),
             record: crate::text::cut_text(record.to_string(), MAX_STEP_BYTES),
         })
+    }
+
+    /// Where it stands in its chain's timeline.
+    pub fn place(&self) -> Place {
+        Place {
+            at_ms: self.at_ms,
+            rank: if self.inside {
+                Place::INSIDE
+            } else {
+                Place::OUTSIDE
+            },
+            seq: self.seq,
+        }
     }
 
     fn bytes(&self) -> usize {
@@ -142,35 +159,41 @@ impl Step {
     }
 }
 
-/// Where an entry stands in its chain's timeline: by time, then a step before a run of the
-/// same millisecond (what moves a chain from outside comes before the continuation it sends;
-/// a run's start and what released it are often within one millisecond), then by `seq`. What
-/// a page of the timeline goes on after.
+/// Where an entry stands in its chain's timeline: by time, then within one millisecond by
+/// [`Place::rank`] (a step from outside the chain, then a run, then a step a run of the chain
+/// made: what moves a chain from outside comes before the continuation it sends, and a run
+/// comes before the waits it starts, though all often share a millisecond), then by `seq`.
+/// What a page of the timeline goes on after.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub struct Place {
     /// A run's start, a step's time.
     pub at_ms: i64,
-    /// A run (else a step).
-    pub run: bool,
+    /// [`Place::OUTSIDE`], [`Place::RUN`] or [`Place::INSIDE`].
+    pub rank: u8,
     /// The run's or the step's `seq`.
     pub seq: u64,
 }
 
 impl Place {
-    /// The place as a URL's cursor: `<at_ms>r<seq>` or `<at_ms>s<seq>`.
+    /// The rank of a step from outside the chain (an ack of another chain, an operator).
+    pub const OUTSIDE: u8 = 0;
+    /// The rank of a run.
+    pub const RUN: u8 = 1;
+    /// The rank of a step made by a run of the chain itself (a wait it starts).
+    pub const INSIDE: u8 = 2;
+    const MARKS: [char; 3] = ['o', 'r', 'i'];
+
+    /// The place as a URL's cursor: `<at_ms><o|r|i><seq>`.
     pub fn cursor(&self) -> String {
-        format!(
-            "{}{}{}",
-            self.at_ms,
-            if self.run { 'r' } else { 's' },
-            self.seq
-        )
+        let mark = Self::MARKS[usize::from(self.rank.min(2))];
+        format!("{}{mark}{}", self.at_ms, self.seq)
     }
 
     /// A cursor made by [`Place::cursor`]; `None` for anything else.
     pub fn parse(cursor: &str) -> Option<Place> {
-        let at = cursor.find(['r', 's'])?;
+        let at = cursor.find(Self::MARKS)?;
         let (ms, rest) = cursor.split_at(at);
+        let mark = rest.chars().next()?;
         let seq = &rest[1..];
         let digits = |t: &str, max: usize| {
             !t.is_empty() && t.len() <= max && t.bytes().all(|b| b.is_ascii_digit())
@@ -181,27 +204,21 @@ impl Place {
         }
         Some(Place {
             at_ms: ms.parse().ok()?,
-            run: rest.starts_with('r'),
+            rank: Self::MARKS.iter().position(|m| *m == mark)? as u8,
             seq: seq.parse().ok()?,
         })
     }
 
-    /// For a store's query of runs (`run` true) or steps after `place`: the time, and the
-    /// `seq` an entry of that kind at the same time must pass (`-1`: every one; `i64::MAX`:
-    /// none).
-    pub fn bounds_for(place: Option<&Place>, run: bool) -> (i64, i64) {
+    /// For a store's query of what comes after `place`: its time, rank and seq as SQL
+    /// compares them (`(time, rank, seq) > (?, ?, ?)`; before everything without a place).
+    pub fn bounds(place: Option<&Place>) -> (i64, i64, i64) {
         match place {
-            None => (i64::MIN, -1),
-            Some(p) => {
-                let seq = match (p.run, run) {
-                    (true, true) | (false, false) => p.seq.min(i64::MAX as u64) as i64,
-                    // A step's place: every run of its millisecond comes after it.
-                    (false, true) => -1,
-                    // A run's place: the steps of its millisecond came before it.
-                    (true, false) => i64::MAX,
-                };
-                (p.at_ms, seq)
-            }
+            None => (i64::MIN, -1, -1),
+            Some(p) => (
+                p.at_ms,
+                i64::from(p.rank),
+                p.seq.min(i64::MAX as u64) as i64,
+            ),
         }
     }
 }
@@ -221,14 +238,10 @@ impl Entry {
         match self {
             Entry::Run(r) => Place {
                 at_ms: r.started_ms,
-                run: true,
+                rank: Place::RUN,
                 seq: r.seq,
             },
-            Entry::Step(s) => Place {
-                at_ms: s.at_ms,
-                run: false,
-                seq: s.seq,
-            },
+            Entry::Step(s) => s.place(),
         }
     }
 }
@@ -543,18 +556,14 @@ impl Recent {
             r.chain == chain
                 && later(Place {
                     at_ms: r.started_ms,
-                    run: true,
+                    rank: Place::RUN,
                     seq: r.seq,
                 })
         });
-        let steps = t.steps.iter().filter(|x| {
-            x.chain == chain
-                && later(Place {
-                    at_ms: x.at_ms,
-                    run: false,
-                    seq: x.seq,
-                })
-        });
+        let steps = t
+            .steps
+            .iter()
+            .filter(|x| x.chain == chain && later(x.place()));
         Ok(merge(runs.cloned(), steps.cloned(), limit))
     }
 

@@ -414,7 +414,7 @@ pub async fn ack(
             (false, true, false) => format!("acknowledged {member:?} ({what}); the barrier is complete"),
             (false, false, _) => format!("acknowledged {member:?} ({what})"),
         };
-        Ok(done(Href::to(&["tenants", &t, "barriers", &id]), &notice))
+        Ok(done(Href::to(&["tenants", t, "barriers", &id]), &notice))
     })
     .await
 }
@@ -445,7 +445,7 @@ pub async fn cancel(
             );
         }
         Ok(done(
-            Href::to(&["tenants", &t, "barriers", &id]),
+            Href::to(&["tenants", t, "barriers", &id]),
             &format!("cancelled: {n} pending member(s) resolved as failed"),
         ))
     })

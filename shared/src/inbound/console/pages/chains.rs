@@ -216,7 +216,11 @@ fn step_row(h: &mut Html, tenant: &str, chain: &str, s: &Step, now: i64) {
     h.el("tr", &[("class", "step"), ("data-by", by)], |h| {
         time_cell(h, s.at_ms, now);
         h.el("td", &[], |h| {
-            let kind = if by == "operator" { "operator" } else { "step" };
+            let kind = match (by, rec.get("wait")) {
+                (_, Some(_)) => "wait",
+                ("operator", _) => "operator",
+                _ => "step",
+            };
             h.el_text("span", &[("class", "badge")], kind);
             h.raw(" ");
             h.text(text(&rec, "msg").unwrap_or("(a step whose record was cut)"));
@@ -235,6 +239,17 @@ fn step_row(h: &mut Html, tenant: &str, chain: &str, s: &Step, now: i64) {
                 h.raw("job ");
                 h.link(&Href::to(&["tenants", tenant, "jobs", j]), j);
                 h.raw(" ");
+            }
+            if let Some(due) = rec.get("due_ms").and_then(Value::as_i64) {
+                h.text(&format!(
+                    "{} for {} due {} ",
+                    text(&rec, "timer").unwrap_or("?"),
+                    text(&rec, "script").unwrap_or("?"),
+                    super::when(due)
+                ));
+            }
+            if let Some(n) = rec.get("members").and_then(Value::as_u64) {
+                h.text(&format!("{n} member(s) "));
             }
             if let Some(m) = text(&rec, "member") {
                 h.text(&format!("member {m} "));
@@ -317,17 +332,17 @@ mod tests {
         for p in [
             Place {
                 at_ms: 0,
-                run: true,
+                rank: Place::RUN,
                 seq: 0,
             },
             Place {
                 at_ms: 1_764_559_200_000,
-                run: false,
+                rank: Place::OUTSIDE,
                 seq: 42,
             },
             Place {
                 at_ms: -5,
-                run: false,
+                rank: Place::INSIDE,
                 seq: i64::MAX as u64,
             },
         ] {

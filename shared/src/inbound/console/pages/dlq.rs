@@ -264,7 +264,7 @@ pub async fn redrive(State(c): State<Arc<Console>>, Path(t): Path<String>, body:
             moved += queue.redrive(kind, &keep, 1).await?;
         }
         Ok(done(
-            Href::to(&["tenants", &t, "dlq"]),
+            Href::to(&["tenants", t, "dlq"]),
             &format!("{moved} dead letter(s) moved back to their queue"),
         ))
     })

@@ -127,7 +127,7 @@ pub async fn act(State(c): State<Arc<Console>>, Path(t): Path<String>, body: Bod
                 )))
             }
         };
-        Ok(done(Href::to(&["tenants", &t, "schedules"]), &notice))
+        Ok(done(Href::to(&["tenants", t, "schedules"]), &notice))
     })
     .await
 }
