@@ -567,7 +567,8 @@ impl Recent {
         Ok(merge(runs.cloned(), steps.cloned(), limit))
     }
 
-    /// Runs a batching store dropped because [`MAX_PENDING`] were waiting.
+    /// Runs (of a batching store) and steps (of any store) dropped because [`MAX_PENDING`] were
+    /// waiting.
     pub fn dropped(&self) -> u64 {
         self.dropped.load(Ordering::Relaxed)
     }
