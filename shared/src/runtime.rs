@@ -91,6 +91,8 @@ pub struct Runtime {
     recent: Option<Arc<Recent>>,
     /// Log each script run and each routing choice (`native -v`).
     run_log: bool,
+    /// The log sink as given, before [`Self::with_recent`] made it keep steps too.
+    plain_log: Arc<dyn LogSink>,
     /// API keys this process has verified, where the key-value store lets it cache them.
     keys: crate::api_keys::Verified,
 }
@@ -119,8 +121,10 @@ impl Origin {
 impl Runtime {
     /// A runtime over the given parts, logging to stderr.
     pub fn new(deployment: Deployment, backends: Backends, tenants: Arc<dyn TenantSource>) -> Self {
+        let log: Arc<dyn LogSink> = Arc::new(StderrLog);
         Runtime {
-            services: Arc::new(Services::new(deployment, backends, Arc::new(StderrLog))),
+            services: Arc::new(Services::new(deployment, backends, log.clone())),
+            plain_log: log,
             tenants,
             engine: Arc::new(Engine::new()),
             scope: None,
@@ -157,10 +161,12 @@ impl Runtime {
     }
 
     /// The same runtime recording each finished run (script, trigger, outcome, duration, data
-    /// ops, its first log lines, its chain) in `recent`, for the operator's console.
+    /// ops, its first log lines, its chain) in `recent`, for the operator's console; and each
+    /// step of a chain its log is handed ([`crate::observe::recent::KeepingSteps`]).
     pub fn with_recent(mut self, recent: Arc<Recent>) -> Self {
         self.recent = Some(recent);
-        self
+        let log = self.services.log.clone();
+        self.with_log(log)
     }
 
     /// Where finished runs are recorded, when they are.
@@ -250,14 +256,29 @@ impl Runtime {
         Ok(s)
     }
 
-    /// The same runtime with another log sink.
+    /// The same runtime with another log sink (which also keeps chains' steps where runs are
+    /// recorded, [`Self::with_recent`]).
     pub fn with_log(self, log: Arc<dyn LogSink>) -> Self {
+        // The runtime's own sink handed back is its plain one: steps are kept once.
+        let plain = if Arc::ptr_eq(&log, &self.services.log) {
+            self.plain_log.clone()
+        } else {
+            log
+        };
+        let log: Arc<dyn LogSink> = match &self.recent {
+            Some(recent) => Arc::new(crate::observe::recent::KeepingSteps {
+                inner: plain.clone(),
+                recent: recent.clone(),
+            }),
+            None => plain.clone(),
+        };
         let services = Arc::new(Services {
             log,
             ..Services::clone(&self.services)
         });
         Runtime {
             services,
+            plain_log: plain,
             scoped: Default::default(),
             ..self
         }

@@ -6,6 +6,7 @@
 //! and the metrics (EMF) line of a run names it.
 
 use crate::common;
+use crate::common::console::{call, Operator};
 
 use native_tests::{on_both_backends, Backend, TestProject};
 use serde_json::{json, Value};
@@ -340,22 +341,6 @@ fn runtime_of(p: &TestProject) -> native_core::runtime::Runtime {
     .with_log(p.log.clone())
 }
 
-/// Sends `req` to `app` and reads the answer.
-async fn call(
-    app: &native_core::inbound::App,
-    req: axum::http::Request<axum::body::Body>,
-) -> (u16, axum::http::HeaderMap, String) {
-    use http_body_util::BodyExt;
-    let r = tower::ServiceExt::oneshot(app.clone(), req).await.unwrap();
-    let (parts, body) = r.into_parts();
-    let body = body.collect().await.unwrap().to_bytes();
-    (
-        parts.status.as_u16(),
-        parts.headers,
-        String::from_utf8_lossy(&body).into_owned(),
-    )
-}
-
 async fn one_order_is_one_chain_through_partners_callbacks_operators_jobs_and_timers(
     backend: Backend,
 ) {
@@ -376,22 +361,28 @@ async fn one_order_is_one_chain_through_partners_callbacks_operators_jobs_and_ti
     let p = TestProject::on(
         backend,
         SHOP,
-        &[(
-            "shop",
-            r#"{ "queue": true, "batch": true }"#,
-            &[
-                ("order", ORDER),
-                ("router", SHOP_ROUTER),
-                ("partner_ack", PARTNER_ACK),
-                ("fulfil", FULFIL),
-                ("stocked", STOCKED),
-                ("remind", REMIND),
-            ],
-        )],
+        &[
+            (
+                "shop",
+                r#"{ "queue": true, "batch": true }"#,
+                &[
+                    ("order", ORDER),
+                    ("router", SHOP_ROUTER),
+                    ("partner_ack", PARTNER_ACK),
+                    ("fulfil", FULFIL),
+                    ("stocked", STOCKED),
+                    ("remind", REMIND),
+                ],
+            ),
+            ("rival", "{}", &[]),
+        ],
     )
     .await;
+    // (its runs and steps kept in this process's memory, as the Fargate server keeps them)
+    let recent = Arc::new(native_core::observe::recent::Recent::new());
     let rt = Arc::new(
         runtime_of(&p)
+            .with_recent(recent)
             .with_callback(Arc::new(
                 native_core::callback::Signer::new(vec![7; 32], "").unwrap(),
             ))
@@ -441,12 +432,15 @@ async fn one_order_is_one_chain_through_partners_callbacks_operators_jobs_and_ti
     assert_eq!(request["trace"], json!(chain), "{request}");
     // AND the timer fires; three partners write their objects
     drain().await;
+    let tick = || tokio::time::sleep(std::time::Duration::from_millis(3));
+    tick().await;
     for m in ["p1", "p2", "p3"] {
         p.rt.put_object("shop", "Acks", &format!("acks/o-17/{m}.json"), "{}".into())
             .await
             .unwrap();
     }
     drain().await;
+    tick().await;
     // AND a partner POSTs to its callback URL (naming no trace: the URL's is the order's)
     let url = answer["callback"].as_str().unwrap();
     let (status, headers, body) = call(
@@ -458,44 +452,18 @@ async fn one_order_is_one_chain_through_partners_callbacks_operators_jobs_and_ti
     .await;
     assert_eq!(status, 200, "{body}");
     assert_eq!(&headers["traceparent"].to_str().unwrap()[3..35], chain);
+    tick().await;
     // AND an operator acks the last member in the console
-    let (status, headers, _) = call(
-        &served,
-        Request::get(format!("/console/?token={token}"))
-            .body(Body::empty())
-            .unwrap(),
-    )
-    .await;
-    assert_eq!(status, 303);
-    let cookie = headers
-        .get_all("set-cookie")
-        .iter()
-        .map(|v| v.to_str().unwrap().split(';').next().unwrap().to_string())
-        .collect::<Vec<_>>()
-        .join("; ");
-    let (status, _, page) = call(
-        &served,
-        Request::get("/console/tenants/shop/barriers/order-o-17")
-            .header("cookie", &cookie)
-            .body(Body::empty())
-            .unwrap(),
-    )
-    .await;
-    assert_eq!(status, 200, "{page}");
-    let at = page.find("name=\"csrf\" value=\"").expect("an action form") + 19;
-    let csrf = &page[at..at + page[at..].find('"').unwrap()];
-    let (status, _, body) = call(
-        &served,
-        Request::post("/console/tenants/shop/barriers/order-o-17/ack")
-            .header("cookie", &cookie)
-            .header("content-type", "application/x-www-form-urlencoded")
-            .body(Body::from(format!(
-                "member=operator&outcome=ok&csrf={csrf}"
-            )))
-            .unwrap(),
-    )
-    .await;
+    let operator = Operator::sign_in(served.clone(), &token).await;
+    let (status, _, body) = operator
+        .act(
+            "/console/tenants/shop/barriers/order-o-17",
+            "/console/tenants/shop/barriers/order-o-17/ack",
+            "member=operator&outcome=ok",
+        )
+        .await;
     assert!(status == 303 || status == 200, "{status} {body}");
+    tick().await;
     // AND the partner finishes the job (a done.json of its own, in no chain)
     rt.services
         .backends
@@ -667,6 +635,136 @@ async fn one_order_is_one_chain_through_partners_callbacks_operators_jobs_and_ti
         .find(|s| s["trace_id"] == chain && s["name"] == "batch job done")
         .unwrap();
     assert_eq!(done["links"], json!([]));
+    // AND the console shows the whole order as one timeline, in order
+    the_console_shows_the_order_as_one_timeline(&operator, &chain, &job).await;
+}
+
+/// A timeline row without its "how long ago" cell (which moves between two reads).
+fn entry(row: &str) -> String {
+    let row = row.split("</tr>").next().unwrap_or_default();
+    row.split_once("</time></td>")
+        .map_or(row, |(_, rest)| rest)
+        .to_string()
+}
+
+/// The chain page of the order of [`one_order_is_one_chain_through_partners_callbacks_operators_jobs_and_timers`]:
+/// every run and step in order with its origin, reachable from the barrier's page, a page at
+/// a time; hostile ids refused; another tenant's address for it shows nothing of it.
+async fn the_console_shows_the_order_as_one_timeline<S: crate::common::console::Serves>(
+    operator: &Operator<S>,
+    chain: &str,
+    job: &str,
+) {
+    // The barrier's page links the chain that waits on it.
+    let here = format!("/console/tenants/shop/chains/{chain}");
+    let (_, _, barrier) = operator
+        .get("/console/tenants/shop/barriers/order-o-17")
+        .await;
+    assert!(barrier.contains(&format!("href=\"{here}\"")), "{barrier}");
+    let (status, _, page) = operator.get(&here).await;
+    assert_eq!(status, 200, "{page}");
+    // Each row, in the page's order; what each entry is, found by what only its row holds.
+    let rows: Vec<&str> = page.split("<tr class=\"").skip(1).collect();
+    let at = |what: &str| {
+        rows.iter()
+            .position(|r| r.contains(what))
+            .unwrap_or_else(|| panic!("no row with {what:?}: {page}"))
+    };
+    let order = at("\">order</a> <code>on_invoke</code>");
+    let remind = at("\">remind</a> <code>on_queue</code>");
+    let partners = ["member p1 ", "member p2 ", "member p3 "].map(&at);
+    let callback = at("member callback ");
+    let by_operator = at("member operator ");
+    let fulfil = at("\">fulfil</a> <code>on_queue</code>");
+    let done = at("batch job done");
+    let stocked = at("\">stocked</a> <code>on_queue</code>");
+    let barrier_wait = at("barrier created");
+    let timer_wait = at("timer set");
+    assert_eq!(order, 0, "the order's run comes first: {page}");
+    // (the waits it started come after it, and before what ended them)
+    assert!(order < barrier_wait && barrier_wait < partners[0], "{page}");
+    assert!(order < timer_wait && timer_wait < remind, "{page}");
+    assert!(
+        rows[timer_wait].contains("<span class=\"badge\">wait</span>"),
+        "{}",
+        rows[timer_wait]
+    );
+    assert!(
+        partners.iter().all(|p| remind < *p && *p < callback),
+        "{page}"
+    );
+    assert!(callback < by_operator && by_operator < fulfil, "{page}");
+    assert!(done < stocked, "{page}");
+    // ... with their origins: the partner object's run (and the chain it is), the callback,
+    // the operator, the partner's done.json; the ack that released the barrier says so
+    let p1 = rows[partners[0]];
+    assert!(
+        p1.contains("script partner_ack, run by object Acks/acks/o-17/p1.json"),
+        "{p1}"
+    );
+    assert!(
+        p1.contains("from chain <a href=\"/console/tenants/shop/chains/"),
+        "{p1}"
+    );
+    let holds = |row: usize, what: &str| {
+        assert!(rows[row].contains(what), "{what:?} in {}", rows[row]);
+    };
+    holds(callback, "a partner's POST to its callback URL");
+    holds(by_operator, "an operator through the console");
+    holds(by_operator, "released the wait");
+    holds(done, &format!("object $batch/jobs/{job}/done.json"));
+    holds(done, &format!("href=\"/console/tenants/shop/jobs/{job}\""));
+    // ... and the order's log line, folded under its run
+    holds(
+        order,
+        "<details class=\"logs\"><summary>1 log line(s)</summary>",
+    );
+
+    // A page of two at a time reads the same rows, in the same order.
+    let mut paged = Vec::new();
+    let mut next = Some(format!("{here}?limit=2"));
+    while let Some(url) = next.take() {
+        let (status, _, p) = operator.get(&url).await;
+        assert_eq!(status, 200, "{url}: {p}");
+        let on_page: Vec<String> = p.split("<tr class=\"").skip(1).map(entry).collect();
+        assert!(on_page.len() <= 2, "{url}: {p}");
+        paged.extend(on_page);
+        next = p
+            .split_once("\" rel=\"next\"")
+            .and_then(|(head, _)| head.rsplit("href=\"").next())
+            .map(|h| h.replace("&amp;", "&"));
+    }
+    let whole: Vec<String> = rows.iter().copied().map(entry).collect();
+    assert_eq!(paged, whole);
+
+    // Another tenant's address for the chain shows nothing of it.
+    let (status, _, theirs) = operator
+        .get(&format!("/console/tenants/rival/chains/{chain}"))
+        .await;
+    assert_eq!(status, 404, "{theirs}");
+    assert!(!theirs.contains("order"), "{theirs}");
+    // Hostile ids are refused, and echoed only as text.
+    for bad in [
+        "%3Cscript%3Ealert(1)%3C%2Fscript%3E",
+        "..%2F..%2F..%2Fetc%2Fpasswd",
+        "4BF92F3577B34DA6A3CE929D0E0E4736",
+        "00000000000000000000000000000000",
+        "4bf92f3577b34da6a3ce929d0e0e47361",
+        "4bf92f3577b34da6a3ce929d0e0e473%00",
+    ] {
+        let (status, _, p) = operator
+            .get(&format!("/console/tenants/shop/chains/{bad}"))
+            .await;
+        assert!(status == 400 || status == 404, "{bad}: {status} {p}");
+        assert!(!p.contains("<script>alert"), "{bad}: {p}");
+    }
+    for bad in ["x", "1r", "-r1", "1r99999999999999999999", "1s2&limit=0"] {
+        let (status, _, p) = operator.get(&format!("{here}?after={bad}")).await;
+        assert!(status == 400 || status == 200, "{bad}: {status} {p}");
+        if !bad.contains('&') {
+            assert_eq!(status, 400, "{bad}: {p}");
+        }
+    }
 }
 
 /// A rendezvous barrier's continuation runs, at every trip, in the chain that created the
