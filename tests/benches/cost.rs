@@ -721,7 +721,7 @@ async fn coordination_rows(ep: &str, proxy: &Proxy) {
         &*backends.kv,
         &*backends.queue,
         &*backends.objects,
-        native_core::timer::TickOptions::every_minute(),
+        native_core::timer::TickOptions::every_minute(native_core::deadline::tick_end(None)),
     )
     .await
     .unwrap();
