@@ -410,6 +410,12 @@ async fn misbehaving_partners_get_clear_errors_and_the_job_stays_intact(backend:
             "more than the 262144 one done.json may hold",
         ),
         (
+            "a done.json larger than a manifest may be (read no further)",
+            Box::new(|m| m["padding"] = json!("x".repeat(4 * 1024 * 1024))),
+            None,
+            "over the 4194304 bytes a manifest may have",
+        ),
+        (
             "climbs out",
             Box::new(|m| m["results"]["orders"]["parts"][0]["key"] = json!("../../state/x.json")),
             None,

@@ -10,9 +10,13 @@
 
 use serde_json::Value;
 
+use bytes::{Bytes, BytesMut};
+
 use super::manifest::{
-    check_job_id, check_part_key, Dataset, Done, Request, MAX_INLINE_BYTES, REQUEST_VERSION,
+    check_job_id, check_part_key, Dataset, Done, Request, MAX_INLINE_BYTES, MAX_MANIFEST_BYTES,
+    REQUEST_VERSION,
 };
+use crate::ports::{ObjectMeta, ObjectStore};
 
 /// The largest whole number JSON carries exactly (2^53 - 1): the schemas' `maximum` for counts,
 /// sizes and times.
@@ -134,6 +138,38 @@ pub mod whole {
         let n = serde_json::Number::deserialize(d)?;
         check(&n).map(|v| v as i64)
     }
+}
+
+/// Reads a partner's manifest (`done.json`, `request.json`) whole if it holds at most
+/// [`MAX_MANIFEST_BYTES`]; `None` when there is none. A larger one is an error that names the key,
+/// the limit and its size, and is read no further than the limit: a hostile partner's file costs
+/// the host at most that much memory, whatever its size.
+pub async fn fetch_manifest(
+    objects: &dyn ObjectStore,
+    bucket: &str,
+    key: &str,
+) -> crate::Result<Option<(ObjectMeta, Bytes)>> {
+    let too_big = |size: u64| {
+        crate::Error::InvalidInput(format!(
+            "{key} is {size} bytes or more, over the {MAX_MANIFEST_BYTES} bytes a manifest may have; \
+             put large results in parts of their own (docs/partners.md)"
+        ))
+    };
+    let Some((meta, mut reader)) = objects.open(bucket, key).await? else {
+        return Ok(None);
+    };
+    if meta.size > MAX_MANIFEST_BYTES {
+        return Err(too_big(meta.size));
+    }
+    let mut body = BytesMut::with_capacity(meta.size as usize);
+    while let Some(chunk) = reader.next_chunk().await? {
+        if (body.len() + chunk.len()) as u64 > MAX_MANIFEST_BYTES {
+            // Grown since its size was read: refuse it as it is now.
+            return Err(too_big((body.len() + chunk.len()) as u64));
+        }
+        body.extend_from_slice(&chunk);
+    }
+    Ok(Some((meta, body.freeze())))
 }
 
 #[cfg(test)]

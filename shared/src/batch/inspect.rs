@@ -123,7 +123,22 @@ pub async fn view(
     check_job_id(job).map_err(Error::InvalidInput)?;
     let (bucket, folder) = batch_folder(deployment, tenant)?;
     let dir = format!("{folder}jobs/{job}/");
-    let request = objects.get(&bucket, &format!("{dir}request.json")).await?;
+    // Both manifests are the partner's to overwrite: read within the manifest's bound.
+    let (b, dir_ref) = (bucket.as_str(), dir.as_str());
+    let manifest = |name: &str| {
+        let key = format!("{dir_ref}{name}");
+        async move {
+            match super::contract::fetch_manifest(objects, b, &key).await {
+                Err(Error::InvalidInput(why)) => Ok(Some(Err(why))),
+                other => other.map(|o| o.map(Ok)),
+            }
+        }
+    };
+    let request = match manifest("request.json").await? {
+        Some(Ok(r)) => Some(r),
+        Some(Err(why)) => return Err(Error::InvalidInput(why)),
+        None => None,
+    };
     let state: Option<State> = objects
         .get(&bucket, &format!("{folder}{}", state_key(job)))
         .await?
@@ -136,10 +151,9 @@ pub async fn view(
         serde_json::from_slice(&b)
             .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(&b).into_owned()))
     });
-    let done = objects
-        .get(&bucket, &format!("{dir}done.json"))
+    let done = manifest("done.json")
         .await?
-        .map(|(_, b)| super::contract::read_done(&b));
+        .map(|r| r.and_then(|(_, b)| super::contract::read_done(&b)));
     let created = state.as_ref().map(|s| s.created_ms).or(requested_ms);
     let stale = done.is_none()
         && match (created, state.as_ref().and_then(|s| s.stale_after_s)) {

@@ -94,14 +94,16 @@ pub async fn list(
         let age_s = (now_ms - at).max(0) / 1000;
         let stale_after_s = state.and_then(|s| s.stale_after_s);
         let (state, error) = if done {
-            let d: Option<Done> = objects
-                .get(&bucket, &format!("{jobs}{job}/done.json"))
-                .await?
-                .and_then(|(_, b)| serde_json::from_slice(&b).ok());
-            match d {
-                Some(d) if d.ok => ("done", None),
-                Some(d) => ("failed", d.error),
-                None => ("failed", Some("done.json is not a valid answer".into())),
+            let key = format!("{jobs}{job}/done.json");
+            match super::contract::fetch_manifest(objects, &bucket, &key).await {
+                Ok(b) => match b.and_then(|(_, b)| serde_json::from_slice::<Done>(&b).ok()) {
+                    Some(d) if d.ok => ("done", None),
+                    Some(d) => ("failed", d.error),
+                    None => ("failed", Some("done.json is not a valid answer".into())),
+                },
+                // Too large to read: the job's listing says so, and the others still list.
+                Err(crate::Error::InvalidInput(why)) => ("failed", Some(why)),
+                Err(e) => return Err(e),
             }
         } else if stale_after_s.is_some_and(|s| age_s >= s as i64) {
             ("stale", None)

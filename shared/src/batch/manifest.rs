@@ -50,6 +50,12 @@ pub struct Part {
 /// `native partner` and `job:http` put inline, and what a continuation accepts.
 pub const MAX_INLINE_BYTES: u64 = 256 * 1024;
 
+/// The most bytes a `done.json` (or a `request.json`) is read to: its inline data at most
+/// [`MAX_INLINE_BYTES`], escaped in JSON at most six bytes a byte, and room for the parts' names
+/// and checksums. A partner's larger file is refused unread past this, so that a hostile one costs
+/// the host a bounded amount of memory.
+pub const MAX_MANIFEST_BYTES: u64 = 4 * 1024 * 1024;
+
 impl Part {
     /// Whether the part is stored as an object (not inline in the manifest).
     pub fn stored(&self) -> bool {

@@ -255,8 +255,17 @@ pub async fn answer(
 
 /// The `done.json` already at `key`, if any (an unreadable one reads as a failure).
 async fn existing_done(objects: &dyn ObjectStore, bucket: &str, key: &str) -> Result<Option<Done>> {
-    let Some((_, body)) = objects.get(bucket, key).await? else {
-        return Ok(None);
+    let body = match super::contract::fetch_manifest(objects, bucket, key).await {
+        Ok(Some((_, body))) => body,
+        Ok(None) => return Ok(None),
+        Err(crate::Error::InvalidInput(why)) => {
+            return Ok(Some(Done {
+                ok: false,
+                error: Some(format!("the existing done.json is not valid: {why}")),
+                results: BTreeMap::new(),
+            }))
+        }
+        Err(e) => return Err(e),
     };
     Ok(Some(serde_json::from_slice(&body).unwrap_or_else(|e| {
         Done {

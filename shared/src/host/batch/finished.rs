@@ -10,7 +10,7 @@ use sha2::{Digest, Sha256};
 use super::super::Signature;
 use super::super::{invocation, raise, to_lua};
 use super::parts::{JobParts, JobRows};
-use super::{batch_place, get, MB};
+use super::{batch_place, get, get_manifest, MB};
 use crate::batch::manifest::{
     check_job_id, check_part_key, job_dir, state_key, Dataset, Done, State,
 };
@@ -203,7 +203,7 @@ pub(super) fn hydrate(lua: &Lua, (ev, opts): (Value, Option<Table>)) -> mlua::Re
     };
     let state: State = serde_json::from_slice(&state)
         .map_err(|e| raise(lua, format!("state/{job}.json is damaged: {e}")))?;
-    let Some(done) = get(lua, &inv, &format!("{}done.json", job_dir(&job)))? else {
+    let Some(done) = get_manifest(lua, &inv, &format!("{}done.json", job_dir(&job)))? else {
         return Ok(Value::Nil);
     };
     let done: Done = crate::batch::contract::read_done(&done)

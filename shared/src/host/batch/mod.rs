@@ -67,6 +67,20 @@ fn get(lua: &Lua, inv: &Invocation, key: &str) -> mlua::Result<Option<Bytes>> {
         .map(|(_, b)| b))
 }
 
+/// As [`get`], for a partner's manifest: read at most
+/// [`crate::batch::manifest::MAX_MANIFEST_BYTES`] ([`crate::batch::contract::fetch_manifest`]).
+fn get_manifest(lua: &Lua, inv: &Invocation, key: &str) -> mlua::Result<Option<Bytes>> {
+    let (bucket, folder) = batch_place(lua, inv)?;
+    inv.charge(lua, 1)?;
+    let full = format!("{folder}{key}");
+    Ok(inv
+        .block_on(
+            lua,
+            crate::batch::contract::fetch_manifest(&*inv.services.backends.objects, &bucket, &full),
+        )?
+        .map(|(_, b)| b))
+}
+
 fn route(lua: &Lua, event: Value) -> mlua::Result<Value> {
     let Value::Table(ev) = &event else {
         return Ok(Value::Nil);
