@@ -263,7 +263,7 @@ async fn a_crash_at_any_call_of_any_ack_loses_nothing(backend: Backend) {
                     "{case}: one short or early at ack {i}"
                 );
             }
-            assert_eq!(continuations(q).await, [id.clone()], "{case}");
+            assert_eq!(continuations(q).await, [id.as_str()], "{case}");
         }
     }
 }
