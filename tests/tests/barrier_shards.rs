@@ -24,6 +24,7 @@ native_tests::on_both_backends!(
     a_shard_whose_emptying_ack_died_for_good_does_not_hold_the_barrier,
     the_first_ack_wins_in_and_out_of_its_slot,
     add_and_cancel_across_shards,
+    long_names_make_more_shards_than_some_get_members_and_the_barrier_still_completes,
     a_barrier_of_member_rows_from_before_shards_stays_ackable,
 );
 
@@ -339,6 +340,36 @@ async fn the_first_ack_wins_in_and_out_of_its_slot(backend: Backend) {
     let e = b.ack("w", "nope", ok()).await.unwrap_err().to_string();
     assert_eq!(e, "unknown member \"nope\" of barrier \"w\"");
     assert!(continuations(q).await.is_empty());
+}
+
+async fn long_names_make_more_shards_than_some_get_members_and_the_barrier_still_completes(
+    backend: Backend,
+) {
+    let t = TestBackends::new(backend).await;
+    let q = t.backends.queue.as_ref();
+    let c = Count::default();
+    let b = barriers(t.backends.kv.as_ref(), q, &c);
+    // GIVEN 30 members of 1 000 bytes each: 67 shards, so most get no member
+    let members: Vec<String> = (0..30)
+        .map(|i| format!("{i:02}{}", "x".repeat(998)))
+        .collect();
+    assert_eq!(native_core::barrier::shard_count(30, 30_000), 67);
+    b.create(CreateSpec {
+        members: members.clone(),
+        ..spec("long", 1)
+    })
+    .await
+    .unwrap();
+    // WHEN every member is acked THEN the barrier completes and sends once
+    for (i, m) in members.iter().enumerate() {
+        let r = b.ack("long", m, ok()).await.unwrap();
+        assert_eq!(r.complete, i == 29, "ack {i}");
+    }
+    assert_eq!(continuations(q).await, ["long"]);
+    let st = b.status("long", None, 10).await.unwrap().unwrap();
+    assert_eq!((st.total, st.pending, st.complete), (30, 0, true));
+    let (rows, next) = b.outcomes("long", false, None).await.unwrap();
+    assert_eq!((rows.len(), next), (30, None));
 }
 
 async fn add_and_cancel_across_shards(backend: Backend) {

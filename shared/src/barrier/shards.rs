@@ -102,13 +102,16 @@ impl Barriers<'_> {
         self.kv.tally(op).await
     }
 
+    /// A tally of the barrier. A shard that no member's hash fell in was never written (nor
+    /// given a slot in the root): it reads as empty.
     async fn read_tally(&self, id: &str, meta: &Meta, t: Target) -> Result<Tally> {
         let (pk, sk) = self.key_of(id, generation(meta), t);
         self.budget.spend(1)?;
-        self.kv
-            .tally_get(&pk, &sk)
-            .await?
-            .ok_or_else(|| damaged(id, "a shard of its members is missing"))
+        match (self.kv.tally_get(&pk, &sk).await?, t) {
+            (Some(found), _) => Ok(found),
+            (None, Target::Shard(_)) => Ok(Tally::default()),
+            (None, Target::Root) => Err(damaged(id, "its root tally is missing")),
+        }
     }
 
     /// Writes the tallies of a barrier of `members` under `generation`, expiring at
@@ -131,17 +134,25 @@ impl Barriers<'_> {
                 expires_at_s: expires,
             });
         } else {
-            tallies.push(NewTally {
-                pk: rpk,
-                sk: rsk,
-                slots: (0..shards).map(|k| format!("s{k}")).collect(),
-                expires_at_s: expires,
-            });
             let mut of: Vec<Vec<String>> = vec![Vec::new(); shards as usize];
             for m in members {
                 of[shard_of(generation, m, shards) as usize].push(slot(m));
             }
+            // A shard that no member's hash fell in is neither written nor waited for: an
+            // open slot for it would never be filled.
+            tallies.push(NewTally {
+                pk: rpk,
+                sk: rsk,
+                slots: (0..shards)
+                    .filter(|k| !of[*k as usize].is_empty())
+                    .map(|k| format!("s{k}"))
+                    .collect(),
+                expires_at_s: expires,
+            });
             for (k, slots) in of.into_iter().enumerate() {
+                if slots.is_empty() {
+                    continue;
+                }
                 let (pk, sk) = self.key_of(id, generation, Target::Shard(k as u32));
                 tallies.push(NewTally {
                     pk,
