@@ -8,8 +8,8 @@
 //! | `b#<tenant>#<id>` | `v#<member>#<nonce>` | an outcome too large for its slot, which then names the row |
 //!
 //! Shards are separate partitions, a member's shard is its hash (no read to find it), and a
-//! shard holds ~28 members (at most ~450 bytes of names at create): a create of 1 000 members
-//! writes ~37 tallies in 2 `BatchWriteItem` calls. An ack is: read `meta` (its expiry and shard
+//! shard holds ~28 members and ~450 bytes of names on average (a shard no hash fell in is not
+//! written): a create of 1 000 members writes ~37 tallies in 2 `BatchWriteItem` calls. An ack is: read `meta` (its expiry and shard
 //! count); fill the member's slot in its shard, which answers the shard after the write; if
 //! that left the shard with nothing open, fill the shard's slot in the root, which answers the
 //! root; if that left the root with nothing open, the barrier is complete and the ack goes on
