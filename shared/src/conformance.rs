@@ -809,3 +809,140 @@ pub async fn vault_set_get_list_delete(vault: &dyn crate::ports::Vault) {
     vault.delete(&a, "other_key").await.unwrap();
     vault.delete(&b, "stripe.key").await.unwrap();
 }
+
+/// Tallies ([`crate::ports::TallyOp`]): create, fill once (a second fill is `Taken`, an
+/// unknown slot or a tally about to expire is `Missed`), counts kept with every write, open
+/// while something is open and not closed, close keeping the first reason, expiry.
+pub async fn kv_tallies(kv: &dyn KvStore) {
+    use crate::ports::{NewTally, Tallies, TallyAnswer, TallyOp};
+    let pk = format!("{}#tally", scope());
+    let now = crate::ports::now_ms() / 1000;
+    let far = now + 3600;
+    // Names a map attribute must take as they are: dots, hashes, spaces, non-ASCII.
+    let odd = "a.b #c é";
+    kv.tally_create(vec![
+        NewTally {
+            pk: pk.clone(),
+            sk: "t".into(),
+            slots: vec!["x".into(), odd.into(), "z".into()],
+            expires_at_s: far,
+        },
+        NewTally {
+            pk: pk.clone(),
+            sk: "old".into(),
+            slots: vec!["x".into()],
+            expires_at_s: now - 1,
+        },
+    ])
+    .await
+    .unwrap();
+    let t = kv.tally_get(&pk, "t").await.unwrap().expect("the tally");
+    assert_eq!((t.open, t.marked, t.slots.len()), (3, 0, 3));
+    assert!(t.slots.values().all(String::is_empty), "{t:?}");
+    assert_eq!(kv.tally_get(&pk, "old").await.unwrap(), None, "expired");
+    assert_eq!(kv.tally_get(&pk, "none").await.unwrap(), None);
+    let fill = |slot: &str, value: &str, mark: bool, live: i64| TallyOp::Fill {
+        pk: pk.clone(),
+        sk: "t".into(),
+        slot: slot.into(),
+        value: value.into(),
+        mark,
+        live_until_s: live,
+    };
+    match kv.tally(fill(odd, "v1", true, now)).await.unwrap() {
+        TallyAnswer::Filled(t) => {
+            assert_eq!((t.open, t.marked), (2, 1));
+            assert_eq!(t.slots[odd], "v1");
+        }
+        other => panic!("first fill: {other:?}"),
+    }
+    // The second fill of a slot writes nothing and says what is there.
+    match kv.tally(fill(odd, "v2", false, now)).await.unwrap() {
+        TallyAnswer::Taken(t) => assert_eq!((t.slots[odd].as_str(), t.open), ("v1", 2)),
+        other => panic!("second fill: {other:?}"),
+    }
+    match kv.tally(fill("nope", "v", false, now)).await.unwrap() {
+        TallyAnswer::Missed(Some(t)) => assert_eq!(t.open, 2),
+        other => panic!("unknown slot: {other:?}"),
+    }
+    // A tally that expires before `live_until_s` takes no fill.
+    match kv.tally(fill("x", "v", false, far + 1)).await.unwrap() {
+        TallyAnswer::Missed(Some(t)) => assert_eq!(t.slots["x"], ""),
+        other => panic!("expiring: {other:?}"),
+    }
+    let missing = TallyOp::Fill {
+        pk: pk.clone(),
+        sk: "none".into(),
+        slot: "x".into(),
+        value: "v".into(),
+        mark: false,
+        live_until_s: now,
+    };
+    assert_eq!(kv.tally(missing).await.unwrap(), TallyAnswer::Missed(None));
+    assert!(
+        kv.tally(fill("x", "", false, now)).await.is_err(),
+        "an empty value would read as open"
+    );
+    // Open adds the names not there yet, while something is open.
+    let open = |slots: &[&str]| TallyOp::Open {
+        pk: pk.clone(),
+        sk: "t".into(),
+        slots: slots.iter().map(|s| s.to_string()).collect(),
+    };
+    match kv.tally(open(&["x", "n1", odd, "n2"])).await.unwrap() {
+        TallyAnswer::Opened(added, t) => {
+            assert_eq!(added, ["n1", "n2"]);
+            assert_eq!((t.open, t.slots.len()), (4, 5));
+        }
+        other => panic!("open: {other:?}"),
+    }
+    for s in ["x", "z", "n1", "n2"] {
+        assert!(matches!(
+            kv.tally(fill(s, "v", false, now)).await.unwrap(),
+            TallyAnswer::Filled(_)
+        ));
+    }
+    // Nothing open: nothing can be opened.
+    match kv.tally(open(&["n3"])).await.unwrap() {
+        TallyAnswer::Refused(Some(t)) => assert_eq!((t.open, t.marked), (0, 1)),
+        other => panic!("open when full: {other:?}"),
+    }
+    // Close keeps the first reason, and a closed tally opens nothing.
+    let close = |r: &str| TallyOp::Close {
+        pk: pk.clone(),
+        sk: "c".into(),
+        reason: r.into(),
+    };
+    kv.tally_create(vec![NewTally {
+        pk: pk.clone(),
+        sk: "c".into(),
+        slots: vec!["a".into()],
+        expires_at_s: far,
+    }])
+    .await
+    .unwrap();
+    for r in ["first", "second"] {
+        match kv.tally(close(r)).await.unwrap() {
+            TallyAnswer::Closed(t) => assert_eq!(t.closed.as_deref(), Some("first")),
+            other => panic!("close: {other:?}"),
+        }
+    }
+    let open_c = TallyOp::Open {
+        pk: pk.clone(),
+        sk: "c".into(),
+        slots: vec!["b".into()],
+    };
+    assert!(matches!(
+        kv.tally(open_c).await.unwrap(),
+        TallyAnswer::Refused(Some(_))
+    ));
+    let close_none = TallyOp::Close {
+        pk: pk.clone(),
+        sk: "none".into(),
+        reason: "r".into(),
+    };
+    assert_eq!(
+        kv.tally(close_none).await.unwrap(),
+        TallyAnswer::Missed(None)
+    );
+}

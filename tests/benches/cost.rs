@@ -17,6 +17,7 @@ use native_core::aws::lambda;
 use native_core::aws::{emulator_sdk_config, Clients};
 use native_core::barrier::{Barriers, CreateSpec, Outcome};
 use native_core::config::Deployment;
+use native_core::ports::{Backends, Tallies};
 use native_tests::aws_endpoint;
 use native_tests::barriers::Count;
 use serde_json::{json, Value};
@@ -238,40 +239,8 @@ fn main() {
             took.as_secs_f64()
         ));
 
-        // A barrier member: create, every member acked once (the last one sends the
-        // continuation), divided by the members. The continuation's own run is not counted.
-        for members in [10usize, 100] {
-            let count = Count::default();
-            let b = Barriers {
-                kv: &*backends.kv,
-                queue: &*backends.queue,
-                tenant: "acme",
-                queue_enabled: true,
-                budget: &count,
-            };
-            let from = proxy.seen().calls.len();
-            let id = b
-                .create(CreateSpec {
-                    id: None,
-                    members: (0..members).map(|i| format!("m{i:04}")).collect(),
-                    continue_with: Some("noop".into()),
-                    state: json!({}),
-                    deadline_s: None,
-                    on_overdue: None,
-                })
-                .await
-                .unwrap();
-            for i in 0..members {
-                let ok = Outcome {
-                    ok: true,
-                    error: None,
-                    result: None,
-                };
-                b.ack(&id, &format!("m{i:04}"), ok).await.unwrap();
-            }
-            Tally::of(&since(from), members, 0.0).print(&format!(
-                "barrier member, {members}-member barrier (create + ack, / {members})"
-            ));
+        for members in [10usize, 1000] {
+            barrier_members(&proxy, &backends, members).await;
         }
 
         coordination_rows(&ep, &proxy).await;
@@ -736,4 +705,118 @@ async fn coordination_rows(ep: &str, proxy: &Proxy) {
 /// The calls the proxy saw from `from` on.
 fn since_from(proxy: &Proxy, from: usize) -> Vec<(Call, String)> {
     proxy.seen().calls[from..].to_vec()
+}
+
+/// DynamoDB's size of a tally item (attribute names and values; a map 3 bytes and 1 a member;
+/// a number about half its digits), to price the `UpdateItem`s that fill it.
+fn tally_bytes(t: &native_core::ports::Tally) -> usize {
+    let num = |n: i64| n.to_string().len().div_ceil(2) + 1;
+    let slots: usize = t.slots.iter().map(|(k, v)| k.len() + v.len() + 1).sum();
+    "pk".len()
+        + t.pk.len()
+        + "sk".len()
+        + t.sk.len()
+        + "slots".len()
+        + 3
+        + slots
+        + "open".len()
+        + num(t.open as i64)
+        + "marked".len()
+        + num(t.marked as i64)
+        + "ttl".len()
+        + num(t.expires_at_s)
+        + t.closed.as_ref().map_or(0, |x| 1 + x.len())
+}
+
+/// A barrier member (issue 53): the create, every member acked once with `{ ok = true }` (the
+/// last ack sends the continuation), all divided by the members; the continuation's own run is
+/// not counted. Each `UpdateItem` (a fill) is priced at its tally's size after it (DynamoDB
+/// charges the larger of before and after), from the size the tally ends with, read after the
+/// run, not at its request's size. Prints the acks' own calls too, and the acks a
+/// second one barrier takes, derived from the units.
+async fn barrier_members(proxy: &Proxy, backends: &Backends, members: usize) {
+    let count = Count::default();
+    let b = Barriers {
+        kv: &*backends.kv,
+        queue: &*backends.queue,
+        tenant: "acme",
+        queue_enabled: true,
+        budget: &count,
+    };
+    let from = proxy.seen().calls.len();
+    let id = b
+        .create(CreateSpec {
+            id: None,
+            members: (0..members).map(|i| format!("m{i:04}")).collect(),
+            continue_with: Some("noop".into()),
+            state: json!({}),
+            deadline_s: None,
+            on_overdue: None,
+        })
+        .await
+        .unwrap();
+    let created = proxy.seen().calls.len();
+    for i in 0..members {
+        let ok = Outcome {
+            ok: true,
+            error: None,
+            result: None,
+        };
+        b.ack(&id, &format!("m{i:04}"), ok).await.unwrap();
+    }
+    let seen = proxy.seen().calls[from..].to_vec();
+    // The fills' units from their tallies' sizes: each tally's size after each fill, from its
+    // size at the end less the values filled after (every fill here fills an open slot).
+    let mut fills: Vec<((String, String), usize, f64)> = Vec::new();
+    for (call, body) in &seen {
+        if call.op != "UpdateItem" {
+            continue;
+        }
+        let v: Value = serde_json::from_str(body).unwrap_or(Value::Null);
+        let key = (
+            v["Key"]["pk"]["S"].as_str().unwrap_or_default().to_string(),
+            v["Key"]["sk"]["S"].as_str().unwrap_or_default().to_string(),
+        );
+        let value = v["ExpressionAttributeValues"][":v"]["S"]
+            .as_str()
+            .map_or(0, str::len);
+        fills.push((key, value, units(&call.op, body).0));
+    }
+    let ack_fills = fills.len();
+    let mut sizes = std::collections::HashMap::new();
+    for (key, _, _) in &fills {
+        if !sizes.contains_key(key) {
+            let t = backends
+                .kv
+                .tally_get(&key.0, &key.1)
+                .await
+                .unwrap()
+                .unwrap();
+            sizes.insert(key.clone(), tally_bytes(&t));
+        }
+    }
+    let mut extra_wru = 0.0;
+    let mut after = sizes.clone();
+    for (key, value, estimated) in fills.iter().rev() {
+        let size = after[key];
+        extra_wru += (size as f64 / 1024.0).ceil().max(1.0) - estimated;
+        *after.get_mut(key).unwrap() = size.saturating_sub(*value);
+    }
+    let mut t = Tally::of(&seen, members, 0.0);
+    t.wru += extra_wru / members as f64;
+    t.dollars += extra_wru / members as f64 * price::WRU;
+    t.print(&format!(
+        "barrier member, {members}-member barrier (create + ack, / {members})"
+    ));
+    let create = Tally::of(&seen[..created - from], 1, 0.0);
+    let acks = Tally::of(&seen[created - from..], members, 0.0);
+    let biggest = sizes.values().max().copied().unwrap_or(0);
+    println!(
+        "<!-- {members} members: create {} calls, {:.0} WRU; the acks {:.3} calls each ({} fills), the largest tally {biggest} bytes ({} WRU a fill at most) -->",
+        created - from,
+        create.wru,
+        acks.total(),
+        ack_fills,
+        (biggest as f64 / 1024.0).ceil()
+    );
 }

@@ -398,4 +398,11 @@ impl KvStore for AtomicKv {
         let _one = self.lock.lock().await;
         self.kv.transact_on(seen, plan).await
     }
+    async fn tally(
+        &self,
+        op: native_core::ports::TallyOp,
+    ) -> Result<native_core::ports::TallyAnswer> {
+        let _one = self.lock.lock().await;
+        self.kv.tally(op).await
+    }
 }

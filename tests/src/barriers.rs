@@ -33,3 +33,34 @@ pub fn barriers<'a>(kv: &'a dyn KvStore, q: &'a dyn Queue, budget: &'a Count) ->
         budget,
     }
 }
+
+/// The barrier ids of the continuations sent so far (received and deleted, so call once per
+/// check). An SQS receive may return fewer than the visible messages, even none: it stops only
+/// when the queue's counts say that nothing is left.
+pub async fn continuations(q: &dyn Queue) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut empty_rounds = 0;
+    loop {
+        let msgs = q
+            .receive(native_core::ports::QueueKind::Work, 10, 30)
+            .await
+            .unwrap();
+        if msgs.is_empty() {
+            let st = q.stats(native_core::ports::QueueKind::Work).await.unwrap();
+            if st.visible + st.waiting == 0 {
+                return out;
+            }
+            empty_rounds += 1;
+            assert!(empty_rounds < 100, "the work queue does not empty: {st:?}");
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+            continue;
+        }
+        for m in msgs {
+            let w: native_core::ports::WorkMessage = serde_json::from_str(&m.body).unwrap();
+            out.push(w.event["barrier"].as_str().unwrap_or_default().to_string());
+            q.delete(native_core::ports::QueueKind::Work, &m.receipt)
+                .await
+                .unwrap();
+        }
+    }
+}

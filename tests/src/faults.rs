@@ -223,6 +223,12 @@ impl KvStore for Faulty {
     async fn transact_on(&self, seen: Item, plan: TxPlan) -> Result<Result<(), usize>> {
         faulty!(self, "kv.transact_on", self.kv.transact_on(seen, plan))
     }
+    async fn tally(
+        &self,
+        op: native_core::ports::TallyOp,
+    ) -> Result<native_core::ports::TallyAnswer> {
+        faulty!(self, "kv.tally", self.kv.tally(op.clone()))
+    }
     async fn flush(&self) -> Result<()> {
         self.kv.flush().await
     }

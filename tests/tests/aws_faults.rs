@@ -132,14 +132,73 @@ mod with_aws {
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn every_ack_of_a_1000_member_barrier_is_at_most_4_dynamodb_requests_and_no_query() {
+        let Some(ep) = endpoint() else { return };
+        // GIVEN DynamoDB behind a proxy that counts every request
+        let (proxy, kv) = kv_behind(&ep, Faults::all(1, 0.0, Duration::ZERO)).await;
+        let queue = queue_port(&ep).await;
+        let count = Count::default();
+        let b = barriers(&kv, &queue, &count);
+        let members: Vec<String> = (0..1000).map(|i| format!("m{i:04}")).collect();
+        let from = proxy.seen().calls.len();
+        let id = b
+            .create(CreateSpec {
+                members: members.clone(),
+                continue_with: Some("finalize".into()),
+                ..CreateSpec::default()
+            })
+            .await
+            .unwrap();
+        // THEN the create is 6 requests, two of them batch writes of the 37 tallies
+        let created: Vec<String> = proxy.seen().calls[from..]
+            .iter()
+            .map(|(c, _)| c.op.clone())
+            .collect();
+        assert_eq!(created.len(), 6, "{created:?}");
+        // WHEN every member is acked THEN no ack makes more than 4 DynamoDB requests, none a
+        // Query or a transaction, but the last one's dispatch
+        let ok = Outcome {
+            ok: true,
+            error: None,
+            result: None,
+        };
+        let mut most = 0;
+        for (i, m) in members.iter().enumerate() {
+            let from = proxy.seen().calls.len();
+            let r = b.ack(&id, m, ok.clone()).await.unwrap();
+            let ops: Vec<String> = proxy.seen().calls[from..]
+                .iter()
+                .filter(|(c, _)| c.service == "dynamodb")
+                .map(|(c, _)| c.op.clone())
+                .collect();
+            assert!(!ops.iter().any(|o| o == "Query"), "ack {i}: {ops:?}");
+            if i < 999 {
+                assert!(!r.complete);
+                assert!(
+                    ops.len() <= 4 && !ops.iter().any(|o| o == "TransactWriteItems"),
+                    "ack {i}: {ops:?}"
+                );
+                most = most.max(ops.len());
+            } else {
+                assert!(r.complete && r.dispatched, "{r:?}");
+            }
+        }
+        assert!(most <= 4);
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn a_barrier_created_through_lost_answers_is_listed_and_its_acks_are_not_duplicates() {
         let Some(ep) = endpoint() else { return };
-        // GIVEN DynamoDB behind a proxy that loses the answers of 30 % of the puts and
-        // transactions (creates, claims, list rows and acks)
+        // GIVEN DynamoDB behind a proxy that loses the answers of 30 % of the puts, updates
+        // and transactions (creates, claims, list rows and acks' fills)
         let (proxy, kv) = kv_behind(
             &ep,
             answers_lost(7, 0.3, |c| {
-                c.service == "dynamodb" && matches!(c.op.as_str(), "PutItem" | "TransactWriteItems")
+                c.service == "dynamodb"
+                    && matches!(
+                        c.op.as_str(),
+                        "PutItem" | "UpdateItem" | "TransactWriteItems"
+                    )
             }),
         )
         .await;

@@ -204,15 +204,15 @@ async fn backend_calls_per_ack_and_create(backend: Backend) {
     b.ack("b", "m00000.xml", ok()).await.unwrap();
     assert_eq!(
         c.0.get(),
-        3,
-        "a non-final ack is a read of meta, one transaction and one query"
+        2,
+        "a non-final ack is a read of meta and one fill of its member's slot"
     );
     c.0.set(0);
     b.ack("b", "m00001.xml", ok()).await.unwrap();
     assert_eq!(
         c.0.get(),
-        8,
-        "final ack: meta, transaction, query, the list row marked complete, timer index, claim with its dispatch guard (one transaction), send, mark"
+        7,
+        "final ack: meta, the fill, the list row marked complete, timer index, claim with its dispatch guard (one transaction), send, mark"
     );
     for n in [1000, 10_000] {
         c.0.set(0);
@@ -221,8 +221,8 @@ async fn backend_calls_per_ack_and_create(backend: Backend) {
     }
     assert_eq!(
         Barriers::create_calls(10_000),
-        404,
-        "a 10 000-member barrier fits the ceiling"
+        19,
+        "a 10 000-member barrier: 359 tallies in 15 batch writes"
     );
     // A glance (the console's barrier page) costs the same at any size: its counts stop at the
     // cap, and say so.
@@ -231,10 +231,9 @@ async fn backend_calls_per_ack_and_create(backend: Backend) {
         c.0.set(0);
         let (st, capped) = b.glance(&format!("big{n}"), 500).await.unwrap().unwrap();
         calls.push(c.0.get());
-        assert_eq!(
-            (st.pending, capped.pending, capped.failed),
-            (500, true, false)
-        );
+        // The root and the shards of about 500 members: a lower bound, said so.
+        assert!(st.pending >= 400 && st.pending < n as u64, "{st:?}");
+        assert_eq!((capped.pending, capped.failed), (true, true));
         assert_eq!((st.total, capped.added), (n as u64, false));
     }
     assert_eq!(
@@ -615,10 +614,10 @@ async fn crashes_at_every_step_are_repaired_by_redelivery(backend: Backend) {
         for phase in ["create", "first ack", "last ack"] {
             let calls = match phase {
                 "create" => Barriers::create_calls(3),
-                "first ack" => 3,
-                // meta, transaction, query, the list row marked complete, timer index, claim
-                // with its guard (one transaction), send, mark
-                _ => 8,
+                "first ack" => 2,
+                // meta, the fill, the list row marked complete, timer index, claim with its
+                // guard (one transaction), send, mark
+                _ => 7,
             };
             for k in 1..=calls {
                 n += 1;
@@ -1032,7 +1031,7 @@ async fn create_must_fit_in_max_data_ops(backend: Backend) {
             // than the default 30 s for them, and this test is about max_data_ops.
             (
                 "small",
-                r#"{ "limits": { "timeout_s": 300 } }"#,
+                r#"{ "limits": { "timeout_s": 300, "max_data_ops": 40 } }"#,
                 &[("create", create), ("forgive", forgive)],
             ),
         ],
@@ -1046,7 +1045,7 @@ async fn create_must_fit_in_max_data_ops(backend: Backend) {
         .await
         .unwrap_err()
         .to_string();
-    assert!(e.contains("creating a barrier of 30000 members needs 1204 backend calls and this invocation has 1000 left"), "{e}");
+    assert!(e.contains("creating a barrier of 30000 members needs 47 backend calls and this invocation has 40 left"), "{e}");
     p.invoke("small", "create", json!({ "n": 24000 }))
         .await
         .unwrap();

@@ -17,6 +17,7 @@ mod aws_isolation;
 mod barrier;
 mod barrier_changes;
 mod barrier_dispatch;
+mod barrier_shards;
 mod batch;
 mod batch_stale;
 mod bounds;

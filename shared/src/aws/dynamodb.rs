@@ -23,7 +23,7 @@ use crate::ports::{
 };
 use crate::{Error, Result};
 
-type Attrs = HashMap<String, AttributeValue>;
+pub(super) type Attrs = HashMap<String, AttributeValue>;
 
 /// Attempts of a batch write before unprocessed items become an error.
 const BATCH_ATTEMPTS: u32 = 8;
@@ -31,23 +31,23 @@ const BATCH_ATTEMPTS: u32 = 8;
 /// The key-value table in DynamoDB.
 #[derive(Debug, Clone)]
 pub struct DynamoKv {
-    client: LazyClient<aws_sdk_dynamodb::Client>,
-    table: String,
+    pub(super) client: LazyClient<aws_sdk_dynamodb::Client>,
+    pub(super) table: String,
 }
 
-fn now_s() -> i64 {
+pub(super) fn now_s() -> i64 {
     now_ms() / 1000
 }
 
-fn s(v: &str) -> AttributeValue {
+pub(super) fn s(v: &str) -> AttributeValue {
     AttributeValue::S(v.to_string())
 }
 
-fn n(v: i64) -> AttributeValue {
+pub(super) fn n(v: i64) -> AttributeValue {
     AttributeValue::N(v.to_string())
 }
 
-fn key(pk: &str, sk: &str) -> Attrs {
+pub(super) fn key(pk: &str, sk: &str) -> Attrs {
     HashMap::from([("pk".to_string(), s(pk)), ("sk".to_string(), s(sk))])
 }
 
@@ -108,7 +108,7 @@ impl DynamoKv {
 
     /// What failed, naming the table and no key: keys hold the core's own layout
     /// (`b#<tenant>#<barrier>`), which is no business of a script or a caller.
-    fn cannot(&self, what: &str) -> String {
+    pub(super) fn cannot(&self, what: &str) -> String {
         format!("cannot {what} table {}", self.table)
     }
 
@@ -135,9 +135,42 @@ impl DynamoKv {
             _ => Ok(false),
         }
     }
+
+    /// Sends `writes` in one `BatchWriteItem` call, and what it leaves unprocessed (throttled)
+    /// again, a few times with a back-off.
+    pub(super) async fn write_batch(&self, mut writes: Vec<WriteRequest>) -> Result<()> {
+        for attempt in 0..BATCH_ATTEMPTS {
+            let out = self
+                .client
+                .batch_write_item()
+                .request_items(&self.table, writes)
+                .send()
+                .await
+                .map_err(|e| sdk_err("dynamodb", self.cannot("batch-write items of"), e))?;
+            writes = out
+                .unprocessed_items()
+                .and_then(|u| u.get(&self.table))
+                .cloned()
+                .unwrap_or_default();
+            if writes.is_empty() {
+                return Ok(());
+            }
+            // Throttled: back off (25 ms, 50 ms, ... up to about 3 s) and send the rest.
+            tokio::time::sleep(Duration::from_millis(25 << attempt.min(7))).await;
+        }
+        Err(Error::Backend {
+            backend: "dynamodb",
+            message: format!(
+                "{} items of a batch write to table {} stayed unprocessed after {BATCH_ATTEMPTS} attempts (throttled); retry later or raise the table's capacity",
+                writes.len(),
+                self.table
+            ),
+            source: None,
+        })
+    }
 }
 
-fn conditional_failed<E>(e: &aws_sdk_dynamodb::error::SdkError<E>) -> bool
+pub(super) fn conditional_failed<E>(e: &aws_sdk_dynamodb::error::SdkError<E>) -> bool
 where
     E: aws_sdk_dynamodb::error::ProvideErrorMetadata,
 {
@@ -222,6 +255,10 @@ fn failed_op(
 
 #[async_trait]
 impl KvStore for DynamoKv {
+    async fn tally(&self, op: crate::ports::TallyOp) -> Result<crate::ports::TallyAnswer> {
+        self.run_tally(op).await
+    }
+
     /// Every write is durable when its call returns: a flush has nothing to do.
     fn may_need_flush(&self) -> bool {
         false
@@ -428,7 +465,7 @@ impl KvStore for DynamoKv {
             by_key.retain(|o| (o.pk.as_str(), o.sk.as_str()) != (it.pk.as_str(), it.sk.as_str()));
             by_key.push(it);
         }
-        let mut writes = by_key
+        let writes = by_key
             .iter()
             .map(|it| {
                 PutRequest::builder()
@@ -438,34 +475,7 @@ impl KvStore for DynamoKv {
                     .map_err(|e| sdk_err("dynamodb", "cannot build a batch write", e))
             })
             .collect::<Result<Vec<_>>>()?;
-        for attempt in 0..BATCH_ATTEMPTS {
-            let out = self
-                .client
-                .batch_write_item()
-                .request_items(&self.table, writes)
-                .send()
-                .await
-                .map_err(|e| sdk_err("dynamodb", self.cannot("batch-write items of"), e))?;
-            writes = out
-                .unprocessed_items()
-                .and_then(|u| u.get(&self.table))
-                .cloned()
-                .unwrap_or_default();
-            if writes.is_empty() {
-                return Ok(());
-            }
-            // Throttled: back off (25 ms, 50 ms, ... up to about 3 s) and send the rest.
-            tokio::time::sleep(Duration::from_millis(25 << attempt.min(7))).await;
-        }
-        Err(Error::Backend {
-            backend: "dynamodb",
-            message: format!(
-                "{} items of a batch write to table {} stayed unprocessed after {BATCH_ATTEMPTS} attempts (throttled); retry later or raise the table's capacity",
-                writes.len(),
-                self.table
-            ),
-            source: None,
-        })
+        self.write_batch(writes).await
     }
 
     /// One `TransactWriteItems` call. DynamoDB refuses two operations on one item in a

@@ -9,6 +9,7 @@
 mod config;
 pub mod deployed;
 mod dynamodb;
+mod dynamodb_tally;
 pub mod lambda;
 mod lazy;
 mod s3;

@@ -47,6 +47,9 @@ impl Barriers<'_> {
         if meta.expires_at_s <= now_s + super::ACK_MARGIN_S {
             return Err(super::expired());
         }
+        if meta.shards.is_some() {
+            return self.shard_add(id, &meta, members).await;
+        }
         let mut added = 0;
         for chunk in members.chunks(ADD_CHUNK) {
             let mut left: Vec<&String> = chunk.iter().collect();
@@ -164,6 +167,10 @@ impl Barriers<'_> {
             Ok(_) | Err(Error::AlreadyExists { .. }) => {}
             Err(e) => return Err(e),
         }
+        if meta.shards.is_some() {
+            // No member can be added from here on.
+            self.shard_close(id, &meta, reason).await?;
+        }
         let reason = self
             .cancelled(id)
             .await?
@@ -215,7 +222,7 @@ impl Barriers<'_> {
         }))
     }
 
-    /// Members added after create.
+    /// Members added after create (of a barrier with member rows, before shards).
     pub async fn added(&self, id: &str) -> Result<u64> {
         self.count(id, "a#").await
     }
@@ -227,6 +234,10 @@ impl Barriers<'_> {
         meta: &Meta,
         after: Option<&str>,
     ) -> Result<(Vec<String>, Option<String>)> {
+        if meta.shards.is_some() {
+            let (names, next) = self.shard_page(id, meta, after, 100, str::is_empty).await?;
+            return Ok((names.into_iter().map(|(m, _)| m).collect(), next));
+        }
         let prefix = meta.pending_prefix();
         let after = after.map(|m| format!("{prefix}{m}"));
         self.budget.spend(1)?;

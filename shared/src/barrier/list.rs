@@ -414,6 +414,36 @@ impl Barriers<'_> {
         let Some(meta) = self.meta(id).await? else {
             return Ok(None);
         };
+        if meta.shards.is_some() {
+            let (rows, next) = self
+                .shard_page(id, &meta, after, limit, |v| match filter {
+                    MemberFilter::All => true,
+                    MemberFilter::Pending => v.is_empty(),
+                    MemberFilter::Resolved => !v.is_empty(),
+                    MemberFilter::Failed => v.contains("\"ok\":false"),
+                })
+                .await?;
+            let all = rows
+                .into_iter()
+                .map(|(name, o)| match o {
+                    None => Member {
+                        name,
+                        ok: None,
+                        error: None,
+                        result: None,
+                        at_ms: None,
+                    },
+                    Some(v) => Member {
+                        name,
+                        ok: Some(v["ok"].as_bool().unwrap_or(false)),
+                        error: v["error"].as_str().map(str::to_string),
+                        result: v.get("result").cloned(),
+                        at_ms: v["at_ms"].as_i64(),
+                    },
+                })
+                .collect();
+            return Ok(Some((all, next)));
+        }
         let pk = pk(self.tenant, id);
         let pending_prefix = meta.pending_prefix();
         let read = |prefix: String| {

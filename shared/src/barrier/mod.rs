@@ -1,15 +1,16 @@
 //! `native.barrier`: a work list that continues once, when every member has been acknowledged.
 //!
-//! Rows live in the tenant-private partition `b#<tenant>#<id>` of the key-value table, which
+//! Rows live in the tenant-private partitions `b#<tenant>#<id>...` of the key-value table, which
 //! `native.db` (partitions `d#<tenant>#...`) cannot address:
 //!
 //! | sort key | what | written by |
 //! | --- | --- | --- |
 //! | `c` | the member list's hash, while and after creating | create, first |
-//! | `p#<generation>#<member>` | a pending member | create; deleted by its first ack |
+//! | `p#<generation>#<member>` | a pending member (before shards) | create; deleted by its first ack |
+//! | `r#<generation>` | the root tally (see `shards`) | create; acks |
 //! | `meta` | members, continuation, state, deadline: the barrier exists | create, last |
-//! | `o#<member>` | the member's outcome (first ack wins) | ack |
-//! | `f#<member>` | the outcome again, for failed ones | ack |
+//! | `o#<member>` | the member's outcome (first ack wins; before shards) | ack |
+//! | `f#<member>` | the outcome again, for failed ones (before shards) | ack |
 //! | `d` | the dispatch claim: lease and whether the continuation was sent | the completing ack, or the tick (see `dispatch`) |
 //!
 //! Every row expires with `meta` (a week after create), outcomes included, so an id used again
@@ -23,15 +24,22 @@
 //! cannot bring a member back. A create that died half way is finished by the same create again,
 //! under a generation of its own; what the dead one wrote only expires.
 //!
-//! An ack is one read (meta, for its expiry), one transaction (meta must exist and live another
-//! hour; create the outcome; delete the pending row) and one query (is any member still
-//! pending?). There is no counter: a process that dies half way is repaired by the redelivered
-//! ack, which repeats the steps.
+//! Barriers created since issue 53 keep their members in tallies (`shards`: a root and ~28
+//! members a shard, each shard its own partition), and `meta` says how many shards. An ack is
+//! one read (meta, for its expiry and the shard count) and one conditional write to the
+//! member's shard, which answers whether the shard has anything open; the ack that fills a
+//! shard's last slot fills the shard's slot in the root, which answers whether the barrier is
+//! complete. No item is written by every ack, and none is queried. Barriers created before
+//! (`meta` without `shards`, in flight during an upgrade) keep the rows above and are acked as
+//! they were: one read, one transaction (meta must exist and live another hour; create the
+//! outcome; delete the pending row) and one query (is any member still pending?). In both, a
+//! process that dies half way is repaired by the redelivered ack, which repeats the steps.
 
 mod change;
 mod dispatch;
 mod list;
 mod model;
+mod shards;
 mod timers;
 
 pub use dispatch::{redispatch, Redispatch, GUARD_AFTER_LEASE_MS};
@@ -39,13 +47,14 @@ pub use list::{
     DispatchState, Filter, ListCounts, ListPage, ListState, Listed, Member, MemberFilter, MAX_SCAN,
 };
 pub use model::{AckResult, CreateSpec, Meta, Outcome, Status};
+pub use shards::{shard_count, shard_of, INLINE_BYTES, PER_SHARD};
 pub use timers::{Dispatch, DispatchGuard, Overdue, OverdueGuard};
 
 use serde_json::{json, Value};
 
 use crate::budget::Budget;
 use crate::ports::WorkMessage;
-use crate::ports::{now_ms, KvStore, NewItem, PutMode, Queue, TxOp, MAX_BATCH_ITEMS};
+use crate::ports::{now_ms, KvStore, NewItem, PutMode, Queue, Tallies, TxOp, MAX_BATCH_ITEMS};
 use crate::{Error, Result};
 
 /// Rows live a week, like every `native.db` item.
@@ -129,19 +138,26 @@ impl Barriers<'_> {
     }
 
     /// Backend calls that creating a barrier of `members` makes at most, on the path where
-    /// nothing is there yet.
+    /// nothing is there yet, with names of at most 16 bytes (see [`Barriers::create_calls_of`]).
     pub fn create_calls(members: usize) -> u32 {
-        // get meta, put the creating marker, the batch writes, put meta, the list row
-        (4 + members.div_ceil(MAX_BATCH_ITEMS)) as u32
+        Self::calls_for(shards::shard_count(members, members * 16))
     }
 
-    fn create_calls_of(spec: &CreateSpec) -> u32 {
+    fn calls_for(shards: u32) -> u32 {
+        // get meta, put the creating marker, the batch writes of the tallies, put meta, the
+        // list row
+        (4 + shards::tally_count(shards).div_ceil(MAX_BATCH_ITEMS)) as u32
+    }
+
+    /// Backend calls that creating the barrier of `spec` makes at most.
+    pub fn create_calls_of(spec: &CreateSpec) -> u32 {
+        let bytes = spec.members.iter().map(String::len).sum();
         let timer = if spec.on_overdue.is_some() {
             crate::timer::Timers::SET_CALLS
         } else {
             0
         };
-        Self::create_calls(spec.members.len()) + timer
+        Self::calls_for(shards::shard_count(spec.members.len(), bytes)) + timer
     }
 
     /// Creates a barrier; creating it again with the same id does nothing. Returns the id.
@@ -205,15 +221,10 @@ impl Barriers<'_> {
         // This call's own generation: if another create of the id writes meta first, these
         // rows are never read, however late they land.
         let generation = format!("{:012x}", crate::random::u64() >> 16);
-        let prefix = model::pending_prefix(Some(&generation));
-        for chunk in spec.members.chunks(MAX_BATCH_ITEMS) {
-            self.budget.spend(1)?;
-            let rows = chunk
-                .iter()
-                .map(|m| self.row(&id, &format!("{prefix}{m}"), "1".into(), expires))
-                .collect();
-            self.kv.put_batch(rows).await?;
-        }
+        let bytes = spec.members.iter().map(String::len).sum();
+        let shards = shards::shard_count(spec.members.len(), bytes);
+        self.create_shards(&id, &spec.members, &generation, shards, expires)
+            .await?;
         let overdue_timer = match (&spec.on_overdue, spec.deadline_s) {
             // Set before meta, under this call's generation: if another create of the id
             // writes meta, this timer finds the generation changed and sends nothing.
@@ -234,6 +245,7 @@ impl Barriers<'_> {
             on_overdue: spec.on_overdue.clone(),
             overdue_timer,
             chain: crate::observe::chain(),
+            shards: Some(shards),
         };
         self.budget.spend(1)?;
         let meta = match self
@@ -308,6 +320,12 @@ impl Barriers<'_> {
         if meta.expires_at_s <= now_s + ACK_MARGIN_S {
             return Err(expired());
         }
+        if meta.shards.is_some() {
+            let f = self
+                .fill(id, &meta, member, outcome.ok, &encoded, now_s)
+                .await?;
+            return self.finish_ack(id, &meta, f.duplicate, f.complete).await;
+        }
         let far = meta.expires_at_s;
         let pk = pk(self.tenant, id);
         let mut ops = vec![
@@ -342,7 +360,21 @@ impl Barriers<'_> {
                 )));
             }
         };
-        if self.any_pending(id, &meta).await? {
+        let complete = !self.any_pending(id, &meta).await?;
+        self.finish_ack(id, &meta, duplicate, complete).await
+    }
+
+    /// What an ack does once its member is recorded: if nothing is pending, marks the list row
+    /// complete and dispatches the continuation.
+    async fn finish_ack(
+        &self,
+        id: &str,
+        meta: &Meta,
+        duplicate: bool,
+        complete: bool,
+    ) -> Result<AckResult> {
+        let meta = meta.clone();
+        if !complete {
             return Ok(AckResult {
                 chain: meta.chain,
                 duplicate,
@@ -411,6 +443,9 @@ impl Barriers<'_> {
     }
 
     async fn any_pending(&self, id: &str, meta: &Meta) -> Result<bool> {
+        if meta.shards.is_some() {
+            return self.shard_pending(id, meta).await;
+        }
         self.budget.spend(1)?;
         Ok(!self
             .kv
@@ -440,6 +475,14 @@ impl Barriers<'_> {
         let Some(mut meta) = self.meta(id).await? else {
             return Ok(None);
         };
+        if meta.shards.is_some() {
+            let (pending, failed, added) = self.shard_counts(id, &meta).await?;
+            if pending > 0 && !allow_pending {
+                return Ok(None);
+            }
+            meta.members += added;
+            return Ok(Some((meta, failed, pending)));
+        }
         let pending = if self.any_pending(id, &meta).await? {
             if !allow_pending {
                 return Ok(None);
@@ -478,6 +521,19 @@ impl Barriers<'_> {
         failed_only: bool,
         after: Option<&str>,
     ) -> Result<(Vec<(String, Value)>, Option<String>)> {
+        check_id(id)?;
+        if let Some(meta) = self.meta(id).await?.filter(|m| m.shards.is_some()) {
+            let (rows, next) = self
+                .shard_page(id, &meta, after, PAGE, |v| {
+                    !v.is_empty() && (!failed_only || v.contains("\"ok\":false"))
+                })
+                .await?;
+            let rows = rows
+                .into_iter()
+                .map(|(m, o)| (m, shards::for_scripts(o.unwrap_or(Value::Null))))
+                .collect();
+            return Ok((rows, next));
+        }
         let prefix = if failed_only { "f#" } else { "o#" };
         let after = after.map(|m| format!("{prefix}{m}"));
         self.budget.spend(1)?;
@@ -507,6 +563,21 @@ impl Barriers<'_> {
         let Some(meta) = self.meta(id).await? else {
             return Ok(None);
         };
+        if meta.shards.is_some() {
+            let (pending, failed, added) = self.shard_counts(id, &meta).await?;
+            let (names, next) = if pending > 0 {
+                self.shard_page(id, &meta, cursor, limit.max(1), str::is_empty)
+                    .await?
+            } else {
+                (Vec::new(), None)
+            };
+            let names: Vec<String> = names.into_iter().map(|(m, _)| m).take(limit).collect();
+            let total = meta.members + added;
+            return self
+                .status_of(id, &meta, total, pending, failed, names, next)
+                .await
+                .map(Some);
+        }
         let pk = pk(self.tenant, id);
         let mut pending = 0u64;
         let mut names = Vec::new();
@@ -547,6 +618,21 @@ impl Barriers<'_> {
         let Some(meta) = self.meta(id).await? else {
             return Ok(None);
         };
+        if meta.shards.is_some() {
+            // The root, and as many shards not yet full as hold about `cap` members.
+            let most = cap.div_ceil(shards::PER_SHARD).max(1);
+            let ((pending, failed, added), short) = self.shard_counts_upto(id, &meta, most).await?;
+            let total = meta.members + added;
+            let st = self
+                .status_of(id, &meta, total, pending, failed, Vec::new(), None)
+                .await?;
+            let capped = Capped {
+                pending: short,
+                failed: short,
+                added: false,
+            };
+            return Ok(Some((st, capped)));
+        }
         let (pending, p) = self.count_upto(id, &meta.pending_prefix(), cap).await?;
         let (failed, f) = self.count_upto(id, "f#", cap).await?;
         let (added, a) = self.count_upto(id, "a#", cap).await?;
@@ -644,6 +730,12 @@ pub async fn overdue_pending(
     let meta = Meta::from_item(&item)?;
     if meta.generation.as_deref() != Some(generation) {
         return Ok(false);
+    }
+    if meta.shards.is_some() {
+        let root = kv
+            .tally_get(&pk(tenant, id), &format!("r#{generation}"))
+            .await?;
+        return Ok(root.is_some_and(|t| t.open > 0));
     }
     Ok(!kv
         .query(&pk(tenant, id), &meta.pending_prefix(), None, 1)

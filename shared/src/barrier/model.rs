@@ -100,6 +100,10 @@ pub struct Meta {
     /// issue 55 and outside any chain: the continuation then runs in the completing ack's.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub chain: Option<String>,
+    /// How many shards hold the members (see `shards`); absent in barriers created before
+    /// shards, whose members are rows of their own (`p#`, `o#`), acked as they were.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shards: Option<u32>,
 }
 
 impl Meta {
@@ -113,11 +117,14 @@ impl Meta {
     }
 
     pub(super) fn from_item(item: &Item) -> Result<Self> {
-        serde_json::from_str(&item.value).map_err(|e| Error::Backend {
+        let mut meta: Meta = serde_json::from_str(&item.value).map_err(|e| Error::Backend {
             backend: "barrier",
             message: format!("barrier meta row is damaged: {e}"),
             source: None,
-        })
+        })?;
+        // The row's own expiry, should it be the earlier: acks stop an hour before either.
+        meta.expires_at_s = meta.expires_at_s.min(item.expires_at_s);
+        Ok(meta)
     }
 }
 

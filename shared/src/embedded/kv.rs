@@ -5,8 +5,8 @@ use rusqlite::{params, OptionalExtension};
 
 use super::{db_err, token, Embedded};
 use crate::ports::{
-    check_batch_len, new_token, now_ms, Item, ItemPage, KvStore, NewItem, PutMode, TxOp, TxPlan,
-    MAX_TX_OPS,
+    apply_tally, check_batch_len, check_tally_op, new_token, now_ms, Item, ItemPage, KvStore,
+    NewItem, PutMode, Tally, TallyAnswer, TallyOp, TxOp, TxPlan, MAX_TX_OPS,
 };
 use crate::{Error, Result};
 
@@ -158,8 +158,89 @@ fn apply_tx(tx: &rusqlite::Connection, ops: &[TxOp], token: &str) -> Result<Resu
     Ok(Ok(()))
 }
 
+/// A tally as the embedded store keeps it: one row whose value is the tally as JSON.
+#[derive(serde::Serialize, serde::Deserialize)]
+struct StoredTally {
+    slots: std::collections::BTreeMap<String, String>,
+    open: u64,
+    marked: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    closed: Option<String>,
+}
+
+fn tally_of(item: Item) -> Result<Tally> {
+    let t: StoredTally = serde_json::from_str(&item.value).map_err(|e| Error::Backend {
+        backend: "embedded",
+        message: format!("item {:?}/{:?} is no tally: {e}", item.pk, item.sk),
+        source: None,
+    })?;
+    Ok(Tally {
+        pk: item.pk,
+        sk: item.sk,
+        slots: t.slots,
+        open: t.open,
+        marked: t.marked,
+        closed: t.closed,
+        expires_at_s: item.expires_at_s,
+    })
+}
+
+fn put_tally(tx: &rusqlite::Connection, t: Tally) -> Result<()> {
+    let value = serde_json::to_string(&StoredTally {
+        slots: t.slots,
+        open: t.open,
+        marked: t.marked,
+        closed: t.closed,
+    })
+    .map_err(|e| Error::InvalidInput(e.to_string()))?;
+    super::execute(tx, PUT, params![t.pk, t.sk, value, t.expires_at_s, token()]).map_err(db_err)?;
+    Ok(())
+}
+
+/// Runs a tally operation in the writer's transaction `tx`: read, [`apply_tally`], write.
+fn run_tally(tx: &rusqlite::Connection, op: &TallyOp) -> Result<TallyAnswer> {
+    let (pk, sk) = match op {
+        TallyOp::Create(items) => {
+            for t in items {
+                put_tally(
+                    tx,
+                    Tally {
+                        pk: t.pk.clone(),
+                        sk: t.sk.clone(),
+                        slots: t.slots.iter().map(|s| (s.clone(), String::new())).collect(),
+                        open: t.slots.len() as u64,
+                        marked: 0,
+                        closed: None,
+                        expires_at_s: t.expires_at_s,
+                    },
+                )?;
+            }
+            return Ok(TallyAnswer::Created);
+        }
+        TallyOp::Get { pk, sk }
+        | TallyOp::Fill { pk, sk, .. }
+        | TallyOp::Open { pk, sk, .. }
+        | TallyOp::Close { pk, sk, .. } => (pk, sk),
+    };
+    let seen = get_row(tx, pk, sk)?.map(tally_of).transpose()?;
+    let (write, answer) = apply_tally(op, seen, now_s());
+    if let Some(t) = write {
+        put_tally(tx, t)?;
+    }
+    Ok(answer)
+}
+
 #[async_trait]
 impl KvStore for Embedded {
+    async fn tally(&self, op: TallyOp) -> Result<TallyAnswer> {
+        check_tally_op(&op)?;
+        if let TallyOp::Get { pk, sk } = &op {
+            let seen = self.read(|c| get_row(c, pk, sk))?;
+            return Ok(TallyAnswer::Found(seen.map(tally_of).transpose()?));
+        }
+        self.write(move |tx| run_tally(tx, &op)).await
+    }
+
     async fn get(&self, pk: &str, sk: &str) -> Result<Option<Item>> {
         self.read(|c| get_row(c, pk, sk))
     }

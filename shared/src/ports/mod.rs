@@ -8,6 +8,7 @@ pub mod fair;
 mod kv;
 mod objects;
 mod queue;
+mod tally;
 mod vault;
 mod work;
 
@@ -20,6 +21,7 @@ pub use queue::{
     DeadLetter, Keep, Message, Queue, QueueKind, QueueStats, MAX_DELAY_S, MAX_RECEIVES,
     VISIBILITY_TIMEOUT_S,
 };
+pub use tally::{apply_tally, check_tally_op, NewTally, Tallies, Tally, TallyAnswer, TallyOp};
 pub(crate) use vault::check as check_secret;
 pub use vault::{Secret, Vault, MAX_SECRET_BYTES};
 pub use work::{is_trace, trace_of_body, Slot, WorkMessage};
