@@ -671,6 +671,9 @@ mod tests {
         ) -> Result<std::result::Result<(), usize>> {
             self.kv.transact_as(ops, token).await
         }
+        async fn tally(&self, op: crate::ports::TallyOp) -> Result<crate::ports::TallyAnswer> {
+            self.kv.tally(op).await
+        }
         fn generation(&self) -> Option<&dyn crate::ports::Generation> {
             self.kv.generation().filter(|_| self.shared_counter)
         }

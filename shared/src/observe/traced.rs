@@ -17,8 +17,8 @@ use bytes::Bytes;
 use super::calls::{start, Call, Outcome};
 use crate::ports::{
     Backends, DeadLetter, Generation, Item, ItemPage, Keep, KvStore, ListPage, Message, NewItem,
-    ObjectMeta, ObjectReader, ObjectStore, PutMode, Queue, QueueKind, QueueStats, Secret, TxOp,
-    TxPlan, Vault,
+    ObjectMeta, ObjectReader, ObjectStore, PutMode, Queue, QueueKind, QueueStats, Secret,
+    TallyAnswer, TallyOp, TxOp, TxPlan, Vault,
 };
 use crate::Result;
 
@@ -365,6 +365,35 @@ impl KvStore for Kv {
             self.0.transact_on(seen, plan),
             applied,
         )
+        .await
+    }
+
+    async fn tally(&self, op: TallyOp) -> Result<TallyAnswer> {
+        let (operation, pk, sent) = match &op {
+            TallyOp::Create(t) => (
+                "tally_create",
+                t.first().map(|t| t.pk.clone()).unwrap_or_default(),
+                Some(
+                    t.iter()
+                        .flat_map(|t| &t.slots)
+                        .map(|s| s.len() as u64)
+                        .sum(),
+                ),
+            ),
+            TallyOp::Get { pk, .. } => ("tally_get", pk.clone(), None),
+            TallyOp::Fill { pk, value, .. } => ("tally_fill", pk.clone(), Some(value.len() as u64)),
+            TallyOp::Open { pk, .. } => ("tally_open", pk.clone(), None),
+            TallyOp::Close { pk, .. } => ("tally_close", pk.clone(), None),
+        };
+        call(kv(operation, &pk), sent, self.0.tally(op), |a| match a {
+            TallyAnswer::Found(None) | TallyAnswer::Missed(None) | TallyAnswer::Refused(None) => {
+                (Outcome::Absent, None)
+            }
+            TallyAnswer::Taken(_) | TallyAnswer::Missed(_) | TallyAnswer::Refused(_) => {
+                (Outcome::Conflict, None)
+            }
+            _ => (Outcome::Ok, None),
+        })
         .await
     }
 

@@ -203,14 +203,9 @@ pub trait KvStore: std::fmt::Debug + Send + Sync {
         self.transact(ops).await
     }
 
-    /// One operation on tallies ([`super::TallyOp`]), in one backend call. The default: this
-    /// store keeps no tallies.
-    async fn tally(&self, op: super::TallyOp) -> Result<super::TallyAnswer> {
-        let _ = op;
-        Err(crate::Error::InvalidInput(
-            "this key-value store keeps no tallies".into(),
-        ))
-    }
+    /// One operation on tallies ([`super::TallyOp`]), in one backend call. Required, not
+    /// defaulted: a wrapper that forgot to forward it would fail every barrier ack.
+    async fn tally(&self, op: super::TallyOp) -> Result<super::TallyAnswer>;
 
     /// Makes the writes that this backend answered before syncing them (inside
     /// [`super::durability::deferring`]) durable. The default: every write is durable when it
