@@ -4,10 +4,16 @@
 //! elsewhere the plan is made on the row the arrival read, and a race lost is read again.
 
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use super::model::{BarrierRow, Participant};
+use super::{
+    barrier_not_found, check_name, contended, gen_key, model, Arrival, Found, Metadata, Rendezvous,
+    MAX_ATTEMPTS,
+};
+use crate::budget::Budget;
 use crate::ports::{Item, PutMode, TxOp, TxPlan};
-use crate::Result;
+use crate::{Error, Result};
 
 /// The transaction an arrival planned: the barrier's row it was planned on (`row`, stored as
 /// `item`) becomes `next`; `continues` when it trips a barrier with a continuation, whose
@@ -101,7 +107,13 @@ impl Plan {
         let continues = tripped && b.continue_with.is_some() && self.queue_enabled;
         if continues {
             ops.push(TxOp::Put {
-                item: super::claim_item_at(self.now_ms, b, &self.parts_pk, self.generation, false),
+                item: super::continuation::claim_item_at(
+                    self.now_ms,
+                    b,
+                    &self.parts_pk,
+                    self.generation,
+                    false,
+                ),
                 mode: PutMode::Create,
             });
         }
@@ -115,5 +127,133 @@ impl Plan {
                 continues,
             })),
         ))
+    }
+}
+
+impl<B: Budget + ?Sized> Rendezvous<'_, B> {
+    /// Records a process's arrival; see the module docs for the steps.
+    pub async fn arrive(
+        &self,
+        ns: &str,
+        name: &str,
+        process_id: &str,
+        expected_generation: u64,
+        metadata: Metadata,
+    ) -> Result<Arrival> {
+        check_name("namespace_name", ns)?;
+        check_name("barrier_name", name)?;
+        check_name("process_id", process_id)?;
+        model::check_positive("expected_generation", expected_generation)?;
+        model::check_metadata(&metadata)?;
+        for attempt in 0..MAX_ATTEMPTS {
+            let found = self.need(ns, name).await?;
+            let b = &found.row.barrier;
+            let part_sk = format!("p#{}#{process_id}", gen_key(expected_generation));
+            if expected_generation != b.generation {
+                if expected_generation < b.generation {
+                    self.budget.spend(1)?;
+                    if self.kv.get(&found.parts_pk, &part_sk).await?.is_some() {
+                        // A repeat after the trip: the promise of idempotency holds. Finish
+                        // the trip's continuation, in case the call that tripped died.
+                        self.continue_after(&found, expected_generation).await?;
+                        return Ok(Arrival {
+                            barrier: found.row.barrier,
+                            all_arrived: true,
+                        });
+                    }
+                }
+                return Err(Error::Precondition {
+                    what: format!(
+                        "expected_generation {expected_generation} does not match the barrier's current generation {}",
+                        b.generation
+                    ),
+                });
+            }
+            let now_ms = self.now_ms();
+            let (plan, planned) = Plan {
+                parts_pk: found.parts_pk.clone(),
+                part_sk,
+                incarnation: found.row.incarnation.clone(),
+                generation: expected_generation,
+                participant: Participant {
+                    process_id: process_id.into(),
+                    generation: b.generation,
+                    arrived_at: now_ms.saturating_mul(1_000_000),
+                    metadata: metadata.clone(),
+                },
+                now_ms,
+                queue_enabled: self.queue_enabled,
+            }
+            .into_plan();
+            self.budget.spend(1)?;
+            let committed = self.kv.transact_on(found.seen.clone(), plan).await?;
+            let planned = planned.lock().unwrap_or_else(|p| p.into_inner()).take();
+            let (found, next, tripped, continues) = match planned {
+                Some(Planned::Write(w)) => {
+                    let Write {
+                        row,
+                        item,
+                        next,
+                        tripped,
+                        continues,
+                    } = *w;
+                    let found = Found {
+                        row,
+                        seen: item,
+                        pk: found.pk,
+                        parts_pk: found.parts_pk,
+                    };
+                    (found, next, tripped, continues)
+                }
+                // Tripped without this arrival (or updated to another generation): read
+                // again, which tells a repeat from an arrival too late.
+                Some(Planned::Moved) => continue,
+                Some(Planned::Gone) => return Err(barrier_not_found()),
+                None => {
+                    return Err(Error::Backend {
+                        backend: "rendezvous",
+                        message: "the store answered an arrival without planning it".into(),
+                        source: None,
+                    })
+                }
+            };
+            match committed {
+                Ok(()) => {
+                    if tripped {
+                        self.after_trip(ns, name, &found, &next, continues).await?;
+                    }
+                    return Ok(Arrival {
+                        barrier: next.barrier,
+                        all_arrived: tripped,
+                    });
+                }
+                Err(0) => {
+                    // Already arrived: a no-op that answers the barrier as it is now (one
+                    // read: the namespace was read a moment ago).
+                    let now = self.reread(&found).await?;
+                    let all_arrived = now.row.barrier.generation > expected_generation;
+                    if all_arrived {
+                        self.continue_after(&now, expected_generation).await?;
+                    }
+                    return Ok(Arrival {
+                        barrier: now.row.barrier,
+                        all_arrived,
+                    });
+                }
+                Err(_) => {
+                    // Another arrival (or an update) got in first (on DynamoDB: the embedded
+                    // backend plans on the row it commits on): read again at once the first
+                    // time (two peers that met), then after a random pause whose window
+                    // doubles from 2 ms to 64 ms. Peers that read one version together all
+                    // lose but one: spread out, most of them read the next version before they
+                    // write.
+                    if attempt > 0 {
+                        let us = rand::random::<u64>() % (1000 << attempt.min(6));
+                        tokio::time::sleep(Duration::from_micros(us)).await;
+                    }
+                }
+            }
+        }
+        Err(contended())
     }
 }
