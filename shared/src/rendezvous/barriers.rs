@@ -7,22 +7,38 @@ use super::{
     barrier_item, barrier_not_found, barriers_pk, check_name, contended, damaged, gen_key, notify,
     token, Barrier, CreateBarrier, Found, Participant, Rendezvous, UpdateBarrier, MAX_ATTEMPTS,
 };
+use super::{barrier_row, ARRIVED};
 use crate::budget::Budget;
 use crate::ports::{Item, PutMode, TxOp};
 use crate::{Error, Result};
 
 impl<B: Budget + ?Sized> Rendezvous<'_, B> {
     /// Reads a live barrier: `None` when there is none, or it is past its inactivity window.
+    /// The namespace's incarnation as this process cached it, read again when no barrier is
+    /// found under it.
     pub(super) async fn find(&self, ns: &str, name: &str) -> Result<Option<Found>> {
-        let (ns_row, _) = self.need_ns(ns).await?;
+        let (incarnation, cached) = self.ns_incarnation(ns, false).await?;
         check_name("barrier_name", name)?;
-        let pk = barriers_pk(self.tenant, ns, &ns_row.incarnation);
+        match self.find_in(ns, &incarnation, name).await? {
+            None if cached => {
+                let (now, _) = self.ns_incarnation(ns, true).await?;
+                match now == incarnation {
+                    true => Ok(None),
+                    false => self.find_in(ns, &now, name).await,
+                }
+            }
+            found => Ok(found),
+        }
+    }
+
+    /// [`Self::find`] in the namespace's incarnation `incarnation`.
+    async fn find_in(&self, ns: &str, incarnation: &str, name: &str) -> Result<Option<Found>> {
+        let pk = barriers_pk(self.tenant, ns, incarnation);
         self.budget.spend(1)?;
         let Some(item) = self.kv.get(&pk, &format!("b#{name}")).await? else {
             return Ok(None);
         };
-        let row: BarrierRow =
-            serde_json::from_str(&item.value).map_err(|e| damaged("barrier", e))?;
+        let row = barrier_row(&item)?;
         if row.barrier.inactive_at_ms() <= self.now_ms() {
             return Ok(None);
         }
@@ -45,8 +61,7 @@ impl<B: Budget + ?Sized> Rendezvous<'_, B> {
             .get(&found.pk, &format!("b#{name}"))
             .await?
             .ok_or_else(barrier_not_found)?;
-        let row: BarrierRow =
-            serde_json::from_str(&item.value).map_err(|e| damaged("barrier", e))?;
+        let row = barrier_row(&item)?;
         if row.incarnation != found.row.incarnation || row.barrier.inactive_at_ms() <= self.now_ms()
         {
             return Err(barrier_not_found());
@@ -101,8 +116,7 @@ impl<B: Budget + ?Sized> Rendezvous<'_, B> {
             let mode = match self.kv.get(&pk, &format!("b#{}", spec.name)).await? {
                 None => PutMode::Create,
                 Some(item) => {
-                    let old: BarrierRow =
-                        serde_json::from_str(&item.value).map_err(|e| damaged("barrier", e))?;
+                    let old = barrier_row(&item)?;
                     if old.barrier.inactive_at_ms() > self.now_ms() {
                         return Err(Error::AlreadyExists {
                             what: "barrier".into(),
@@ -163,8 +177,7 @@ impl<B: Budget + ?Sized> Rendezvous<'_, B> {
             let page = self.kv.query(pk, "b#", after.as_deref(), 1000).await?;
             let now = self.now_ms();
             for item in &page.items {
-                let row: BarrierRow =
-                    serde_json::from_str(&item.value).map_err(|e| damaged("barrier", e))?;
+                let row = barrier_row(item)?;
                 n += u64::from(row.barrier.inactive_at_ms() > now);
             }
             match page.next {
@@ -196,8 +209,7 @@ impl<B: Budget + ?Sized> Rendezvous<'_, B> {
             pk: &pk,
             prefix: "b#",
             keep: |item: &Item| {
-                let row: BarrierRow =
-                    serde_json::from_str(&item.value).map_err(|e| damaged("barrier", e))?;
+                let row = barrier_row(item)?;
                 Ok((row.barrier.inactive_at_ms() > now).then_some(row.barrier))
             },
         };
@@ -268,10 +280,8 @@ impl<B: Budget + ?Sized> Rendezvous<'_, B> {
             if tripped {
                 next.barrier.trip();
             }
-            let mut ops = vec![TxOp::Put {
-                item: barrier_item(&found.pk, &next),
-                mode: PutMode::Update(found.seen.version.clone()),
-            }];
+            // The JSON rewritten with the arrivals counted so far, if none came since.
+            let mut ops = vec![TxOp::Count(found.rewrite(&next, found.count(ARRIVED)))];
             let continues = tripped && self.claim_continuation(&found, &mut ops);
             self.budget.spend(1)?;
             match self.kv.transact(ops).await? {

@@ -18,13 +18,18 @@
 //! Incarnations are random per create, so a barrier (or namespace) deleted and created again
 //! starts from nothing: the old rows are out of reach and only wait for their expiry.
 //!
-//! An arrival is one read of the barrier row and one transaction: the participant row
-//! created if absent, and the barrier row written on the condition that it is still the
-//! version the transaction was planned on (so generation and count are what were read). On
-//! the embedded backend the transaction is planned on the row as it stands when it commits
-//! (`arrival.rs`, [`KvStore::transact_on`]), so racing arrivals never lose to each other; on
-//! DynamoDB it is planned on the row read, and an arrival that another got in before reads
-//! again and retries. The barrier row expires at
+//! The barrier row holds the barrier as JSON and three counts beside it ([`crate::ports::Count`]):
+//! `arrived` (arrivals since the JSON was written, added to its `arrived_processes`), `active`
+//! (the last arrival's time, ns) and `epoch` (how often the JSON was rewritten: by a trip or an
+//! update). An arrival is one read of the barrier row (the namespace's incarnation is cached
+//! per process, `namespaces.rs`) and one transaction: the participant row created if absent,
+//! and 1 added to `arrived` on the condition that `epoch` is still the one read (no trip and no
+//! update since) and the count stays below `expected_processes`. Adds commute, so racing
+//! arrivals all pass at their first attempt; only the arrival that completes the count writes
+//! the JSON: the next generation, `arrived` back to 0 and `epoch` + 1, on the condition that
+//! the count is one short. An arrival that raced to that point reads again and trips. A row
+//! written before the counts (none of them) reads as its JSON says and takes the counts on
+//! its first arrival. The barrier row expires at
 //! `last_activity_at + delete_inactive_after_seconds` (DynamoDB TTL moves with each arrival),
 //! and reads compare that time with the clock themselves, so a barrier is gone the moment its
 //! window ends, swept or not.
@@ -44,12 +49,13 @@ pub use model::{
     UpdateBarrier, WaitOutcome, DEFAULT_NAMESPACE, MAX_INACTIVE_S, MAX_METADATA_ENTRIES,
     MAX_WAIT_S,
 };
+pub use namespaces::NS_CACHE;
 pub use page::{check_token, Page};
 
 use std::time::Duration;
 
 use crate::budget::Budget;
-use crate::ports::{now_ms, Item, KvStore, NewItem, Queue};
+use crate::ports::{now_ms, Cmp, Count, Item, KvStore, NewItem, Queue};
 use crate::{Error, Result};
 use model::BarrierRow;
 
@@ -121,6 +127,8 @@ pub struct Rendezvous<'a, B: Budget + ?Sized> {
     pub max_tenant_barriers: u64,
     /// The most waits of the tenant parked at once in this process; unbounded unless set.
     pub max_waits: u64,
+    /// How long a namespace's incarnation read is taken as it is ([`NS_CACHE`]).
+    pub ns_cache: Duration,
 }
 
 static SYSTEM_CLOCK: fn() -> i64 = now_ms;
@@ -152,8 +160,7 @@ fn barrier_item(pk: &str, row: &BarrierRow) -> NewItem {
         pk: pk.into(),
         sk: format!("b#{}", row.barrier.name),
         value: serde_json::to_string(row).unwrap_or_default(),
-        // Rounded up: the backend's expiry never hides a barrier that reads call live.
-        expires_at_s: (row.barrier.inactive_at_ms() + 999).div_euclid(1000),
+        expires_at_s: expiry_s(&row.barrier),
     }
 }
 
@@ -197,17 +204,76 @@ fn contended() -> Error {
     }
 }
 
+/// The counts of a barrier row (see the module docs).
+const ARRIVED: &str = "arrived";
+/// See [`ARRIVED`].
+const ACTIVE: &str = "active";
+/// See [`ARRIVED`].
+const EPOCH: &str = "epoch";
+
+/// A barrier row as stored: its JSON with its counts applied (arrivals since the JSON was
+/// written, the last one's time).
+fn barrier_row(item: &Item) -> Result<BarrierRow> {
+    let mut row: BarrierRow =
+        serde_json::from_str(&item.value).map_err(|e| damaged("barrier", e))?;
+    let count = |n: &str| item.counts.get(n).copied().unwrap_or(0);
+    let b = &mut row.barrier;
+    b.arrived_processes = b
+        .arrived_processes
+        .saturating_add(u64::try_from(count(ARRIVED)).unwrap_or(0));
+    b.last_activity_at = b.last_activity_at.max(count(ACTIVE));
+    Ok(row)
+}
+
 fn barrier_not_found() -> Error {
     Error::not_found("barrier")
 }
 
-/// A barrier row read with its item version and where its participants live.
+/// A barrier row read with its item and where its participants live.
 struct Found {
+    /// The barrier, its counts applied ([`barrier_row`]).
     row: BarrierRow,
-    /// The barrier's item as read (its version is the condition of a write of the row).
+    /// The barrier's item as read (its counts are the conditions of a write of the row).
     seen: Item,
     pk: String,
     parts_pk: String,
+}
+
+impl Found {
+    /// A count of the row as read (0 when it has none).
+    fn count(&self, name: &str) -> i64 {
+        self.seen.counts.get(name).copied().unwrap_or(0)
+    }
+
+    /// The conditions of a write planned on this read: no trip or update since (`epoch`), and
+    /// `arrived` compared with `figure`.
+    fn unchanged(&self, arrived: Cmp, figure: i64) -> Vec<(String, Cmp, i64)> {
+        vec![
+            (EPOCH.into(), Cmp::Eq, self.count(EPOCH)),
+            (ARRIVED.into(), arrived, figure),
+        ]
+    }
+
+    /// A write of `next`'s JSON whole, planned on this read: its arrivals folded into it
+    /// (`arrived` back to 0), `epoch` + 1, on the condition that nothing changed since. For a
+    /// trip (arrivals counted in `next`) and an update.
+    fn rewrite(&self, next: &BarrierRow, arrived_before: i64) -> Count {
+        Count {
+            pk: self.pk.clone(),
+            sk: format!("b#{}", next.barrier.name),
+            when: self.unchanged(Cmp::Eq, arrived_before),
+            add: vec![(EPOCH.into(), 1)],
+            set: vec![(ARRIVED.into(), 0)],
+            value: Some(serde_json::to_string(next).unwrap_or_default()),
+            expires_at_s: Some(expiry_s(&next.barrier)),
+        }
+    }
+}
+
+/// When a barrier row expires, in s: rounded up, so that the backend's expiry never hides a
+/// barrier that reads call live.
+fn expiry_s(b: &Barrier) -> i64 {
+    (b.inactive_at_ms() + 999).div_euclid(1000)
 }
 
 impl<'a, B: Budget + ?Sized> Rendezvous<'a, B> {
@@ -224,6 +290,7 @@ impl<'a, B: Budget + ?Sized> Rendezvous<'a, B> {
             max_namespaces: u64::MAX,
             max_tenant_barriers: u64::MAX,
             max_waits: u64::MAX,
+            ns_cache: NS_CACHE,
         }
     }
 

@@ -1,5 +1,14 @@
 //! A tenant's namespaces: create, read, list, update and delete, the `default` namespace that
-//! every tenant has, and the namespace row that every barrier call reads first.
+//! every tenant has, and the namespace row that every barrier call needs: its incarnation
+//! keys the barriers' partition. That is cached per process for [`NS_CACHE`] (an arrival or a
+//! wait poll reads one row, the barrier's, not two); a barrier not found under a cached
+//! incarnation reads the namespace again, and a delete in this process forgets it at once. So a
+//! namespace deleted (or deleted and made again) by another process may still reach its old
+//! barriers from here for up to [`NS_CACHE`], as a revoked API key may be taken for 1 s.
+
+use std::collections::HashMap;
+use std::sync::{LazyLock, Mutex};
+use std::time::{Duration, Instant};
 
 use super::check_name;
 use super::model::{self, NamespaceRow};
@@ -28,11 +37,73 @@ fn default_namespace(now_ns: i64) -> NamespaceRow {
     }
 }
 
+/// How long this process takes a namespace's incarnation as read, unless
+/// [`Rendezvous::ns_cache`] says otherwise (see the module docs).
+pub const NS_CACHE: Duration = Duration::from_secs(1);
+/// The most namespaces cached at once; past it the cache starts again empty.
+const NS_CACHE_MAX: usize = 10_000;
+
+/// A cached incarnation's key: the tenant and the namespace. (A process has one store; where
+/// tests run several, an incarnation cached from another finds no barrier, and the namespace
+/// is read again: incarnations are random, and `default`'s is the same in every store.)
+type NsKey = (String, String);
+
+static INCARNATIONS: LazyLock<Mutex<HashMap<NsKey, (String, Instant)>>> =
+    LazyLock::new(|| Mutex::new(HashMap::new()));
+
+fn cache() -> std::sync::MutexGuard<'static, HashMap<NsKey, (String, Instant)>> {
+    INCARNATIONS.lock().unwrap_or_else(|p| p.into_inner())
+}
+
 impl<B: Budget + ?Sized> Rendezvous<'_, B> {
+    fn ns_key(&self, name: &str) -> NsKey {
+        (self.tenant.to_string(), name.to_string())
+    }
+
+    /// Notes what this process read of namespace `name` (`None`: it is not there).
+    fn remember_ns(&self, name: &str, incarnation: Option<&str>) {
+        let mut map = cache();
+        match incarnation {
+            Some(i) => {
+                if map.len() >= NS_CACHE_MAX {
+                    map.clear();
+                }
+                map.insert(self.ns_key(name), (i.to_string(), Instant::now()));
+            }
+            None => {
+                map.remove(&self.ns_key(name));
+            }
+        }
+    }
+
+    /// The incarnation of namespace `name` (`not_found` when there is none), from this
+    /// process's cache when it was read within [`Rendezvous::ns_cache`] and `fresh` is false;
+    /// and whether
+    /// it came from the cache.
+    pub(super) async fn ns_incarnation(&self, name: &str, fresh: bool) -> Result<(String, bool)> {
+        check_name("namespace_name", name)?;
+        if !fresh {
+            let hit = cache()
+                .get(&self.ns_key(name))
+                .filter(|(_, at)| at.elapsed() < self.ns_cache)
+                .map(|(i, _)| i.clone());
+            if let Some(i) = hit {
+                return Ok((i, true));
+            }
+        }
+        Ok((self.need_ns(name).await?.0.incarnation, false))
+    }
+
     pub(super) async fn ns_row(
         &self,
         name: &str,
     ) -> Result<Option<(NamespaceRow, Option<String>)>> {
+        let row = self.read_ns(name).await?;
+        self.remember_ns(name, row.as_ref().map(|(r, _)| r.incarnation.as_str()));
+        Ok(row)
+    }
+
+    async fn read_ns(&self, name: &str) -> Result<Option<(NamespaceRow, Option<String>)>> {
         // Twice at most: a missing `default` is written, and read again if another call wrote
         // it first.
         for _ in 0..2 {
@@ -221,6 +292,7 @@ impl<B: Budget + ?Sized> Rendezvous<'_, B> {
         self.kv
             .delete(&ns_pk(self.tenant), &format!("n#{name}"), None)
             .await?;
+        self.remember_ns(name, None);
         Ok(())
     }
 }
