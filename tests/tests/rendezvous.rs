@@ -1674,6 +1674,48 @@ async fn a_barrier_stored_before_the_counts_counts_on_and_trips(backend: Backend
     assert_eq!(ps.items.len(), 3);
 }
 
+/// The waiters of one barrier in one process share their polls: 64 of them waiting 1.5 s for a
+/// trip that does not come read the store about once per 100 ms between them, not each every
+/// 100 ms doubling (before: 64 × 5 polls of 2 reads). Counted by the wrapper around the store.
+#[tokio::test]
+async fn waiters_of_one_barrier_in_one_process_share_their_polls() {
+    let e = Env::new(Backend::Embedded).await;
+    e.rdv("polls").create(spec("w", 2)).await.unwrap();
+    // One store shared by the waiters, as a process's are.
+    let f = Arc::new(Faulty {
+        kv: e.t.backends.kv.clone(),
+        queue: e.t.backends.queue.clone(),
+        plan: Arc::new(Plan::default()),
+    });
+    // The namespace read before (cached), then counting from here.
+    Rendezvous::new(&*f, &*f, "polls", &Unlimited)
+        .get("default", "w")
+        .await
+        .unwrap();
+    f.plan.arm(u32::MAX, Fault::Fail);
+    let start = Instant::now();
+    let mut all = tokio::task::JoinSet::new();
+    for _ in 0..64 {
+        let f = f.clone();
+        all.spawn(async move {
+            let r = Rendezvous::new(&*f, &*f, "polls", &Unlimited);
+            r.wait("default", "w", 1, Duration::from_millis(1500))
+                .await
+                .unwrap()
+                .1
+        });
+    }
+    let outs = all.join_all().await;
+    assert!(outs.iter().all(|o| *o == WaitOutcome::TimedOut));
+    // THEN at most one read per 100 ms of the run (and one more for its start)
+    let ticks = start.elapsed().as_millis() as u32 / 100 + 2;
+    let calls = f.plan.calls();
+    assert!(
+        calls <= ticks,
+        "{calls} reads for 64 waiters in {ticks} ticks"
+    );
+}
+
 /// A wake-up handing over a barrier of another incarnation (a barrier of the same name deleted
 /// and made again, or another store in the same process) is not taken for this one's trip.
 #[tokio::test]

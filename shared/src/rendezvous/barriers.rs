@@ -239,6 +239,7 @@ impl<B: Budget + ?Sized> Rendezvous<'_, B> {
             self.budget.spend(1)?;
             match self.kv.transact(ops).await? {
                 Ok(()) | Err(0) => {
+                    super::waiting::note(self.kv, self.tenant, ns, name, None);
                     notify::wake(self.tenant, ns, name, None);
                     return Ok(());
                 }

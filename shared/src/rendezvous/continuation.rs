@@ -81,12 +81,9 @@ impl<B: Budget + ?Sized> Rendezvous<'_, B> {
         next: &BarrierRow,
         continues: bool,
     ) -> Result<()> {
-        notify::wake(
-            self.tenant,
-            ns,
-            name,
-            Some((&next.incarnation, &next.barrier)),
-        );
+        let tripped = Some((next.incarnation.as_str(), &next.barrier));
+        super::waiting::note(self.kv, self.tenant, ns, name, tripped);
+        notify::wake(self.tenant, ns, name, tripped);
         if continues {
             self.send_continuation(found, found.row.barrier.generation)
                 .await?;
