@@ -292,8 +292,9 @@ pub trait KvStore: std::fmt::Debug + Send + Sync {
     /// The default plans on `seen`: should the item change before the commit, that condition
     /// fails as in `transact` and the caller reads again. A backend whose writes all go
     /// through one writer (the embedded one) reads the item again in the transaction and plans
-    /// on what it holds then: the condition holds, and peers racing for one item (arrivals at
-    /// a rendezvous barrier) never lose a round to each other. `None` is given to the plan
+    /// on what it holds then: the condition holds, and peers racing for one item never lose a
+    /// round to each other. (Rendezvous arrivals used it; they now add to a count,
+    /// [`TxOp::Count`], which commutes on every backend.) `None` is given to the plan
     /// when the item is gone.
     async fn transact_on(&self, seen: Item, plan: TxPlan) -> Result<Result<(), usize>> {
         let ops = plan(Some(seen))?;
