@@ -189,6 +189,8 @@ def main():
     check_metrics("native-invoke", logged)
     rows.append(("native-invoke", ms))
 
+    otlp_smoke(env, ms)
+
     ms, out, err = run("native-route", "route.json", env)
     assert out == {"batchItemFailures": []}, (out, err)
     check_metrics("native-route", err)
@@ -305,6 +307,46 @@ def main():
     for b, (init_ms, ms) in rows:
         size = binary_path(b).stat().st_size / (1024 * 1024)
         print(f"| {b} | {size:.1f} MiB | {init_ms:.1f} ms | {ms:.0f} ms |")
+
+
+def otlp_smoke(env, baseline):
+    """OpenTelemetry export from a Lambda function (issue 55): with OTEL_EXPORTER_OTLP_ENDPOINT
+    at a collector, the run's span and its calls' child spans reach it before the function
+    answers (the process is killed as soon as it has); with a collector that accepts and
+    never answers, the answer still comes, later by the flush's bound (200 ms) at most, well
+    within the 2 s a send may wait."""
+    import otlp_receiver
+
+    spans = []
+    otlp_receiver.sink = spans.append
+    server = ThreadingHTTPServer(("127.0.0.1", 0), otlp_receiver.Handler)
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    endpoint = {"OTEL_EXPORTER_OTLP_ENDPOINT": f"http://127.0.0.1:{server.server_address[1]}"}
+    try:
+        _, out, logged = run("native-invoke", "invoke.json", {**env, **endpoint})
+    finally:
+        server.shutdown()
+    assert out == {"key": "greetings/Ada.json"}, out
+    assert not [s for s in spans if "error" in s], spans
+    runs = [s for s in spans if s["name"] == "on_invoke start"]
+    assert len(runs) == 1, (spans, logged)
+    calls = [s for s in spans if s["parent_span_id"] == runs[0]["span_id"]]
+    assert calls and all(c["kind"] == 3 and c["trace_id"] == runs[0]["trace_id"] for c in calls), spans
+    assert any(c["name"] == "bucket put" for c in calls), calls
+
+    import socket
+
+    stalled = socket.socket()
+    stalled.bind(("127.0.0.1", 0))
+    stalled.listen(16)
+    try:
+        endpoint = {"OTEL_EXPORTER_OTLP_ENDPOINT": f"http://127.0.0.1:{stalled.getsockname()[1]}"}
+        (_, ms), out, logged = run("native-invoke", "invoke.json", {**env, **endpoint})
+    finally:
+        stalled.close()
+    assert out == {"key": "greetings/Ada.json"}, (out, logged)
+    assert ms < baseline[1] + 1200, f"the answer waited {ms:.0f} ms against {baseline[1]:.0f} ms without a collector"
 
 
 def server_smoke(env, key):

@@ -22,8 +22,13 @@ def value(v):
 
 
 def out(record):
+    """Where each decoded span goes: a JSON line on stdout (tests/lambda_smoke.py, which
+    runs this receiver in its own process, collects them instead)."""
     sys.stdout.write(json.dumps(record) + "\n")
     sys.stdout.flush()
+
+
+sink = out
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -37,7 +42,7 @@ class Handler(BaseHTTPRequestHandler):
                 raise ValueError(f"content type {self.headers.get('Content-Type')}")
             req.ParseFromString(body)
         except Exception as e:  # noqa: BLE001 - every failure is the test's to see
-            out({"error": str(e)})
+            sink({"error": str(e)})
             self.send_response(400)
             self.end_headers()
             return
@@ -45,7 +50,7 @@ class Handler(BaseHTTPRequestHandler):
             resource = {kv.key: value(kv.value) for kv in rs.resource.attributes}
             for ss in rs.scope_spans:
                 for s in ss.spans:
-                    out({
+                    sink({
                         "service": resource.get("service.name"),
                         "scope": ss.scope.name,
                         "trace_id": s.trace_id.hex(),
@@ -57,6 +62,12 @@ class Handler(BaseHTTPRequestHandler):
                         "end": s.end_time_unix_nano,
                         "attributes": {kv.key: value(kv.value) for kv in s.attributes},
                         "links": [{"trace_id": l.trace_id.hex(), "span_id": l.span_id.hex()} for l in s.links],
+                        "events": [{
+                            "name": e.name,
+                            "time": e.time_unix_nano,
+                            "attributes": {kv.key: value(kv.value) for kv in e.attributes},
+                        } for e in s.events],
+                        "dropped_events": s.dropped_events_count,
                         "status": s.status.code,
                         "status_message": s.status.message,
                     })

@@ -351,7 +351,7 @@ pub enum Command {
         listen: String,
         /// The most invocations run at once; more are answered 429 with Retry-After. Each
         /// tenant runs at most its limits.max_concurrent, and never more than half of this.
-        #[arg(long, default_value_t = native_core::budget::Admission::DEFAULT_MAX)]
+        #[arg(long, default_value_t = native_core::capacity::Admission::DEFAULT_MAX)]
         max_concurrent: u32,
     },
     /// Serve the operator's console of a deployment on AWS on this machine (--aws): every

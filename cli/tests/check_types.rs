@@ -203,6 +203,25 @@ fn a_module_is_checked_on_its_own_and_lints_are_warnings() {
         .has("1 error(s), 1 warning(s)");
 }
 
+#[test]
+fn a_file_with_a_lint_error_still_shows_its_type_errors_each_mistake_once() {
+    // GIVEN a script with a name of the host API that does not exist (a lint error) on one
+    // line and a type error on another
+    let p = project(&[(
+        "scripts/s.luau",
+        "--!strict\nfunction on_invoke(ctx: Ctx, ev: InvokeEvent)\n  native.db.gett(\"p\", \"k\")\n  local n: number = \"x\"\n  return n\nend\n",
+    )]);
+    // WHEN `native check` runs
+    let r = check(p.path());
+    // THEN both are reported, and the lint's line only by the lint
+    r.code(2)
+        .has("tenants/acme/scripts/s.luau:3:13: error: `native.db.gett` does not exist")
+        .has("tenants/acme/scripts/s.luau:4:")
+        .has("2 error(s)");
+    let line3 = r.err.matches("tenants/acme/scripts/s.luau:3:").count();
+    assert_eq!(line3, 1, "{}", r.err);
+}
+
 fn copy_tree(from: &Path, to: &Path) {
     std::fs::create_dir_all(to).unwrap();
     for e in std::fs::read_dir(from).unwrap() {

@@ -616,14 +616,15 @@ fn an_operators_acks_are_steps_of_the_order_and_logs_filter_by_field_and_text() 
         &["barrier", "ack", "acme", "o-17", "b", "--error", "lost"],
     )
     .code(0);
-    // THEN the order's chain holds its run, both acks as steps naming the operator, and the
-    // continuation
+    // THEN the order's chain holds its run, the wait it started, both acks as steps naming the
+    // operator, and the continuation
     let lines = native(p, &["logs", "--trace", &chain]).code(0).lines();
     let msgs: Vec<&str> = lines.iter().filter_map(|r| r["msg"].as_str()).collect();
     assert_eq!(
         msgs,
         [
             "order placed",
+            "barrier created",
             "invoked",
             "barrier member acked",
             "barrier member acked",
@@ -631,7 +632,7 @@ fn an_operators_acks_are_steps_of_the_order_and_logs_filter_by_field_and_text() 
         ],
         "{lines:?}"
     );
-    let step = &lines[3];
+    let step = &lines[4];
     assert_eq!(step["step"], true);
     assert_eq!(step["origin"]["by"], "operator", "{step}");
     assert_eq!(step["origin"]["via"], "cli", "{step}");
@@ -658,7 +659,7 @@ fn an_operators_acks_are_steps_of_the_order_and_logs_filter_by_field_and_text() 
         2
     );
     // AND --grep finds text in any value, case ignored
-    let shipped = native(p, &["logs", "--grep", "SHIPPED"]).code(0).lines();
+    let shipped = native(p, &["logs", "--grep", "SHIPPED IT"]).code(0).lines();
     assert_eq!(shipped.len(), 1, "{shipped:?}");
     assert_eq!(shipped[0]["trace"], chain.as_str());
     let none = native(p, &["logs", "--grep", "nothing like it"]);

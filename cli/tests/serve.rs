@@ -2,7 +2,6 @@
 //! free port, its first stdout line read for the address, and requests sent over TCP. (A file
 //! of its own beside `cli.rs`: these tests hold a server process and an HTTP client.)
 
-use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::path::Path;
 use std::process::Command;
@@ -12,7 +11,7 @@ use native_tests::serve::Server;
 use native_tests::{write_tenant, DEPLOYMENT};
 use serde_json::{json, Value};
 
-use crate::support::{native_bin, ok as native};
+use crate::support::{http, native_bin, ok as native};
 
 /// A new API key of `tenant`, made with `native keys create`.
 fn key(project: &Path, tenant: &str) -> String {
@@ -23,34 +22,6 @@ fn key(project: &Path, tenant: &str) -> String {
 /// `native serve` on `project`, from this crate's binary.
 fn serve(project: &Path) -> Server {
     Server::start(&native_bin(), project, true)
-}
-
-/// One HTTP/1.1 request; the status and the body as JSON.
-fn http(addr: &str, method: &str, path: &str, auth: Option<&str>, body: &[u8]) -> (u16, Value) {
-    let mut s = TcpStream::connect(addr).unwrap();
-    s.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
-    let mut head = format!(
-        "{method} {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: {}\r\n",
-        body.len()
-    );
-    if let Some(a) = auth {
-        head.push_str(&format!("Authorization: {a}\r\n"));
-    }
-    head.push_str("\r\n");
-    s.write_all(head.as_bytes()).unwrap();
-    // A server may answer (413) before taking the whole body; a reset write is fine then.
-    let _ = s.write_all(body);
-    let mut resp = Vec::new();
-    let _ = s.read_to_end(&mut resp);
-    let text = String::from_utf8_lossy(&resp);
-    let status = text
-        .split(' ')
-        .nth(1)
-        .and_then(|c| c.parse().ok())
-        .unwrap_or_else(|| panic!("not an HTTP response: {text:?}"));
-    let body = text.split_once("\r\n\r\n").map_or("", |(_, b)| b);
-    let v = serde_json::from_str(body).unwrap_or_else(|e| panic!("body {body:?}: {e}"));
-    (status, v)
 }
 
 fn invoke(addr: &str, script: &str, key: &str, body: &str) -> (u16, Value) {

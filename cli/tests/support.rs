@@ -2,8 +2,13 @@
 //! root, and the usual ways of running the binary on a project (`native_tests::cli` does the
 //! running; it cannot know the binary's path, which only this crate's tests are given).
 
+use std::io::{Read, Write};
+use std::net::TcpStream;
 use std::path::{Path, PathBuf};
 use std::process::Output;
+use std::time::Duration;
+
+use serde_json::Value;
 
 use native_tests::cli::Run;
 use native_tests::serve::Server;
@@ -41,4 +46,32 @@ pub fn run_at(project: &Path, args: &[&str]) -> Run {
 /// `native serve` on `project`, on a free port, its standard error not kept.
 pub fn serve(project: &Path) -> Server {
     Server::start(&native_bin(), project, false)
+}
+
+/// One HTTP/1.1 request; the status and the body as JSON.
+pub fn http(addr: &str, method: &str, path: &str, auth: Option<&str>, body: &[u8]) -> (u16, Value) {
+    let mut s = TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+    let mut head = format!(
+        "{method} {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: {}\r\n",
+        body.len()
+    );
+    if let Some(a) = auth {
+        head.push_str(&format!("Authorization: {a}\r\n"));
+    }
+    head.push_str("\r\n");
+    s.write_all(head.as_bytes()).unwrap();
+    // A server may answer (413) before taking the whole body; a reset write is fine then.
+    let _ = s.write_all(body);
+    let mut resp = Vec::new();
+    let _ = s.read_to_end(&mut resp);
+    let text = String::from_utf8_lossy(&resp);
+    let status = text
+        .split(' ')
+        .nth(1)
+        .and_then(|c| c.parse().ok())
+        .unwrap_or_else(|| panic!("not an HTTP response: {text:?}"));
+    let body = text.split_once("\r\n\r\n").map_or("", |(_, b)| b);
+    let v = serde_json::from_str(body).unwrap_or_else(|e| panic!("body {body:?}: {e}"));
+    (status, v)
 }

@@ -252,6 +252,7 @@ pub async fn revoke(kv: &dyn KvStore, tenant: &str, id: &str) -> Result<()> {
     let not_found = || Error::NotFound {
         what: format!("API key {id:?} of tenant {tenant:?}"),
         hint: format!("`native keys list {tenant}` shows its keys"),
+        missing: crate::error::Missing::Other,
     };
     if !is_hex(id, ID_HEX) {
         return Err(not_found());

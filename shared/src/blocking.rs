@@ -14,7 +14,7 @@
 //!   and with it the server's I/O and timers, for its whole deadline.
 //!
 //! The threads that scripts then hold are bounded by the runtime's admission limits
-//! ([`crate::budget::Admission`]).
+//! ([`crate::capacity::Admission`]).
 
 use std::cell::Cell;
 use std::future::Future;

@@ -18,6 +18,8 @@ pub enum Error {
         what: String,
         /// What to do about it.
         hint: String,
+        /// Which kind of thing it is, where a caller decides on it.
+        missing: Missing,
     },
     /// A create-only write found the item or object already there.
     #[error("{what} already exists")]
@@ -110,6 +112,17 @@ pub enum Error {
     },
 }
 
+/// What an [`Error::NotFound`] did not find, where callers decide on it (never read from
+/// `what`, which is for people).
+#[non_exhaustive]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Missing {
+    /// A tenant: a queued message for it can never succeed.
+    Tenant,
+    /// Anything else (a script, a bucket, a key, a barrier).
+    Other,
+}
+
 /// The kinds of [`Error::Storage`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum StorageFault {
@@ -179,6 +192,16 @@ impl Error {
         Error::NotFound {
             what: what.to_string(),
             hint: String::new(),
+            missing: Missing::Other,
+        }
+    }
+
+    /// The [`Error::NotFound`] of a tenant that does not exist, with what to do about it.
+    pub fn no_tenant(tenant: &str, hint: impl Into<String>) -> Self {
+        Error::NotFound {
+            what: format!("tenant {tenant:?}"),
+            hint: hint.into(),
+            missing: Missing::Tenant,
         }
     }
 

@@ -6,6 +6,7 @@
 //! `tests/layers.rs` keeps it true).
 
 // Floor 0, the ground: what everything may use.
+pub mod deadline;
 pub mod error;
 pub mod every;
 pub mod fast_map;
@@ -21,6 +22,7 @@ pub mod ports;
 pub mod api_keys;
 pub mod blocking;
 pub mod budget;
+pub mod capacity;
 pub mod clock;
 pub mod events;
 pub mod observe;

@@ -46,6 +46,7 @@ impl Replay<'_> {
             .ok_or_else(|| Error::NotFound {
                 what: format!("bucket {logical:?}"),
                 hint: "replay names a logical bucket of deployment.json, or $batch".into(),
+                missing: crate::error::Missing::Other,
             })?
             .to_string();
         let folder = self.deployment.full_key(logical, self.tenant, "");

@@ -62,6 +62,11 @@ pub trait TenantScope: Send + Sync + std::fmt::Debug {
     async fn backends(&self, tenant: &str, shared: &Backends) -> Result<Backends>;
 }
 
+/// How long a Lambda function waits for its spans to reach the collector, at most, before it
+/// answers ([`Runtime::flushing`]): a collector beside the function (an extension, an agent)
+/// takes a batch in a few milliseconds.
+pub const FLUSH_WITHIN: std::time::Duration = std::time::Duration::from_millis(200);
+
 /// The runtime of one process.
 #[derive(Debug)]
 pub struct Runtime {
@@ -74,17 +79,20 @@ pub struct Runtime {
     /// Per-tenant backends for scripts' calls (none: the shared ones).
     scope: Option<Arc<dyn TenantScope>>,
     /// The services last built for each tenant over its scoped backends.
-    scoped: std::sync::Mutex<std::collections::HashMap<String, Arc<Services>>>,
+    /// (With the backends the scope gave, to tell when it gives others.)
+    scoped: std::sync::Mutex<std::collections::HashMap<String, (Backends, Arc<Services>)>>,
     /// Script memory that scripts in flight share (none: unbounded).
-    memory: Option<crate::budget::MemoryBudget>,
+    memory: Option<crate::capacity::ScriptMemory>,
     /// The namespace of per-tenant metrics written as EMF log records (none: no metrics).
     metrics: Option<String>,
     /// How many invocations run at once, on a server (none: no cap, as on Lambda).
-    admission: Option<Arc<crate::budget::Admission>>,
+    admission: Option<Arc<crate::capacity::Admission>>,
     /// Where finished runs are recorded for the operator's console (none: nowhere).
     recent: Option<Arc<Recent>>,
     /// Log each script run and each routing choice (`native -v`).
     run_log: bool,
+    /// The log sink as given, before [`Self::with_recent`] made it keep steps too.
+    plain_log: Arc<dyn LogSink>,
     /// API keys this process has verified, where the key-value store lets it cache them.
     keys: crate::api_keys::Verified,
 }
@@ -113,8 +121,10 @@ impl Origin {
 impl Runtime {
     /// A runtime over the given parts, logging to stderr.
     pub fn new(deployment: Deployment, backends: Backends, tenants: Arc<dyn TenantSource>) -> Self {
+        let log: Arc<dyn LogSink> = Arc::new(StderrLog);
         Runtime {
-            services: Arc::new(Services::new(deployment, backends, Arc::new(StderrLog))),
+            services: Arc::new(Services::new(deployment, backends, log.clone())),
+            plain_log: log,
             tenants,
             engine: Arc::new(Engine::new()),
             scope: None,
@@ -151,10 +161,12 @@ impl Runtime {
     }
 
     /// The same runtime recording each finished run (script, trigger, outcome, duration, data
-    /// ops, its first log lines, its chain) in `recent`, for the operator's console.
+    /// ops, its first log lines, its chain) in `recent`, for the operator's console; and each
+    /// step of a chain its log is handed ([`crate::observe::recent::KeepingSteps`]).
     pub fn with_recent(mut self, recent: Arc<Recent>) -> Self {
         self.recent = Some(recent);
-        self
+        let log = self.services.log.clone();
+        self.with_log(log)
     }
 
     /// Where finished runs are recorded, when they are.
@@ -188,22 +200,22 @@ impl Runtime {
     }
 
     /// The same runtime running at most as many scripts at once as their tenants'
-    /// `max_memory_mb` fit in `budget`.
-    pub fn with_memory_budget(mut self, budget: crate::budget::MemoryBudget) -> Self {
-        self.memory = Some(budget);
+    /// `max_memory_mb` fit in `memory`.
+    pub fn with_script_memory(mut self, memory: crate::capacity::ScriptMemory) -> Self {
+        self.memory = Some(memory);
         self
     }
 
     /// The same runtime running at most `max` invocations at once, and per tenant at most its
-    /// `max_concurrent` (see [`crate::budget::Admission`]): what a server sets. A direct
+    /// `max_concurrent` (see [`crate::capacity::Admission`]): what a server sets. A direct
     /// invocation beyond them is refused with [`Error::Busy`]; work from the queues waits.
     pub fn with_admission(mut self, max: u32) -> Self {
-        self.admission = Some(crate::budget::Admission::new(max));
+        self.admission = Some(crate::capacity::Admission::new(max));
         self
     }
 
     /// The admission, if this runtime has one.
-    pub fn admission(&self) -> Option<&Arc<crate::budget::Admission>> {
+    pub fn admission(&self) -> Option<&Arc<crate::capacity::Admission>> {
         self.admission.as_ref()
     }
 
@@ -221,30 +233,52 @@ impl Runtime {
         };
         let b = scope.backends(tenant, &self.services.backends).await?;
         let mut cache = self.scoped.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(s) = cache.get(tenant) {
-            if Arc::ptr_eq(&s.backends.objects, &b.objects)
-                && Arc::ptr_eq(&s.backends.kv, &b.kv)
-                && Arc::ptr_eq(&s.backends.vault, &b.vault)
+        if let Some((was, s)) = cache.get(tenant) {
+            if Arc::ptr_eq(&was.objects, &b.objects)
+                && Arc::ptr_eq(&was.kv, &b.kv)
+                && Arc::ptr_eq(&was.vault, &b.vault)
             {
                 return Ok(s.clone());
             }
         }
+        // Where spans are exported, the tenant's own backends record its runs' calls too.
+        let backends = match &self.services.exporter {
+            Some(_) if !crate::observe::traced::is_traced(&b) => {
+                crate::observe::traced::backends(&b)
+            }
+            _ => b.clone(),
+        };
         let s = Arc::new(Services {
-            backends: b,
+            backends,
             ..Services::clone(&self.services)
         });
-        cache.insert(tenant.to_string(), s.clone());
+        cache.insert(tenant.to_string(), (b, s.clone()));
         Ok(s)
     }
 
-    /// The same runtime with another log sink.
+    /// The same runtime with another log sink (which also keeps chains' steps where runs are
+    /// recorded, [`Self::with_recent`]).
     pub fn with_log(self, log: Arc<dyn LogSink>) -> Self {
+        // The runtime's own sink handed back is its plain one: steps are kept once.
+        let plain = if Arc::ptr_eq(&log, &self.services.log) {
+            self.plain_log.clone()
+        } else {
+            log
+        };
+        let log: Arc<dyn LogSink> = match &self.recent {
+            Some(recent) => Arc::new(crate::observe::recent::KeepingSteps {
+                inner: plain.clone(),
+                recent: recent.clone(),
+            }),
+            None => plain.clone(),
+        };
         let services = Arc::new(Services {
             log,
             ..Services::clone(&self.services)
         });
         Runtime {
             services,
+            plain_log: plain,
             scoped: Default::default(),
             ..self
         }
@@ -267,12 +301,51 @@ impl Runtime {
 
     /// The same runtime exporting spans to `exporter` ([`crate::observe::otlp`]); `None`
     /// exports nothing and makes no span.
+    /// With one, the backends are wrapped so that each run's calls are its child spans
+    /// ([`crate::observe::traced`]); without, they are left as they are.
     pub fn with_exporter(self, exporter: Option<Arc<crate::observe::otlp::Exporter>>) -> Self {
+        let backends = match &exporter {
+            Some(_) if !crate::observe::traced::is_traced(&self.services.backends) => {
+                crate::observe::traced::backends(&self.services.backends)
+            }
+            _ => self.services.backends.clone(),
+        };
         let services = Arc::new(Services {
             exporter,
+            backends,
             ..Services::clone(&self.services)
         });
-        Runtime { services, ..self }
+        Runtime {
+            services,
+            scoped: Default::default(),
+            ..self
+        }
+    }
+
+    /// Runs `work` (a Lambda request's), then, where spans are exported, sends its spans to
+    /// the collector before it returns: waiting at most [`FLUSH_WITHIN`], and never past
+    /// `end` (the request's end, [`crate::deadline::lambda_end`]). A slow or absent collector
+    /// delays the answer by that at most and never fails it; the spans it did not take in time
+    /// stay queued for the next flush, or are dropped and counted. Without an exporter it is
+    /// `work` alone.
+    pub async fn flushing<F: std::future::Future>(
+        &self,
+        end: std::time::Instant,
+        work: F,
+    ) -> F::Output {
+        let out = work.await;
+        let left = end.saturating_duration_since(std::time::Instant::now());
+        self.flush_spans(FLUSH_WITHIN.min(left)).await;
+        out
+    }
+
+    /// Where spans are exported, sends those queued now, waiting at most `within` (a server
+    /// that stops, before it exits); whether they went in time (true without an exporter).
+    pub async fn flush_spans(&self, within: std::time::Duration) -> bool {
+        match &self.services.exporter {
+            Some(e) => e.flush_within(within).await,
+            None => true,
+        }
     }
 
     /// The same runtime exporting spans where the process environment names a collector
@@ -307,12 +380,12 @@ impl Runtime {
     /// Runs a call to its end (scripts are synchronous; backend calls inside them block on
     /// this runtime): see [`crate::engine::handoff`].
     ///
-    /// The deadline is the tenant's `timeout_s` or the end set with [`crate::budget::within`]
+    /// The deadline is the tenant's `timeout_s` or the end set with [`crate::deadline::within`]
     /// (a Lambda's remaining time), whichever comes first; a script waits for its share of the
-    /// memory budget until then.
+    /// script memory ([`crate::capacity::ScriptMemory`]) until then.
     async fn run(&self, call: Call, origin: Origin) -> Result<Answer> {
         let engine = self.engine.clone();
-        let not_after = crate::budget::current();
+        let not_after = crate::deadline::current();
         // A direct invocation has a caller to tell "not now"; work from the queues waits.
         let tenant_max = call.tenant.config.limits.max_concurrent;
         let _admitted = match &self.admission {
@@ -355,20 +428,31 @@ impl Runtime {
         let started = std::time::Instant::now();
         let started_ms = crate::ports::now_ms();
         let recording = self.recent.is_some();
+        // Where spans are exported, the run's calls and log lines are recorded for its span.
+        let recorder = match (&self.services.exporter, span) {
+            (Some(e), Some((own, _, _))) => Some(crate::observe::calls::Recorder::new(
+                e.clone(),
+                chain.clone(),
+                own,
+            )),
+            _ => None,
+        };
         // The script's writes are answered before they are synced, and synced once below,
         // before this run's answer acknowledges them (see `ports::durability`).
-        let ((out, data_ops), caught) = crate::engine::handoff::run(move || {
+        let (((out, data_ops), caught), recorded) = crate::engine::handoff::run(move || {
             crate::observe::on_thread(request, || {
-                let run = || {
-                    crate::ports::durability::deferring(|| {
-                        engine.run_measured(&services, &handle, &call, not_after)
-                    })
-                };
-                if recording {
-                    crate::observe::recent::capturing(run)
-                } else {
-                    (run(), Default::default())
-                }
+                crate::observe::calls::recording(recorder, || {
+                    let run = || {
+                        crate::ports::durability::deferring(|| {
+                            engine.run_measured(&services, &handle, &call, not_after)
+                        })
+                    };
+                    if recording {
+                        crate::observe::recent::capturing(run)
+                    } else {
+                        (run(), Default::default())
+                    }
+                })
             })
         })
         .await?;
@@ -434,9 +518,15 @@ impl Runtime {
                     ("native.depth", Attr::Int(depth.into())),
                     ("native.data_ops", Attr::Int(data_ops.into())),
                     ("native.ok", Attr::Bool(out.is_ok())),
+                    (
+                        "native.calls_dropped",
+                        Attr::Int(recorded.calls_dropped.into()),
+                    ),
                 ],
                 error: out.as_ref().err().map(ToString::to_string),
                 links: Vec::new(),
+                events: recorded.events,
+                dropped_events: recorded.events_dropped,
             });
         }
         // Last, so that the run's names move into its record rather than being copied.
@@ -683,7 +773,7 @@ impl Runtime {
                     source: None,
                 }
                 };
-                crate::budget::before(crate::budget::current(), head, late)
+                crate::deadline::before(crate::deadline::current(), head, late)
                     .await??
                     .map_or((0, None), |m| (m.depth, m.trace))
             } else {
@@ -726,7 +816,7 @@ impl Runtime {
             let timeout = std::time::Duration::from_secs(tenant.config.limits.timeout_s.into());
             let end = std::time::Instant::now() + timeout;
             let routed =
-                crate::budget::within(end, self.route(&tenant, event, attempt, depth, trace));
+                crate::deadline::within(end, self.route(&tenant, event, attempt, depth, trace));
             out.push(routed.await?);
         }
         Ok(out)
@@ -983,6 +1073,7 @@ impl Runtime {
                 },
                 if d.batch.is_some() { " and $batch" } else { "" }
             ),
+            missing: crate::error::Missing::Other,
         })?;
         Ok((real.to_string(), d.full_key(logical, tenant, key)))
     }

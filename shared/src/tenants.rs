@@ -272,9 +272,9 @@ impl DirTenants {
         let dir = self.root.join(tenant);
         if !dir.is_dir() {
             let names = self.names().unwrap_or_default();
-            return Err(Error::NotFound {
-                what: format!("tenant {tenant:?}"),
-                hint: format!(
+            return Err(Error::no_tenant(
+                tenant,
+                format!(
                     "{}there is no folder tenants/{tenant}; the project's tenants: {}",
                     crate::text::suggest::did_you_mean(tenant, names.iter().map(String::as_str)),
                     if names.is_empty() {
@@ -283,7 +283,7 @@ impl DirTenants {
                         names.join(", ")
                     }
                 ),
-            });
+            ));
         }
         let shown = format!("tenants/{tenant}/");
         // The watch goes on before the files are read, so a write from then on is seen; the

@@ -6,8 +6,9 @@
 //! Run (moto started as tests/run.sh does, its variables set):
 //! `cargo bench --profile dev -p native-tests --bench cost`
 //!
-//! A skeleton (issue 53): the HTTP invoke and the barrier member. The timer, batch job and
-//! rendezvous flows are still to be added.
+//! Flows (issue 53): the HTTP invoke, the barrier member, the barrier's acks through an object
+//! and a signed callback, the timer, the batch job (a partner's and `job:http`), the
+//! rendezvous peer.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -37,7 +38,7 @@ mod price {
     pub const RRU: f64 = 0.125;
     /// S3 Standard: PUT, COPY, POST, LIST.
     pub const S3_WRITE_LIST: f64 = 5.0;
-    /// S3 Standard: GET, HEAD and the others.
+    /// S3 Standard: GET, HEAD and the others (DELETE is free).
     pub const S3_READ: f64 = 0.4;
     /// SQS standard queue: a request (of 64 KB).
     pub const SQS: f64 = 0.4;
@@ -112,6 +113,8 @@ impl Tally {
                         w * price::WRU + r * price::RRU
                     }
                     "s3" if matches!(s3_op(asked), "PUT" | "POST" | "LIST") => price::S3_WRITE_LIST,
+                    // S3 charges nothing for DELETE.
+                    "s3" if s3_op(asked) == "DELETE" => 0.0,
                     "s3" => price::S3_READ,
                     "sqs" => price::SQS,
                     _ => 0.0,
@@ -217,7 +220,7 @@ async fn rendezvous_peers(proxy: &Proxy, backends: &native_core::ports::Backends
         }
         let outs = all.join_all().await;
         assert!(outs.iter().all(|o| *o == WaitOutcome::Tripped));
-        let seen = since(proxy, from);
+        let seen = since_from(proxy, from);
         let tx = seen
             .iter()
             .filter(|(c, _)| c.op == "TransactWriteItems")
@@ -228,10 +231,6 @@ async fn rendezvous_peers(proxy: &Proxy, backends: &native_core::ports::Backends
     }
 }
 
-/// The calls `proxy` recorded from the `from`-th on.
-fn since(proxy: &Proxy, from: usize) -> Vec<(Call, String)> {
-    proxy.seen().calls[from..].to_vec()
-}
 
 fn main() {
     let Some(ep) = aws_endpoint() else {
@@ -332,6 +331,467 @@ fn main() {
             ));
         }
 
+        coordination_rows(&ep, &proxy).await;
+        batch_job_rows(&ep, &proxy).await;
         rendezvous_peers(&proxy, &backends).await;
     });
+}
+
+// The batch job round trip (issue 53): a partner job and a `job:http` job, each from the
+// submitting script to the continuation's cleanup, through the real code paths.
+
+/// Submits a job of one query; the partner's answer runs `settle`.
+const JOB_SUBMIT: &str = r#"
+function on_invoke(ctx, ev)
+  local job = native.batch.new()
+  job:query("orders", "open_orders", { since = ev.since })
+  job:state({ ref = ev.ref })
+  job:continue_with("settle")
+  return job:submit()
+end"#;
+/// Submits a job of one `job:http` request.
+const JOB_HTTP: &str = r#"
+function on_invoke(ctx, ev)
+  local job = native.batch.new()
+  job:http("charge", { method = "POST", url = native.config.api_base .. "charges", body = "{}" })
+  job:state({ ref = ev.ref })
+  job:continue_with("settle_http")
+  return job:submit()
+end"#;
+/// The router: a job's done.json to its continuation.
+const JOB_ROUTER: &str = r#"
+function on_route(_ctx, event)
+  local routed = native.batch.route(event)
+  if routed then return routed.script and { script = routed.script, event = routed.event } or nil end
+  return nil
+end"#;
+/// The partner job's continuation: every row read, then the job's keys deleted.
+const JOB_SETTLE: &str = r#"
+function on_queue(ctx, ev)
+  local job = native.batch.hydrate(ev)
+  if not job then return end
+  local n = 0
+  for _ in job:rows("orders") do n = n + 1 end
+  assert(n == 2, "rows: " .. n)
+  return { delete = job:keys() }
+end"#;
+/// The `job:http` continuation: the body read, then the job's keys deleted.
+const JOB_SETTLE_HTTP: &str = r#"
+function on_queue(ctx, ev)
+  local job = native.batch.hydrate(ev)
+  if not job then return end
+  assert(job.results.charge.status == 201)
+  assert(#job:body("charge") > 0)
+  return { delete = job:keys() }
+end"#;
+
+/// Receives a queue as the event source mapping does (through the counting proxy), one message
+/// a batch (the worst case: see docs/cost.md for batching), until `want` records came; gives
+/// the receipts to delete as Lambda does after a batch without failures.
+async fn job_events(
+    clients: &Clients,
+    url: &str,
+    want: usize,
+) -> (native_core::aws::lambda::SqsEvent, Vec<String>) {
+    let mut ev = native_core::aws::lambda::SqsEvent::default();
+    for _ in 0..100 {
+        let out = clients
+            .sqs
+            .receive_message()
+            .queue_url(url)
+            .max_number_of_messages(1)
+            .visibility_timeout(30)
+            .send()
+            .await
+            .unwrap();
+        ev.records.extend(
+            out.messages()
+                .iter()
+                .map(native_tests::aws_env::lambda_record),
+        );
+        if ev.records.len() >= want {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let receipts = ev
+        .records
+        .iter()
+        .filter_map(|r| r.receipt_handle.clone())
+        .collect();
+    (ev, receipts)
+}
+
+/// The batch job round trips: `jobs` jobs of each kind, after one that warms the process (the
+/// tenant's load is not the job's). Per job: the submitting invocation, the partner's read of
+/// request.json and its writes (a real partner's, as `native partner` makes them), S3's
+/// notification to the events queue (1 SQS request, made by S3, so not seen by the proxy: added),
+/// the event source mapping's receive and delete (here one batch per job, the worst case: see
+/// docs/cost.md for batching), the events function (router and continuation in one invocation)
+/// and the cleanup.
+async fn batch_job_rows(ep: &str, proxy: &Proxy) {
+    use native_core::batch::partner::{answer, Options, Source};
+    let d = Deployment::from_json(
+        "deployment.json",
+        r#"{ "buckets": { "map": {} }, "batch": { "bucket": "batch-bucket", "prefix": "tenants/" } }"#,
+    )
+    .unwrap();
+    let mut stack = native_tests::aws_env::stack(ep, &d).await;
+    stack.config.deployment.http.allow_private_networks = true;
+    // A partner API for job:http: 201 and a small JSON body.
+    let api = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = api.local_addr().unwrap().port();
+    tokio::spawn(async move {
+        let app = axum::Router::new().route(
+            "/charges",
+            axum::routing::post(|| async {
+                (
+                    axum::http::StatusCode::CREATED,
+                    r#"{"id":"ch_1","paid":true}"#,
+                )
+            }),
+        );
+        axum::serve(api, app).await.unwrap();
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let folder = dir.path().join("shop");
+    std::fs::create_dir_all(folder.join("scripts")).unwrap();
+    let config = json!({
+        "queue": true, "batch": true,
+        "http": { "allow": [format!("127.0.0.1:{port}")] },
+        "config": { "api_base": format!("http://127.0.0.1:{port}/") },
+    });
+    std::fs::write(folder.join("config.json"), config.to_string()).unwrap();
+    for (name, src) in [
+        ("submit", JOB_SUBMIT),
+        ("submit_http", JOB_HTTP),
+        ("router", JOB_ROUTER),
+        ("settle", JOB_SETTLE),
+        ("settle_http", JOB_SETTLE_HTTP),
+    ] {
+        std::fs::write(folder.join(format!("scripts/{name}.luau")), src).unwrap();
+    }
+    native_core::aws::upload_tenant(
+        &*stack.backends.objects,
+        &stack.config.scripts_bucket,
+        "shop",
+        &folder,
+    )
+    .await
+    .unwrap();
+    let clients = Clients::new(&emulator_sdk_config(&proxy.endpoint).await);
+    let backends = clients.backends(&stack.config);
+    // The Fargate server's runtime: the functions' code plus the background performer.
+    let rt = Arc::new(lambda::runtime_for(&stack.config, &clients).with_http_jobs());
+    let deployment = stack.config.deployment.clone();
+    let events_url = stack.config.events_queue_url.clone();
+    let rows = "{\"id\":\"o-1\"}\n{\"id\":\"o-2\"}\n".to_string();
+    // One job of `script`, from submit to cleanup.
+    let round_trip = |script: &'static str, partner: bool| {
+        let (rt, backends, deployment, clients, url, rows) = (
+            rt.clone(),
+            backends.clone(),
+            deployment.clone(),
+            clients.clone(),
+            events_url.clone(),
+            rows.clone(),
+        );
+        async move {
+            let job = rt
+                .invoke(
+                    "shop",
+                    script,
+                    json!({ "since": "2026-12-01", "ref": "r-1" }),
+                )
+                .await
+                .unwrap();
+            let job = job.as_str().unwrap().to_string();
+            if partner {
+                let bucket = deployment.real_bucket("$batch").unwrap().to_string();
+                let key =
+                    deployment.full_key("$batch", "shop", &format!("jobs/{job}/request.json"));
+                let (_, body) = backends.objects.get(&bucket, &key).await.unwrap().unwrap();
+                let request = serde_json::from_slice(&body).unwrap();
+                let given = [("orders".to_string(), Ok(rows))].into_iter().collect();
+                let opts = Options::new(Source::Given(given));
+                answer(&*backends.objects, &deployment, "shop", &request, &opts)
+                    .await
+                    .unwrap();
+            } else {
+                rt.services.http_jobs.as_ref().unwrap().wait_idle().await;
+            }
+            let (events, receipts) = job_events(&clients, &url, 1).await;
+            let out = lambda::handle_event_batch(&rt, events).await;
+            assert!(out.batch_item_failures.is_empty(), "{out:?}");
+            backends
+                .queue
+                .delete_many(native_core::ports::QueueKind::Events, &receipts)
+                .await;
+            // Cleaned up: the job's objects are gone.
+            let bucket = deployment.real_bucket("$batch").unwrap();
+            let left = backends
+                .objects
+                .list(
+                    bucket,
+                    &deployment.full_key("$batch", "shop", "jobs/"),
+                    None,
+                    10,
+                )
+                .await
+                .unwrap();
+            assert!(left.objects.is_empty(), "{:?}", left.objects);
+        }
+    };
+    let jobs = 5;
+    for (script, partner, flow) in [
+        (
+            "submit",
+            true,
+            "batch job round trip (1 query, its result inline in done.json)",
+        ),
+        (
+            "submit_http",
+            false,
+            "batch job round trip, job:http (1 request, a text body)",
+        ),
+    ] {
+        round_trip(script, partner).await;
+        let from = proxy.seen().calls.len();
+        for _ in 0..jobs {
+            round_trip(script, partner).await;
+        }
+        // The cleanup's List above is the bench's, not the job's.
+        let seen: Vec<(Call, String)> = proxy.seen().calls[from..]
+            .iter()
+            .filter(|(c, asked)| !(c.service == "s3" && s3_op(asked) == "LIST"))
+            .cloned()
+            .collect();
+        // Two invocations: the submitting script's and the events function's.
+        let mut t = Tally::of(&seen, jobs, 2.0);
+        *t.calls
+            .entry("sqs SendMessage (S3's notification)".into())
+            .or_default() += 1.0;
+        t.dollars += price::SQS;
+        t.print(&format!("{flow} (per job)"));
+    }
+}
+
+// The barrier's other ack paths and the timer (issue 53), through scripts as tenants write
+// them.
+
+/// Creates a barrier of `ev.members` whose continuation is `noop`; with `ev.callback`, returns
+/// each member's signed callback URL too.
+const BARRIER_CREATE: &str = r#"
+function on_invoke(ctx, ev)
+  local id = native.barrier.create({ members = ev.members, continue_with = "noop" })
+  local urls = {}
+  if ev.callback then
+    for _, m in ev.members do table.insert(urls, native.barrier.callback_url(id, m)) end
+  end
+  return { id = id, urls = urls }
+end"#;
+/// The router: an object in Acks (`<barrier>/<member>`) is an ack.
+const ACK_ROUTER: &str = r#"
+function on_route(_ctx, event)
+  if event.bucket == "Acks" then return { script = "ack", event = event } end
+  return nil
+end"#;
+/// The ack script: the object's key names the barrier and the member.
+const ACK: &str = r#"
+function on_queue(ctx, ev)
+  local id, member = string.match(ev.key, "^([^/]+)/(.+)$")
+  native.barrier.ack(id, member, { ok = true })
+end"#;
+/// Sets `ev.n` timers due in a second, each running `noop`.
+const TIMERS: &str = r#"
+function on_invoke(ctx, ev)
+  for i = 1, ev.n do native.timer.at({ in_s = 1 }, "noop", { i = i }) end
+  return ev.n
+end"#;
+const NOOP: &str = "function on_queue(ctx, ev) end";
+
+/// Receives `want` messages of a queue as the event source mapping does (through the proxy),
+/// runs them in the function of `kind` and deletes them as Lambda does.
+async fn run_queue(
+    rt: &Arc<native_core::runtime::Runtime>,
+    clients: &Clients,
+    backends: &native_core::ports::Backends,
+    kind: native_core::ports::QueueKind,
+    url: &str,
+    want: usize,
+) {
+    let mut got = 0;
+    for _ in 0..200 {
+        if got >= want {
+            return;
+        }
+        let (events, receipts) = job_events(clients, url, 1).await;
+        if events.records.is_empty() {
+            continue;
+        }
+        got += events.records.len();
+        let out = match kind {
+            native_core::ports::QueueKind::Events => lambda::handle_event_batch(rt, events).await,
+            native_core::ports::QueueKind::Work => lambda::handle_work_batch(rt, events).await,
+        };
+        assert!(out.batch_item_failures.is_empty(), "{out:?}");
+        backends.queue.delete_many(kind, &receipts).await;
+    }
+    panic!("{want} messages did not come");
+}
+
+/// A barrier ack through an object the partner writes (the seed's path), a signed callback
+/// ack, and a timer set and fired. Each over `members` (or timers), divided by them; the
+/// barrier's create is not counted in the acks (it is in the barrier member rows).
+async fn coordination_rows(ep: &str, proxy: &Proxy) {
+    use native_core::ports::QueueKind;
+    let d = Deployment::from_json(
+        "deployment.json",
+        r#"{ "buckets": { "map": { "Acks": "acks-bucket" } } }"#,
+    )
+    .unwrap();
+    let stack = native_tests::aws_env::stack(ep, &d).await;
+    let dir = tempfile::tempdir().unwrap();
+    let folder = dir.path().join("acme");
+    std::fs::create_dir_all(folder.join("scripts")).unwrap();
+    std::fs::write(folder.join("config.json"), r#"{ "queue": true }"#).unwrap();
+    for (name, src) in [
+        ("create", BARRIER_CREATE),
+        ("router", ACK_ROUTER),
+        ("ack", ACK),
+        ("timers", TIMERS),
+        ("noop", NOOP),
+    ] {
+        std::fs::write(folder.join(format!("scripts/{name}.luau")), src).unwrap();
+    }
+    native_core::aws::upload_tenant(
+        &*stack.backends.objects,
+        &stack.config.scripts_bucket,
+        "acme",
+        &folder,
+    )
+    .await
+    .unwrap();
+    let clients = Clients::new(&emulator_sdk_config(&proxy.endpoint).await);
+    let backends = clients.backends(&stack.config);
+    let signer =
+        native_core::callback::Signer::new(vec![7; 32], "https://native.example/").unwrap();
+    let rt = Arc::new(lambda::runtime_for(&stack.config, &clients).with_callback(Arc::new(signer)));
+    let (events_url, work_url) = (
+        stack.config.events_queue_url.clone(),
+        stack.config.work_queue_url.clone(),
+    );
+    let acks = stack.deployment().real_bucket("Acks").unwrap().to_string();
+    let members = 10usize;
+    let names: Vec<String> = (0..members).map(|i| format!("m{i:02}.json")).collect();
+    // Warm: the tenant loaded, a barrier acked through both paths.
+    for round in 0..2 {
+        // Through objects in Acks.
+        let made = rt
+            .invoke("acme", "create", json!({ "members": names }))
+            .await
+            .unwrap();
+        let id = made["id"].as_str().unwrap().to_string();
+        let from = proxy.seen().calls.len();
+        for m in &names {
+            backends
+                .objects
+                .put(
+                    &acks,
+                    &format!("acme/{id}/{m}"),
+                    "{}".into(),
+                    native_core::ports::PutMode::Overwrite,
+                )
+                .await
+                .unwrap();
+        }
+        run_queue(
+            &rt,
+            &clients,
+            &backends,
+            QueueKind::Events,
+            &events_url,
+            members,
+        )
+        .await;
+        let acked = since_from(proxy, from);
+        // The continuation (noop) on the work queue, counted with the acks.
+        let from = proxy.seen().calls.len();
+        run_queue(&rt, &clients, &backends, QueueKind::Work, &work_url, 1).await;
+        let continued = since_from(proxy, from);
+        if round == 1 {
+            let all: Vec<_> = acked.into_iter().chain(continued).collect();
+            let mut t = Tally::of(&all, members, 1.0 + 1.0 / members as f64);
+            *t.calls
+                .entry("sqs SendMessage (S3's notification)".into())
+                .or_default() += 1.0;
+            t.dollars += price::SQS;
+            t.print(&format!(
+                "barrier ack via S3 object, {members}-member barrier (the partner's PUT, the event, the ack; the continuation's share)"
+            ));
+        }
+        // Through signed callback URLs.
+        let made = rt
+            .invoke(
+                "acme",
+                "create",
+                json!({ "members": names, "callback": true }),
+            )
+            .await
+            .unwrap();
+        let urls: Vec<String> = made["urls"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|u| u.as_str().unwrap().to_string())
+            .collect();
+        let from = proxy.seen().calls.len();
+        for url in &urls {
+            let token = url.rsplit_once("/v1/callback/").unwrap().1;
+            let req = axum::http::Request::post(format!("/v1/callback/{token}"))
+                .body(axum::body::Body::empty())
+                .unwrap();
+            let resp = native_core::inbound::router(rt.clone())
+                .oneshot(req)
+                .await
+                .unwrap();
+            assert!(resp.status().is_success(), "{}", resp.status());
+        }
+        let acked = since_from(proxy, from);
+        let from = proxy.seen().calls.len();
+        run_queue(&rt, &clients, &backends, QueueKind::Work, &work_url, 1).await;
+        let continued = since_from(proxy, from);
+        if round == 1 {
+            let all: Vec<_> = acked.into_iter().chain(continued).collect();
+            Tally::of(&all, members, 1.0 + 1.0 / members as f64).print(&format!(
+                "signed callback ack, {members}-member barrier (the POST, the ack; the continuation's share)"
+            ));
+        }
+    }
+    // Timers: set by one invocation, fired by one tick, each run once on the work queue.
+    let n = 10usize;
+    let from = proxy.seen().calls.len();
+    rt.invoke("acme", "timers", json!({ "n": n }))
+        .await
+        .unwrap();
+    tokio::time::sleep(Duration::from_millis(1100)).await;
+    let report = native_core::runtime::tick(
+        &*backends.kv,
+        &*backends.queue,
+        &*backends.objects,
+        native_core::timer::TickOptions::every_minute(native_core::deadline::tick_end(None)),
+    )
+    .await
+    .unwrap();
+    assert_eq!(report.fired as usize, n, "{report:?}");
+    run_queue(&rt, &clients, &backends, QueueKind::Work, &work_url, n).await;
+    // The setting invocation is the script's own; the tick's is shared by its timers.
+    Tally::of(&since_from(proxy, from), n, 1.0 + 1.0 / n as f64).print(&format!(
+        "timer set and fired ({n} timers, one tick; the run on the work queue)"
+    ));
+}
+
+/// The calls the proxy saw from `from` on.
+fn since_from(proxy: &Proxy, from: usize) -> Vec<(Call, String)> {
+    proxy.seen().calls[from..].to_vec()
 }

@@ -174,6 +174,15 @@ def local(ctx, url, shots):
     expect(finalize).to_contain_text("queue")
     shot(page, shots, "invocations")
 
+    # The run's chain, as a timeline: the continuation's run with its entry point.
+    page.uncheck("#live")
+    finalize.locator("a.chain").click()
+    expect(page.locator("h1")).to_contain_text("Chain ")
+    run = page.locator("#timeline tr.run", has=page.get_by_role("link", name="finalize", exact=True)).first
+    expect(run).to_contain_text("on_queue")
+    expect(run).to_have_attribute("data-state", "ok")
+    shot(page, shots, "chain")
+
     # Redrive a dead letter and see it run.
     tab(page, "Dead letters")
     letters = page.locator("#dead-letters tbody tr")

@@ -5,6 +5,7 @@
 pub mod aws_env;
 pub mod barriers;
 pub mod cli;
+pub mod counted;
 pub mod crash;
 pub mod faults;
 pub mod own_process;

@@ -227,33 +227,23 @@ mod with_aws {
         )
     }
 
-    /// A deployment in moto whose tenant `acme` has a script `get` (`native.db.get`) and a
-    /// script `noop` (no backend call), and the SDK's configuration through a proxy that does
-    /// what `faults` says.
-    async fn behind(ep: &str, faults: Faults) -> (Stack, Proxy, SdkConfig) {
-        let d = Deployment::from_json(
-            "deployment.json",
-            r#"{ "buckets": { "map": { "In": "acme-in" } } }"#,
-        )
-        .unwrap();
+    /// A stack in moto for `deployment` (its JSON) with `files` (key, text) in its scripts
+    /// bucket, and the SDK's configuration through a proxy that does what `faults` says.
+    async fn stack_behind(
+        ep: &str,
+        deployment: &str,
+        files: impl IntoIterator<Item = (String, String)>,
+        faults: Faults,
+    ) -> (Stack, Proxy, SdkConfig) {
+        let d = Deployment::from_json("deployment.json", deployment).unwrap();
         let stack = native_tests::aws_env::stack(ep, &d).await;
-        for (key, body) in [
-            ("acme/config.json", "{}"),
-            (
-                "acme/scripts/get.luau",
-                "function on_invoke(ctx, ev) return native.db.get('p', 'k') end",
-            ),
-            (
-                "acme/scripts/noop.luau",
-                "function on_invoke(ctx, ev) return 1 end",
-            ),
-        ] {
+        for (key, body) in files {
             stack
                 .backends
                 .objects
                 .put(
                     &stack.config.scripts_bucket,
-                    key,
+                    &key,
                     body.into(),
                     PutMode::Overwrite,
                 )
@@ -263,6 +253,30 @@ mod with_aws {
         let proxy = Proxy::start(ep, faults).await;
         let sdk = quick_retries(&proxy.endpoint).await;
         (stack, proxy, sdk)
+    }
+
+    /// A deployment in moto whose tenant `acme` has a script `get` (`native.db.get`) and a
+    /// script `noop` (no backend call), behind a proxy that does what `faults` says
+    /// ([`stack_behind`]).
+    async fn behind(ep: &str, faults: Faults) -> (Stack, Proxy, SdkConfig) {
+        let files = [
+            ("acme/config.json", "{}"),
+            (
+                "acme/scripts/get.luau",
+                "function on_invoke(ctx, ev) return native.db.get('p', 'k') end",
+            ),
+            (
+                "acme/scripts/noop.luau",
+                "function on_invoke(ctx, ev) return 1 end",
+            ),
+        ];
+        stack_behind(
+            ep,
+            r#"{ "buckets": { "map": { "In": "acme-in" } } }"#,
+            files.map(|(k, v)| (k.to_string(), v.to_string())),
+            faults,
+        )
+        .await
     }
 
     /// [`behind`] a proxy that holds every request `pick` takes for 30 s.
@@ -1082,37 +1096,23 @@ mod with_aws {
     /// Runs the seed flows behind a proxy that meets `rate` of the requests with a fault of
     /// each kind (stalls of [`STALL`]), and reports what held.
     async fn seed_flows(ep: &str, seed: u64, rate: f64) -> (Report, u64, usize) {
-        let d = Deployment::from_json("deployment.json", SEED_DEPLOYMENT).unwrap();
-        let stack = native_tests::aws_env::stack(ep, &d).await;
         let config = json!({ "queue": true, "batch": true, "limits": { "timeout_s": 10 } });
-        for (key, body) in std::iter::once(("acme/config.json".to_string(), config.to_string()))
-            .chain(SCRIPTS.iter().map(|(n, src)| {
+        let files = std::iter::once(("acme/config.json".to_string(), config.to_string())).chain(
+            SCRIPTS.iter().map(|(n, src)| {
                 let src = if src.contains("RAN(") {
                     format!("{RAN}{src}")
                 } else {
                     src.to_string()
                 };
                 (format!("acme/scripts/{n}.luau"), src)
-            }))
-        {
-            stack
-                .backends
-                .objects
-                .put(
-                    &stack.config.scripts_bucket,
-                    &key,
-                    body.into(),
-                    PutMode::Overwrite,
-                )
-                .await
-                .unwrap();
-        }
+            }),
+        );
+        let faults = Faults::all(seed, rate, STALL);
+        let (stack, proxy, sdk) = stack_behind(ep, SEED_DEPLOYMENT, files, faults).await;
         let key = native_core::api_keys::create(&*stack.backends.kv, "acme", "faults")
             .await
             .unwrap()
             .key;
-        let proxy = Proxy::start(ep, Faults::all(seed, rate, STALL)).await;
-        let sdk = quick_retries(&proxy.endpoint).await;
         let log = Arc::new(MemLog::default());
         let rt =
             Arc::new(lambda::runtime_for(&stack.config, &Clients::new(&sdk)).with_log(log.clone()));

@@ -3,8 +3,11 @@
 //! its done.json reaches the events queue through S3's (moto's) notification, as deployed.
 
 use std::io::Write;
+use std::sync::Arc;
 
-use native_core::ports::PutMode;
+use native_core::local::{drain, DrainOptions};
+use native_core::ports::{ObjectStore, PutMode};
+use native_core::runtime::Runtime;
 use native_tests::{Backend, TestProject};
 use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
@@ -25,6 +28,8 @@ native_tests::on_both_backends!(
     an_id_is_one_job_whatever_is_resubmitted_and_whenever,
     a_continuation_can_submit_the_next_stage,
     ndjson_rows_reads_strings,
+    inline_results_are_read_verified_and_have_no_object,
+    a_round_trip_makes_a_fixed_number_of_batch_bucket_calls,
 );
 
 const DEPLOYMENT: &str = r#"{
@@ -220,6 +225,116 @@ async fn the_partner_answers_and_the_continuation_reads_verified_rows_then_clean
         .any(|m| m == "duplicate done.json for a finished job"));
 }
 
+/// A partner that puts small results into done.json itself (`data`): the continuation reads
+/// them verified as it reads objects, and cleans up without a key for them.
+async fn inline_results_are_read_verified_and_have_no_object(backend: Backend) {
+    let p = shop(backend, SHOP, &[]).await;
+    let job = submit(&p).await;
+    let inline = |key: &str, text: &str| {
+        json!({ "key": key, "data": text, "bytes": text.len(),
+            "sha256": hex::encode(Sha256::digest(text.as_bytes())) })
+    };
+    let manifest = json!({ "ok": true, "results": {
+        "customers": { "rows": 2, "parts": [inline("customers.0000.ndjson", CUSTOMERS)] },
+        "orders": { "rows": 2, "parts": [inline("orders.0000.ndjson", ORDERS)] } } });
+    done(&p, &job, &manifest).await;
+    let r = p.drain().await;
+    assert!(r.failures.is_empty(), "{:?}", r.failures);
+    let out: Value =
+        serde_json::from_str(&p.get("shop", "Out", "settlements/r-1.json").await.unwrap()).unwrap();
+    assert_eq!(out["total"], 200);
+    let left =
+        p.rt.services
+            .backends
+            .objects
+            .list(&batch_bucket(&p), "tenants/shop/", None, 100)
+            .await
+            .unwrap();
+    assert!(
+        left.objects.is_empty(),
+        "left behind: {:?}",
+        left.objects.iter().map(|o| &o.key).collect::<Vec<_>>()
+    );
+}
+
+/// One job's round trip makes a fixed number of calls on the batch bucket, the figures that
+/// docs/cost.md prices: the submit writes the input part, the state and request.json; the
+/// partner reads request.json (and whether done.json is there) and writes done.json alone, its
+/// small results inline; the continuation reads the state and done.json, no part, and deletes
+/// what the job wrote.
+async fn a_round_trip_makes_a_fixed_number_of_batch_bucket_calls(backend: Backend) {
+    use native_core::batch::partner::{answer, Options, Source};
+    use native_tests::counted::CountedObjects;
+    use std::collections::BTreeMap;
+    let p = shop(backend, SHOP, &[]).await;
+    let objects = Arc::new(CountedObjects::new(p.rt.services.backends.objects.clone()));
+    let mut backends = p.rt.services.backends.clone();
+    backends.objects = objects.clone();
+    let rt = Arc::new(
+        Runtime::new(
+            p.rt.services.deployment.clone(),
+            backends,
+            p.project.tenants.clone(),
+        )
+        .with_log(p.log.clone()),
+    );
+    let bucket = batch_bucket(&p);
+    // WHEN a job is submitted
+    let job = rt
+        .invoke(
+            "shop",
+            "request",
+            json!({ "ids": [1, 2, 3], "since": "2026-11-01", "ref": "r-1" }),
+        )
+        .await
+        .unwrap();
+    let job = job.as_str().unwrap();
+    // THEN three objects are written: the input's part, the state, request.json
+    assert_eq!(objects.take(&bucket), BTreeMap::from([("put", 3)]));
+    // WHEN the partner answers it
+    let (_, request) = objects
+        .get(&bucket, &format!("tenants/shop/jobs/{job}/request.json"))
+        .await
+        .unwrap()
+        .unwrap();
+    let request = native_core::batch::contract::read_request(&request).unwrap();
+    let given = BTreeMap::from([
+        ("customers".to_string(), Ok(CUSTOMERS.to_string())),
+        ("orders".to_string(), Ok(ORDERS.to_string())),
+    ]);
+    let opts = Options::new(Source::Given(given));
+    let a = answer(&*objects, &rt.services.deployment, "shop", &request, &opts)
+        .await
+        .unwrap();
+    assert!(a.written && a.done.ok, "{a:?}");
+    // THEN it read request.json and looked for done.json, and wrote done.json alone
+    assert_eq!(
+        objects.take(&bucket),
+        BTreeMap::from([("get", 2), ("put", 1)])
+    );
+    // WHEN the continuation runs
+    let r = drain(
+        &rt,
+        DrainOptions {
+            wait: true,
+            retry_delay_s: 0,
+            ..Default::default()
+        },
+    )
+    .await
+    .unwrap();
+    assert!(r.failures.is_empty(), "{:?}", r.failures);
+    let out: Value =
+        serde_json::from_str(&p.get("shop", "Out", "settlements/r-1.json").await.unwrap()).unwrap();
+    assert_eq!(out["total"], 200);
+    // THEN it read the state (router and continuation) and done.json, no part, and deleted the
+    // job's four objects; the two HEADs are the event's chain (depth and trace)
+    assert_eq!(
+        objects.take(&bucket),
+        BTreeMap::from([("delete", 4), ("get", 3), ("head", 2)])
+    );
+}
+
 /// A misbehaviour: its name, how it spoils the manifest, a part to write, the error expected.
 type Case = (
     &'static str,
@@ -266,6 +381,33 @@ async fn misbehaving_partners_get_clear_errors_and_the_job_stays_intact(backend:
                 b"{\"id\":\"o\",\"customer_id\":1,\"amount\":1}\n{oops\n".to_vec(),
             )),
             "part \"orders.0000.ndjson\", line 2: invalid JSON",
+        ),
+        (
+            "inline, wrong sha256",
+            Box::new(|m| {
+                m["results"]["orders"]["parts"][0] = json!({ "key": "orders.0000.ndjson",
+                    "data": ORDERS, "sha256": "00".repeat(32) })
+            }),
+            None,
+            "sha256 is",
+        ),
+        (
+            "inline, bad JSON line",
+            Box::new(|m| {
+                m["results"]["orders"]["parts"][0] = json!({ "key": "orders.0000.ndjson",
+                    "data": "{\"id\":\"o\",\"customer_id\":1,\"amount\":1}\n{oops\n" })
+            }),
+            None,
+            "part \"orders.0000.ndjson\", line 2: invalid JSON",
+        ),
+        (
+            "inline, more than done.json may hold",
+            Box::new(|m| {
+                m["results"]["orders"]["parts"][0] =
+                    json!({ "key": "orders.0000.ndjson", "data": "x".repeat(262_145) })
+            }),
+            None,
+            "more than the 262144 one done.json may hold",
         ),
         (
             "climbs out",

@@ -239,30 +239,67 @@ async fn the_stored_answer_is_a_body_part_and_done_json_with_status_and_headers(
     rt.services.http_jobs.as_ref().unwrap().wait_idle().await;
     // WHEN the job folder is read
     let objects = &p.rt.services.backends.objects;
-    let dir = format!("tenants/shop/jobs/{job}/");
-    let (_, done) = objects
-        .get("shop-batch", &format!("{dir}done.json"))
-        .await
-        .unwrap()
-        .unwrap();
-    let done: Value = serde_json::from_slice(&done).unwrap();
-    let (_, body) = objects
-        .get("shop-batch", &format!("{dir}charge.0000.body"))
-        .await
-        .unwrap()
-        .unwrap();
-    // THEN done.json says ok with status, headers and the part, and the body is redacted
+    let done_of = |job: &str| {
+        let dir = format!("tenants/shop/jobs/{job}/");
+        async move {
+            let (_, done) = objects
+                .get("shop-batch", &format!("{dir}done.json"))
+                .await
+                .unwrap()
+                .unwrap();
+            serde_json::from_slice::<Value>(&done).unwrap()
+        }
+    };
+    let done = done_of(job).await;
+    // THEN done.json says ok with status, headers and the part, the body inline in it (text,
+    // small) and redacted, with no object of its own
     assert_eq!(done["ok"], true);
     let r = &done["results"]["charge"];
     assert_eq!(r["status"], 201);
     assert_eq!(r["headers"]["content-type"], "application/json");
     assert_eq!(r["parts"][0]["key"], "charge.0000.body");
+    let body = r["parts"][0]["data"].as_str().unwrap();
     assert_eq!(r["parts"][0]["bytes"], body.len());
-    let body = String::from_utf8_lossy(&body);
     assert!(
         body.contains("[redacted:stripe.key]") && !body.contains(SECRET),
         "{body}"
     );
+    let dir = format!("tenants/shop/jobs/{job}/");
+    assert!(objects
+        .get("shop-batch", &format!("{dir}charge.0000.body"))
+        .await
+        .unwrap()
+        .is_none());
+    // AND of two bodies that do not both fit in what done.json may hold inline (256 KiB), the
+    // second is an object of its own, with the size done.json promises
+    let job = rt
+        .invoke(
+            "shop",
+            "fanout",
+            json!({ "n": 2, "path": "big?bytes=150000", "tag": "big" }),
+        )
+        .await
+        .unwrap();
+    let job = job.as_str().unwrap();
+    rt.services.http_jobs.as_ref().unwrap().wait_idle().await;
+    let done = done_of(job).await;
+    assert_eq!(done["ok"], true, "{done}");
+    let (r1, r2) = (
+        &done["results"]["r1"]["parts"][0],
+        &done["results"]["r2"]["parts"][0],
+    );
+    assert_eq!(r1["data"].as_str().map(str::len), Some(150_000));
+    assert!(r2.get("data").is_none(), "{r2}");
+    let (_, stored) = objects
+        .get(
+            "shop-batch",
+            &format!("tenants/shop/jobs/{job}/r2.0000.body"),
+        )
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(stored.len(), 150_000);
+    assert_eq!(r2["bytes"], 150_000);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]

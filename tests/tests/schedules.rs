@@ -420,13 +420,13 @@ async fn on_moto_the_tick_function_fires_a_tenants_schedule() {
     let slot = (now_ms() / MIN + 2) * MIN;
     let first = rt.tick_schedules(schedule::TickOptions {
         now_ms: slot - MIN,
-        ..TickOptions::every_minute()
+        ..TickOptions::every_minute(native_core::deadline::tick_end(None))
     });
     assert!(first.await.errors.is_empty());
     let r = rt
         .tick_schedules(schedule::TickOptions {
             now_ms: slot - 5_000,
-            ..TickOptions::every_minute()
+            ..TickOptions::every_minute(native_core::deadline::tick_end(None))
         })
         .await;
     // THEN it sent the slot's run, delayed until the slot, with the schedule's event
@@ -464,9 +464,8 @@ async fn on_moto_the_tick_function_fires_a_tenants_schedule() {
 /// with the page's CSRF token, as the console's other forms.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_console_lists_schedules_and_pauses_one_with_the_pages_csrf_token() {
-    use axum::body::Body;
+    use crate::common::console::{csrf_of, Operator};
     use native_core::inbound::console;
-    use tower::ServiceExt;
     // GIVEN a tenant with a schedule, and the console over its runtime, signed in
     let p = project(
         Backend::Embedded,
@@ -480,50 +479,14 @@ async fn the_console_lists_schedules_and_pauses_one_with_the_pages_csrf_token() 
         "test".into(),
         true,
     ));
-    let send = |req: axum::http::Request<Body>| {
-        let router = router.clone();
-        async move { router.oneshot(req).await.unwrap() }
-    };
+    let operator = Operator::sign_in(router, &token).await;
     let page = "/console/tenants/acme/schedules";
-    let r = send(
-        axum::http::Request::get(format!("{page}?token={token}"))
-            .body(Body::empty())
-            .unwrap(),
-    )
-    .await;
-    assert_eq!(r.status(), 303);
-    let cookies: Vec<String> = r
-        .headers()
-        .get_all("set-cookie")
-        .iter()
-        .map(|v| v.to_str().unwrap().split(';').next().unwrap().to_string())
-        .collect();
-    let cookie = cookies.join("; ");
-    let r = send(
-        axum::http::Request::get(page)
-            .header("cookie", &cookie)
-            .body(Body::empty())
-            .unwrap(),
-    )
-    .await;
-    assert_eq!(r.status(), 200);
-    let body = axum::body::to_bytes(r.into_body(), 1 << 20).await.unwrap();
-    let html = String::from_utf8_lossy(&body).into_owned();
+    let (status, _, html) = operator.get(page).await;
+    assert_eq!(status, 200);
     // THEN the page lists the schedule with its slots
     assert!(html.contains("five") && html.contains("every 5m"), "{html}");
-    let csrf = html
-        .split("name=\"csrf\" value=\"")
-        .nth(1)
-        .and_then(|s| s.split('"').next())
-        .expect("a form with the CSRF token")
-        .to_string();
-    let post = |form: String| {
-        axum::http::Request::post(format!("{page}/act"))
-            .header("cookie", &cookie)
-            .header("content-type", "application/x-www-form-urlencoded")
-            .body(Body::from(form))
-            .unwrap()
-    };
+    let csrf = csrf_of(&html);
+    let action = format!("{page}/act");
     let b = p.rt.services.backends.clone();
     let tenant = p.rt.tenants.load("acme").await.unwrap();
     let paused = || async {
@@ -534,11 +497,11 @@ async fn the_console_lists_schedules_and_pauses_one_with_the_pages_csrf_token() 
             .paused
     };
     // WHEN a pause comes with a forged token THEN it is refused and changes nothing
-    let r = send(post("name=five&do=pause&csrf=forged".into())).await;
-    assert_eq!(r.status(), 403);
+    let (status, _, _) = operator.post(&action, "name=five&do=pause", "forged").await;
+    assert_eq!(status, 403);
     assert!(!paused().await);
     // WHEN it comes with the page's token THEN the schedule is paused
-    let r = send(post(format!("name=five&do=pause&csrf={csrf}"))).await;
-    assert_eq!(r.status(), 303);
+    let (status, _, _) = operator.post(&action, "name=five&do=pause", &csrf).await;
+    assert_eq!(status, 303);
     assert!(paused().await);
 }

@@ -6,6 +6,7 @@
 //! and the metrics (EMF) line of a run names it.
 
 use crate::common;
+use crate::common::console::{call, Operator};
 
 use native_tests::{on_both_backends, Backend, TestProject};
 use serde_json::{json, Value};
@@ -340,22 +341,6 @@ fn runtime_of(p: &TestProject) -> native_core::runtime::Runtime {
     .with_log(p.log.clone())
 }
 
-/// Sends `req` to `app` and reads the answer.
-async fn call(
-    app: &native_core::inbound::App,
-    req: axum::http::Request<axum::body::Body>,
-) -> (u16, axum::http::HeaderMap, String) {
-    use http_body_util::BodyExt;
-    let r = tower::ServiceExt::oneshot(app.clone(), req).await.unwrap();
-    let (parts, body) = r.into_parts();
-    let body = body.collect().await.unwrap().to_bytes();
-    (
-        parts.status.as_u16(),
-        parts.headers,
-        String::from_utf8_lossy(&body).into_owned(),
-    )
-}
-
 async fn one_order_is_one_chain_through_partners_callbacks_operators_jobs_and_timers(
     backend: Backend,
 ) {
@@ -365,27 +350,44 @@ async fn one_order_is_one_chain_through_partners_callbacks_operators_jobs_and_ti
     use std::sync::Arc;
     // GIVEN a shop whose order waits on three partners' objects, a partner's callback URL and
     // an operator, a partner's batch job, and a reminder timer; served as native serve serves
-    // it (the API and the console)
+    // it (the API and the console), exporting its spans to a real OTLP decoder
+    let _exporting = EXPORTING.lock().await;
+    let receiver = Receiver::start();
+    let exporter = native_core::observe::otlp::Exporter::start(
+        &format!("http://127.0.0.1:{}/v1/traces", receiver.port),
+        "native-test",
+    )
+    .unwrap();
     let p = TestProject::on(
         backend,
         SHOP,
-        &[(
-            "shop",
-            r#"{ "queue": true, "batch": true }"#,
-            &[
-                ("order", ORDER),
-                ("router", SHOP_ROUTER),
-                ("partner_ack", PARTNER_ACK),
-                ("fulfil", FULFIL),
-                ("stocked", STOCKED),
-                ("remind", REMIND),
-            ],
-        )],
+        &[
+            (
+                "shop",
+                r#"{ "queue": true, "batch": true }"#,
+                &[
+                    ("order", ORDER),
+                    ("router", SHOP_ROUTER),
+                    ("partner_ack", PARTNER_ACK),
+                    ("fulfil", FULFIL),
+                    ("stocked", STOCKED),
+                    ("remind", REMIND),
+                ],
+            ),
+            ("rival", "{}", &[]),
+        ],
     )
     .await;
-    let rt = Arc::new(runtime_of(&p).with_callback(Arc::new(
-        native_core::callback::Signer::new(vec![7; 32], "").unwrap(),
-    )));
+    // (its runs and steps kept in this process's memory, as the Fargate server keeps them)
+    let recent = Arc::new(native_core::observe::recent::Recent::new());
+    let rt = Arc::new(
+        runtime_of(&p)
+            .with_recent(recent)
+            .with_callback(Arc::new(
+                native_core::callback::Signer::new(vec![7; 32], "").unwrap(),
+            ))
+            .with_exporter(Some(exporter.clone())),
+    );
     let key = native_core::api_keys::create(&*rt.services.backends.kv, "shop", "t")
         .await
         .unwrap()
@@ -430,12 +432,15 @@ async fn one_order_is_one_chain_through_partners_callbacks_operators_jobs_and_ti
     assert_eq!(request["trace"], json!(chain), "{request}");
     // AND the timer fires; three partners write their objects
     drain().await;
+    let tick = || tokio::time::sleep(std::time::Duration::from_millis(3));
+    tick().await;
     for m in ["p1", "p2", "p3"] {
         p.rt.put_object("shop", "Acks", &format!("acks/o-17/{m}.json"), "{}".into())
             .await
             .unwrap();
     }
     drain().await;
+    tick().await;
     // AND a partner POSTs to its callback URL (naming no trace: the URL's is the order's)
     let url = answer["callback"].as_str().unwrap();
     let (status, headers, body) = call(
@@ -447,44 +452,18 @@ async fn one_order_is_one_chain_through_partners_callbacks_operators_jobs_and_ti
     .await;
     assert_eq!(status, 200, "{body}");
     assert_eq!(&headers["traceparent"].to_str().unwrap()[3..35], chain);
+    tick().await;
     // AND an operator acks the last member in the console
-    let (status, headers, _) = call(
-        &served,
-        Request::get(format!("/console/?token={token}"))
-            .body(Body::empty())
-            .unwrap(),
-    )
-    .await;
-    assert_eq!(status, 303);
-    let cookie = headers
-        .get_all("set-cookie")
-        .iter()
-        .map(|v| v.to_str().unwrap().split(';').next().unwrap().to_string())
-        .collect::<Vec<_>>()
-        .join("; ");
-    let (status, _, page) = call(
-        &served,
-        Request::get("/console/tenants/shop/barriers/order-o-17")
-            .header("cookie", &cookie)
-            .body(Body::empty())
-            .unwrap(),
-    )
-    .await;
-    assert_eq!(status, 200, "{page}");
-    let at = page.find("name=\"csrf\" value=\"").expect("an action form") + 19;
-    let csrf = &page[at..at + page[at..].find('"').unwrap()];
-    let (status, _, body) = call(
-        &served,
-        Request::post("/console/tenants/shop/barriers/order-o-17/ack")
-            .header("cookie", &cookie)
-            .header("content-type", "application/x-www-form-urlencoded")
-            .body(Body::from(format!(
-                "member=operator&outcome=ok&csrf={csrf}"
-            )))
-            .unwrap(),
-    )
-    .await;
+    let operator = Operator::sign_in(served.clone(), &token).await;
+    let (status, _, body) = operator
+        .act(
+            "/console/tenants/shop/barriers/order-o-17",
+            "/console/tenants/shop/barriers/order-o-17/ack",
+            "member=operator&outcome=ok",
+        )
+        .await;
     assert!(status == 303 || status == 200, "{status} {body}");
+    tick().await;
     // AND the partner finishes the job (a done.json of its own, in no chain)
     rt.services
         .backends
@@ -572,6 +551,220 @@ async fn one_order_is_one_chain_through_partners_callbacks_operators_jobs_and_ti
         done[0]["origin"],
         json!({ "by": "object", "bucket": "$batch", "key": format!("jobs/{job}/done.json") })
     );
+
+    // AND the collector has the same story as spans: the request in the caller's trace, each
+    // run of the order in it, each run's calls its children, and each step a span of the
+    // order's trace linked to the span that made it (a partner's run, the callback's request,
+    // the console's request); the partner's done.json, of no chain, links nothing
+    assert!(exporter.flush(std::time::Duration::from_secs(30)));
+    assert_eq!(exporter.dropped(), 0);
+    let spans = receiver.spans(exporter.exported() as usize);
+    let by_id = |id: &Value| spans.iter().find(|s| s["span_id"] == *id);
+    let request = spans
+        .iter()
+        .find(|s| s["name"] == "POST /v1/invoke/order")
+        .unwrap();
+    assert_eq!(request["trace_id"], chain);
+    assert_eq!(request["parent_span_id"], "00f067aa0ba902b7");
+    let runs: Vec<&Value> = spans
+        .iter()
+        .filter(|s| s["trace_id"] == chain && s["name"].as_str().unwrap().starts_with("on_"))
+        .collect();
+    for script in ["order", "remind", "fulfil", "stocked"] {
+        assert!(
+            runs.iter()
+                .any(|r| r["attributes"]["native.script"] == script),
+            "no run of {script} in the order's trace: {runs:#?}"
+        );
+    }
+    let order = runs
+        .iter()
+        .find(|r| r["attributes"]["native.script"] == "order")
+        .unwrap();
+    assert_eq!(order["parent_span_id"], request["span_id"]);
+    for c in spans.iter().filter(|s| s["kind"] == 3) {
+        let parent = by_id(&c["parent_span_id"]).unwrap_or_else(|| panic!("{c}"));
+        assert_eq!(parent["trace_id"], c["trace_id"], "{c}");
+        assert!(parent["name"].as_str().unwrap().starts_with("on_"), "{c}");
+    }
+    assert!(
+        spans
+            .iter()
+            .any(|c| c["kind"] == 3 && c["parent_span_id"] == order["span_id"]),
+        "the order's run made calls"
+    );
+    let step_spans: Vec<&Value> = spans
+        .iter()
+        .filter(|s| s["trace_id"] == chain && s["name"] == "barrier member acked")
+        .collect();
+    assert_eq!(step_spans.len(), 5, "{step_spans:#?}");
+    let linked = |member: &str| -> &Value {
+        let s = step_spans
+            .iter()
+            .find(|s| s["attributes"]["native.member"] == member)
+            .unwrap();
+        let link = &s["links"][0];
+        let to = by_id(&link["span_id"]).unwrap_or_else(|| panic!("{s}"));
+        assert_eq!(to["trace_id"], link["trace_id"], "{s}");
+        to
+    };
+    for m in ["p1", "p2", "p3"] {
+        let to = linked(m);
+        assert_ne!(to["trace_id"], chain);
+        assert_eq!(to["attributes"]["native.script"], "partner_ack", "{to}");
+    }
+    let to = linked("callback");
+    assert_eq!(
+        to["trace_id"], chain,
+        "the callback's request is of the chain"
+    );
+    assert!(
+        to["name"]
+            .as_str()
+            .unwrap()
+            .starts_with("POST /v1/callback/"),
+        "{to}"
+    );
+    let to = linked("operator");
+    assert!(
+        to["name"].as_str().unwrap().starts_with("POST /console/"),
+        "{to}"
+    );
+    let done = spans
+        .iter()
+        .find(|s| s["trace_id"] == chain && s["name"] == "batch job done")
+        .unwrap();
+    assert_eq!(done["links"], json!([]));
+    // AND the console shows the whole order as one timeline, in order
+    the_console_shows_the_order_as_one_timeline(&operator, &chain, &job).await;
+}
+
+/// A timeline row without its "how long ago" cell (which moves between two reads).
+fn entry(row: &str) -> String {
+    let row = row.split("</tr>").next().unwrap_or_default();
+    row.split_once("</time></td>")
+        .map_or(row, |(_, rest)| rest)
+        .to_string()
+}
+
+/// The chain page of the order of [`one_order_is_one_chain_through_partners_callbacks_operators_jobs_and_timers`]:
+/// every run and step in order with its origin, reachable from the barrier's page, a page at
+/// a time; hostile ids refused; another tenant's address for it shows nothing of it.
+async fn the_console_shows_the_order_as_one_timeline<S: crate::common::console::Serves>(
+    operator: &Operator<S>,
+    chain: &str,
+    job: &str,
+) {
+    // The barrier's page links the chain that waits on it.
+    let here = format!("/console/tenants/shop/chains/{chain}");
+    let (_, _, barrier) = operator
+        .get("/console/tenants/shop/barriers/order-o-17")
+        .await;
+    assert!(barrier.contains(&format!("href=\"{here}\"")), "{barrier}");
+    let (status, _, page) = operator.get(&here).await;
+    assert_eq!(status, 200, "{page}");
+    // Each row, in the page's order; what each entry is, found by what only its row holds.
+    let rows: Vec<&str> = page.split("<tr class=\"").skip(1).collect();
+    let at = |what: &str| {
+        rows.iter()
+            .position(|r| r.contains(what))
+            .unwrap_or_else(|| panic!("no row with {what:?}: {page}"))
+    };
+    let order = at("\">order</a> <code>on_invoke</code>");
+    let remind = at("\">remind</a> <code>on_queue</code>");
+    let partners = ["member p1 ", "member p2 ", "member p3 "].map(&at);
+    let callback = at("member callback ");
+    let by_operator = at("member operator ");
+    let fulfil = at("\">fulfil</a> <code>on_queue</code>");
+    let done = at("batch job done");
+    let stocked = at("\">stocked</a> <code>on_queue</code>");
+    let barrier_wait = at("barrier created");
+    let timer_wait = at("timer set");
+    assert_eq!(order, 0, "the order's run comes first: {page}");
+    // (the waits it started come after it, and before what ended them)
+    assert!(order < barrier_wait && barrier_wait < partners[0], "{page}");
+    assert!(order < timer_wait && timer_wait < remind, "{page}");
+    assert!(
+        rows[timer_wait].contains("<span class=\"badge\">wait</span>"),
+        "{}",
+        rows[timer_wait]
+    );
+    assert!(
+        partners.iter().all(|p| remind < *p && *p < callback),
+        "{page}"
+    );
+    assert!(callback < by_operator && by_operator < fulfil, "{page}");
+    assert!(done < stocked, "{page}");
+    // ... with their origins: the partner object's run (and the chain it is), the callback,
+    // the operator, the partner's done.json; the ack that released the barrier says so
+    let p1 = rows[partners[0]];
+    assert!(
+        p1.contains("script partner_ack, run by object Acks/acks/o-17/p1.json"),
+        "{p1}"
+    );
+    assert!(
+        p1.contains("from chain <a href=\"/console/tenants/shop/chains/"),
+        "{p1}"
+    );
+    let holds = |row: usize, what: &str| {
+        assert!(rows[row].contains(what), "{what:?} in {}", rows[row]);
+    };
+    holds(callback, "a partner's POST to its callback URL");
+    holds(by_operator, "an operator through the console");
+    holds(by_operator, "released the wait");
+    holds(done, &format!("object $batch/jobs/{job}/done.json"));
+    holds(done, &format!("href=\"/console/tenants/shop/jobs/{job}\""));
+    // ... and the order's log line, folded under its run
+    holds(
+        order,
+        "<details class=\"logs\"><summary>1 log line(s)</summary>",
+    );
+
+    // A page of two at a time reads the same rows, in the same order.
+    let mut paged = Vec::new();
+    let mut next = Some(format!("{here}?limit=2"));
+    while let Some(url) = next.take() {
+        let (status, _, p) = operator.get(&url).await;
+        assert_eq!(status, 200, "{url}: {p}");
+        let on_page: Vec<String> = p.split("<tr class=\"").skip(1).map(entry).collect();
+        assert!(on_page.len() <= 2, "{url}: {p}");
+        paged.extend(on_page);
+        next = p
+            .split_once("\" rel=\"next\"")
+            .and_then(|(head, _)| head.rsplit("href=\"").next())
+            .map(|h| h.replace("&amp;", "&"));
+    }
+    let whole: Vec<String> = rows.iter().copied().map(entry).collect();
+    assert_eq!(paged, whole);
+
+    // Another tenant's address for the chain shows nothing of it.
+    let (status, _, theirs) = operator
+        .get(&format!("/console/tenants/rival/chains/{chain}"))
+        .await;
+    assert_eq!(status, 404, "{theirs}");
+    assert!(!theirs.contains("order"), "{theirs}");
+    // Hostile ids are refused, and echoed only as text.
+    for bad in [
+        "%3Cscript%3Ealert(1)%3C%2Fscript%3E",
+        "..%2F..%2F..%2Fetc%2Fpasswd",
+        "4BF92F3577B34DA6A3CE929D0E0E4736",
+        "00000000000000000000000000000000",
+        "4bf92f3577b34da6a3ce929d0e0e47361",
+        "4bf92f3577b34da6a3ce929d0e0e473%00",
+    ] {
+        let (status, _, p) = operator
+            .get(&format!("/console/tenants/shop/chains/{bad}"))
+            .await;
+        assert!(status == 400 || status == 404, "{bad}: {status} {p}");
+        assert!(!p.contains("<script>alert"), "{bad}: {p}");
+    }
+    for bad in ["x", "1r", "-r1", "1r99999999999999999999", "1s2&limit=0"] {
+        let (status, _, p) = operator.get(&format!("{here}?after={bad}")).await;
+        assert!(status == 400 || status == 200, "{bad}: {status} {p}");
+        if !bad.contains('&') {
+            assert_eq!(status, 400, "{bad}: {p}");
+        }
+    }
 }
 
 /// A rendezvous barrier's continuation runs, at every trip, in the chain that created the
@@ -786,16 +979,32 @@ impl Drop for Receiver {
     }
 }
 
+/// An order: a log line, a db write and read, an object, a barrier.
+const TRACED_ORDER: &str = r#"function on_invoke(ctx, ev)
+  native.log("info", "ordering", { order = "o-17", n = 3 })
+  native.db.put("orders", "o-17", { n = 3 })
+  native.db.get("orders", "o-17")
+  native.bucket.Out.put("orders/o-17.json", "{}")
+  native.barrier.create({ id = "b", members = { "m" }, continue_with = "fin" })
+  return ctx.trace
+end"#;
+
+/// Held by the tests that export spans, and by the one that counts that nothing records a run
+/// where nothing is exported ([`native_core::observe::calls::recorders_started`]).
+static EXPORTING: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
 /// OpenTelemetry export (issue 55): a real OTLP decoder receives the request's span, the run
-/// it served as its child, the step an ack of another chain made (linked to that run's span)
-/// and the continuation, all of one trace; with the collector stopped, runs succeed as fast
-/// and the spans are dropped and counted.
+/// it served as its child, the run's calls (db, bucket, barrier) as the run's children and
+/// its log line as an event of its span, the step an ack of another chain made (linked to
+/// that run's span) and the continuation, all of one trace; with the collector stopped, runs
+/// succeed as fast and every span is dropped and counted.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn spans_reach_an_otlp_collector_and_a_stopped_one_changes_nothing_but_drops() {
     use axum::body::Body;
     use axum::http::Request;
     use native_core::observe::otlp::Exporter;
     use std::time::{Duration, Instant};
+    let _exporting = EXPORTING.lock().await;
     let mut receiver = Receiver::start();
     let p = TestProject::with_tenants(
         DEPLOYMENT,
@@ -803,13 +1012,7 @@ async fn spans_reach_an_otlp_collector_and_a_stopped_one_changes_nothing_but_dro
             "acme",
             r#"{ "queue": true }"#,
             &[
-                (
-                    "order",
-                    r#"function on_invoke(ctx, ev)
-  native.barrier.create({ id = "b", members = { "m" }, continue_with = "fin" })
-  return ctx.trace
-end"#,
-                ),
+                ("order", TRACED_ORDER),
                 (
                     "ack",
                     r#"function on_invoke(ctx, ev) native.barrier.ack("b", "m") return ctx.trace end"#,
@@ -882,9 +1085,68 @@ end"#,
     assert_eq!(run["attributes"]["native.tenant"], "acme");
     assert!(run["attributes"]["native.data_ops"].as_i64().unwrap() > 0);
     assert_eq!(run["status"], 1);
+    // AND its log line is an event of its span, with its fields
+    assert_eq!(run["events"].as_array().unwrap().len(), 1, "{run}");
+    let event = &run["events"][0];
+    assert_eq!(event["name"], "ordering");
+    assert_eq!(event["attributes"]["level"], "info");
+    assert_eq!(event["attributes"]["order"], "o-17");
+    assert_eq!(event["attributes"]["n"], 3);
+    assert_eq!(run["dropped_events"], 0);
+    assert_eq!(run["attributes"]["native.calls_dropped"], 0);
+    // AND each call it made out of the process is a child of its span, named by what it did
+    let calls: Vec<&Value> = spans
+        .iter()
+        .filter(|s| s["parent_span_id"] == run["span_id"])
+        .collect();
+    for c in &calls {
+        assert_eq!(c["trace_id"], chain);
+        assert_eq!(c["kind"], 3, "a client span: {c}");
+        assert!(c["start"].as_u64() >= run["start"].as_u64(), "{c}");
+        assert!(c["end"].as_u64() <= run["end"].as_u64(), "{c}");
+        let outcome = &c["attributes"]["native.call.outcome"];
+        assert!(outcome == "ok" || outcome == "absent", "{c}");
+        assert!(
+            !c.to_string().contains("o-17.json"),
+            "names, not the object's own: {c}"
+        );
+    }
+    let call = |name: &str| -> &Value {
+        calls
+            .iter()
+            .find(|c| c["name"] == name)
+            .unwrap_or_else(|| panic!("no call {name:?} of the run: {calls:#?}"))
+    };
+    let put = call("db put");
+    assert_eq!(put["attributes"]["native.call.target"], "orders");
+    assert_eq!(put["attributes"]["native.call.bytes"], 7, "{{\"n\":3}}");
+    assert_eq!(call("db get")["attributes"]["native.call.target"], "orders");
+    let object = call("bucket put");
+    let out = &p.rt.services.deployment.buckets.map["Out"];
+    assert!(
+        object["attributes"]["native.call.target"]
+            .as_str()
+            .unwrap()
+            .starts_with(&format!("{out}/")),
+        "{object}"
+    );
+    assert!(object["attributes"]["native.call.target"]
+        .as_str()
+        .unwrap()
+        .ends_with("orders/"));
+    assert_eq!(object["attributes"]["native.call.bytes"], 2);
+    assert_eq!(call("barrier put")["attributes"]["native.call.target"], "b");
     let acker = named("on_invoke ack");
     let ack_chain = &ack_tp[3..35];
     assert_eq!(acker["trace_id"], ack_chain);
+    // AND the ack's run sent the continuation: a call of its own span, in its own trace
+    let send = spans
+        .iter()
+        .find(|s| s["name"] == "queue send" && s["parent_span_id"] == acker["span_id"])
+        .unwrap_or_else(|| panic!("no send of the ack's run: {spans:#?}"));
+    assert_eq!(send["trace_id"], ack_chain);
+    assert_eq!(send["attributes"]["native.call.target"], "work");
+    assert!(send["attributes"]["native.call.bytes"].as_i64().unwrap() > 0);
     let step = named("barrier member acked");
     assert_eq!(step["trace_id"], chain, "the step is of the order's trace");
     assert_eq!(
@@ -901,16 +1163,23 @@ end"#,
     assert_eq!(fin["kind"], 5);
     assert_eq!(exporter.dropped(), 0);
     let exported = exporter.exported();
+    assert_eq!(exported, exporter.made());
+    let runs = spans
+        .iter()
+        .filter(|s| s["name"].as_str().unwrap().starts_with("on_"))
+        .count();
+    let children = spans.iter().filter(|s| s["kind"] == 3).count();
     assert_eq!(
-        spans.len(),
-        6,
-        "two requests, three runs, one step: {spans:#?}"
+        (spans.len(), runs),
+        (6 + children, 3),
+        "two requests, three runs, one step and the runs' calls: {spans:#?}"
     );
 
     // WHEN the collector is stopped, a listener that never answers takes its place (the
     // worst collector: each send waits its whole timeout), and the same work runs again
     receiver.stop();
     let _hole = std::net::TcpListener::bind(("127.0.0.1", receiver.port));
+    let made = exporter.made();
     for _ in 0..10 {
         let started = Instant::now();
         invoke("order", None).await;
@@ -921,9 +1190,216 @@ end"#,
     // AND the spans that could not be sent are counted as dropped
     assert!(exporter.flush(Duration::from_secs(30)));
     assert_eq!(exporter.exported(), exported);
-    assert_eq!(
-        exporter.dropped(),
-        20,
-        "a request's span and its run's, 10 times"
+    assert!(
+        exporter.made() - made >= 10 * 6,
+        "a request's span, its run's and its calls', 10 times: {}",
+        exporter.made() - made
     );
+    assert_eq!(exporter.dropped(), exporter.made() - made);
+}
+
+/// The order's tenant, for the tests of export on and off.
+fn order_project() -> TestProject {
+    TestProject::with_tenants(
+        DEPLOYMENT,
+        &[(
+            "acme",
+            r#"{ "queue": true }"#,
+            &[
+                ("order", TRACED_ORDER),
+                ("fin", "function on_queue(ctx, ev) end"),
+            ],
+        )],
+    )
+}
+
+/// Export off (no endpoint, issue 55): the backends are the very ones given, not wrapped, and
+/// no run starts a recorder: nothing of the export is reached, so it cannot cost.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_export_off_no_span_is_made_and_nothing_is_wrapped() {
+    use native_core::observe::{calls, traced};
+    let _exporting = EXPORTING.lock().await;
+    let p = order_project();
+    let rt = runtime_of(&p);
+    assert!(rt.services.exporter.is_none());
+    let given = &p.rt.services.backends;
+    let b = &rt.services.backends;
+    assert!(!traced::is_traced(b));
+    assert!(std::sync::Arc::ptr_eq(&b.kv, &given.kv));
+    assert!(std::sync::Arc::ptr_eq(&b.objects, &given.objects));
+    assert!(std::sync::Arc::ptr_eq(&b.queue, &given.queue));
+    assert!(std::sync::Arc::ptr_eq(&b.vault, &given.vault));
+    let before = calls::recorders_started();
+    for _ in 0..3 {
+        rt.invoke("acme", "order", json!({})).await.unwrap();
+    }
+    assert_eq!(calls::recorders_started(), before, "no run was recorded");
+    // AND the same runtime with an exporter wraps them once, however often it is asked
+    let e =
+        native_core::observe::otlp::Exporter::start("http://127.0.0.1:9/v1/traces", "t").unwrap();
+    let on = runtime_of(&p)
+        .with_exporter(Some(e.clone()))
+        .with_exporter(Some(e));
+    assert!(traced::is_traced(&on.services.backends));
+    assert!(format!("{:?}", on.services.backends.kv).starts_with("Traced(Embedded"));
+}
+
+/// A run's calls past its cap are counted, never made: a run of 10 000 db reads exports
+/// [`calls::MAX_CALL_SPANS`] child spans and counts the rest as dropped, on its span and the
+/// exporter's.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_of_many_calls_keeps_its_cap_and_counts_the_rest() {
+    use native_core::observe::calls;
+    use native_core::observe::otlp::Exporter;
+    let _exporting = EXPORTING.lock().await;
+    let receiver = Receiver::start();
+    let p = TestProject::with_tenants(
+        DEPLOYMENT,
+        &[(
+            "acme",
+            r#"{ "limits": { "max_data_ops": 10000 } }"#,
+            &[(
+                "many",
+                r#"function on_invoke(ctx, ev)
+  for i = 1, 10000 do native.db.get("t", "k") end
+  for i = 1, 60 do native.log("info", "line", { i = i }) end
+end"#,
+            )],
+        )],
+    );
+    let e = Exporter::start(
+        &format!("http://127.0.0.1:{}/v1/traces", receiver.port),
+        "t",
+    )
+    .unwrap();
+    let rt = runtime_of(&p).with_exporter(Some(e.clone()));
+    rt.invoke("acme", "many", json!({})).await.unwrap();
+    assert!(e.flush(std::time::Duration::from_secs(30)));
+    let cap = u64::from(calls::MAX_CALL_SPANS);
+    assert_eq!(e.made(), 1 + 10_000);
+    assert_eq!(e.exported(), 1 + cap);
+    assert_eq!(e.dropped(), 10_000 - cap);
+    let spans = receiver.spans(e.exported() as usize);
+    let run = spans
+        .iter()
+        .find(|s| s["name"] == "on_invoke many")
+        .unwrap();
+    assert_eq!(run["attributes"]["native.calls_dropped"], 10_000 - cap);
+    assert_eq!(run["events"].as_array().unwrap().len(), calls::MAX_EVENTS);
+    assert_eq!(run["dropped_events"], 60 - calls::MAX_EVENTS as u64);
+}
+
+/// A Lambda function's answer waits for its spans (issue 55): with a collector there, they are
+/// taken before [`Runtime::flushing`] returns; with one that never answers, the answer comes
+/// within [`native_core::runtime::FLUSH_WITHIN`] (or the request's end, if sooner) and
+/// succeeds, and the late flush is counted; with none listening, the spans are dropped and
+/// counted.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_lambda_answer_waits_for_its_spans_only_within_a_bound() {
+    use native_core::observe::otlp::Exporter;
+    use native_core::runtime::FLUSH_WITHIN;
+    use std::time::{Duration, Instant};
+    let _exporting = EXPORTING.lock().await;
+    let p = order_project();
+    let far = Instant::now() + Duration::from_secs(60);
+    // A collector there: every span made is taken when the answer comes, not a second later.
+    let receiver = Receiver::start();
+    let e = Exporter::start(
+        &format!("http://127.0.0.1:{}/v1/traces", receiver.port),
+        "t",
+    )
+    .unwrap();
+    let rt = runtime_of(&p).with_exporter(Some(e.clone()));
+    let out = rt
+        .flushing(far, rt.invoke("acme", "order", json!({})))
+        .await;
+    assert!(out.is_ok(), "{out:?}");
+    assert!(e.made() >= 5, "the run and its calls: {}", e.made());
+    assert_eq!(e.exported(), e.made(), "taken before the answer");
+    assert_eq!(e.late_flushes(), 0);
+    // A collector that accepts and never answers: the answer waits the bound, no more.
+    let stalled = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/v1/traces", stalled.local_addr().unwrap());
+    let e = Exporter::start(&url, "t").unwrap();
+    let rt = runtime_of(&p).with_exporter(Some(e.clone()));
+    let started = Instant::now();
+    rt.invoke("acme", "order", json!({})).await.unwrap();
+    let run_alone = started.elapsed();
+    let started = Instant::now();
+    let out = rt
+        .flushing(far, rt.invoke("acme", "order", json!({})))
+        .await;
+    let took = started.elapsed();
+    assert!(out.is_ok(), "{out:?}");
+    assert!(
+        took < run_alone + FLUSH_WITHIN + Duration::from_millis(500),
+        "{took:?} (the run alone {run_alone:?})"
+    );
+    assert_eq!(e.late_flushes(), 1);
+    // AND never past the request's end, however much of the bound is left
+    let started = Instant::now();
+    let end = Instant::now() + Duration::from_millis(20);
+    let out = rt.flushing(end, async { 7 }).await;
+    assert_eq!(out, 7);
+    assert!(started.elapsed() < Duration::from_millis(20) + Duration::from_millis(300));
+    assert_eq!(e.late_flushes(), 2);
+    // A collector that is gone: the spans are dropped and counted, the answer unaffected.
+    drop(stalled);
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let e = Exporter::start(&format!("http://127.0.0.1:{port}/v1/traces"), "t").unwrap();
+    let rt = runtime_of(&p).with_exporter(Some(e.clone()));
+    let out = rt
+        .flushing(far, rt.invoke("acme", "order", json!({})))
+        .await;
+    assert!(out.is_ok(), "{out:?}");
+    assert_eq!(e.exported(), 0);
+    assert_eq!(
+        e.dropped(),
+        e.made(),
+        "all of them, counted before the answer"
+    );
+}
+
+/// A server that stops sends its last spans before its serve loop returns (the Fargate
+/// server's `inbound::serve`; `native serve` does the same), not a batch period later, when
+/// the process is gone.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stopping_server_sends_its_last_spans_before_it_returns() {
+    use native_core::observe::otlp::Exporter;
+    use std::time::Duration;
+    // Alone in a process: the serve loop's stop ends every rendezvous wait of its process.
+    if !native_tests::own_process::alone(
+        module_path!(),
+        "a_stopping_server_sends_its_last_spans_before_it_returns",
+    ) {
+        return;
+    }
+    let receiver = Receiver::start();
+    let e = Exporter::start(
+        &format!("http://127.0.0.1:{}/v1/traces", receiver.port),
+        "t",
+    )
+    .unwrap();
+    let p = order_project();
+    let rt = std::sync::Arc::new(runtime_of(&p).with_exporter(Some(e.clone())));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
+    let serving = tokio::spawn(native_core::inbound::serve(
+        listener,
+        rt.clone(),
+        async move {
+            let _ = stop_rx.await;
+        },
+        Duration::from_secs(5),
+        native_core::inbound::Hygiene::default(),
+    ));
+    rt.invoke("acme", "order", json!({})).await.unwrap();
+    let _ = stop_tx.send(());
+    serving.await.unwrap().unwrap();
+    assert!(e.made() >= 5, "the run and its calls: {}", e.made());
+    assert_eq!(e.exported(), e.made(), "taken before the loop returned");
 }

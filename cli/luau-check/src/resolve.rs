@@ -1,20 +1,11 @@
 //! What the checker reads around the sources: each file's mode from the `.luaurc` files of its
-//! folders, and `require` resolved with the runtime's rules (shared/src/config/modules.rs).
-//!
-//! A path starts with `./` or `../` (relative to the requiring file's folder; in an
-//! `init.luau`, to its folder's parent), `@self/` (the requiring module's own folder) or
-//! `@alias/` (an alias of the tenant folder's `.luaurc`, relative to that folder). It names a
-//! file without its `.luau`: `x` is `x.luau` or `x/init.luau`. The module found is a file in a
-//! subfolder of the same tenant's `scripts/`, never a script and never outside it.
+//! folders, and `require` resolved with the runtime's own rules ([`native_require`]).
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 
 use crate::ffi::{parse_config, Mode};
 use crate::{Diagnostic, Severity, TenantFiles};
-
-/// The longest `require` path looked at, in bytes.
-const MAX_PATH_BYTES: usize = 512;
 
 /// What a tenant's `.luaurc` says that `require` uses: its aliases.
 #[derive(Debug, Clone, Default)]
@@ -98,119 +89,36 @@ impl Modes {
     }
 }
 
-/// Walks `rest` (parts joined by `/`) from `at`; `None` when a `..` climbs above the start.
-fn walk<'a>(mut at: Vec<&'a str>, rest: &'a str) -> Option<Vec<&'a str>> {
-    for part in rest.split('/') {
-        match part {
-            "" | "." => {}
-            ".." => {
-                at.pop()?;
-            }
-            p => at.push(p),
-        }
+impl native_require::Files for TenantFiles {
+    type Module = String;
+
+    fn dir(&self) -> &str {
+        &self.dir
     }
-    Some(at)
+
+    fn aliases(&self) -> &BTreeMap<String, String> {
+        &self.luaurc.aliases
+    }
+
+    fn is_script(&self, name: &str) -> bool {
+        self.files.contains_key(name)
+    }
+
+    fn module(&self, name: &str) -> Option<String> {
+        self.files.get(name).cloned()
+    }
 }
 
 /// The project-relative file of the module that `path`, required from the file `from`,
 /// names; or why there is none.
 pub fn resolve(tenants: &[TenantFiles], from: &str, path: &str) -> Result<String, String> {
-    let Some(t) = tenants
-        .iter()
-        .find(|t| from.starts_with(&format!("{}/scripts/", t.dir)))
-    else {
+    let Some((t, me)) = tenants.iter().find_map(|t| {
+        let name = from.strip_prefix(&t.dir)?.strip_prefix("/scripts/")?;
+        Some((t, name.strip_suffix(".luau").unwrap_or(name)))
+    }) else {
         return Err(format!("{from} is no tenant's script"));
     };
-    let scripts = format!("{}/scripts/", t.dir);
-    let me = from
-        .strip_prefix(&scripts)
-        .and_then(|n| n.strip_suffix(".luau"))
-        .unwrap_or_default();
-    if path.len() > MAX_PATH_BYTES {
-        return Err(format!(
-            "the path is {} bytes; a module path is at most {MAX_PATH_BYTES}",
-            path.len()
-        ));
-    }
-    if path.contains('\\') || path.contains('\0') {
-        return Err("a module path uses '/' between its parts".into());
-    }
-    let leaves =
-        || format!("the path leaves the tenant's scripts: a module is a file under {scripts}");
-    let mut folder: Vec<&str> = me.split('/').collect();
-    let is_init = folder.last() == Some(&"init");
-    let parts = if let Some(rest) = path.strip_prefix('@') {
-        let (alias, rest) = rest.split_once('/').unwrap_or((rest, ""));
-        let alias = alias.to_ascii_lowercase();
-        if alias == "self" {
-            if is_init {
-                folder.pop();
-            }
-            walk(folder, rest).ok_or_else(leaves)?
-        } else {
-            let Some(target) = t.luaurc.aliases.get(&alias) else {
-                let known: Vec<String> = t.luaurc.aliases.keys().map(|a| format!("@{a}")).collect();
-                return Err(if known.is_empty() {
-                    format!(
-                        "there is no alias @{alias}: {}/.luaurc defines no \"aliases\"",
-                        t.dir
-                    )
-                } else {
-                    format!(
-                        "there is no alias @{alias} in {}/.luaurc; its aliases: {}",
-                        t.dir,
-                        known.join(", ")
-                    )
-                });
-            };
-            let from_tenant = walk(Vec::new(), target)
-                .and_then(|at| walk(at, rest))
-                .ok_or_else(leaves)?;
-            match from_tenant.split_first() {
-                Some((&"scripts", inside)) => inside.to_vec(),
-                _ => return Err(leaves()),
-            }
-        }
-    } else if path.starts_with("./") || path.starts_with("../") {
-        folder.pop();
-        if is_init {
-            folder.pop();
-        }
-        walk(folder, path).ok_or_else(leaves)?
-    } else {
-        return Err(format!(
-            "{path:?} is not a module path: start it with \"./\" or \"../\" (relative to this \
-             file), \"@self/\" or \"@alias/\" (an alias of the tenant's .luaurc), as in Luau"
-        ));
-    };
-    if let Some(last) = parts
-        .last()
-        .filter(|l| l.ends_with(".luau") || l.ends_with(".lua"))
-    {
-        return Err(format!(
-            "leave the extension out: a module path names {last:?} without it, as in Luau"
-        ));
-    }
-    let name = parts.join("/");
-    if name.is_empty() {
-        return Err(format!("the path names {scripts} itself, not a module"));
-    }
-    if parts.len() == 1 && t.files.contains_key(&name) {
-        return Err(format!(
-            "{scripts}{name}.luau is a script, not a module: put shared code in a subfolder \
-             of scripts/, e.g. scripts/lib/{name}.luau"
-        ));
-    }
-    let module = |n: &str| t.files.get(n).filter(|_| n.contains('/'));
-    match (module(&name), module(&format!("{name}/init"))) {
-        (Some(m), None) | (None, Some(m)) => Ok(m.clone()),
-        (Some(_), Some(_)) => Err(format!(
-            "both {scripts}{name}.luau and {scripts}{name}/init.luau exist; remove one"
-        )),
-        (None, None) => Err(format!(
-            "there is no module {scripts}{name}.luau (nor {name}/init.luau)"
-        )),
-    }
+    native_require::resolve(t, native_require::Requirer::Script(me), path)
 }
 
 #[cfg(test)]
@@ -276,6 +184,11 @@ mod tests {
         );
         assert_eq!(
             ok("main", "@LIB/orders").unwrap(),
+            "tenants/acme/scripts/lib/orders.luau"
+        );
+        // AND a path may climb out of scripts/ and back, as the runtime walks it
+        assert_eq!(
+            ok("main", "../scripts/lib/orders").unwrap(),
             "tenants/acme/scripts/lib/orders.luau"
         );
         // AND what the runtime refuses is refused, saying why

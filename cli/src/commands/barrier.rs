@@ -10,7 +10,7 @@ use serde_json::json;
 use super::{open, Failed};
 
 type Result = super::Outcome;
-use crate::out::outln;
+use crate::out::{errln, outln};
 use crate::BarrierCommand;
 
 /// Tools are not scripts: no data-ops limit, but the calls are counted for people to see.
@@ -88,7 +88,8 @@ pub async fn run(project: &Path, command: BarrierCommand) -> Result {
                     r.chain.as_deref(),
                     "barrier member acked",
                     fields,
-                );
+                )
+                .await;
             }
             outln!(
                 "{}",
@@ -103,7 +104,7 @@ pub async fn run(project: &Path, command: BarrierCommand) -> Result {
             if n > 0 {
                 let fields = json!({ "barrier": id, "resolved": n, "reason": reason });
                 let chain = b.chain(&id).await?;
-                operator_step(&p, &t.name, chain.as_deref(), "barrier cancelled", fields);
+                operator_step(&p, &t.name, chain.as_deref(), "barrier cancelled", fields).await;
             }
             outln!("{}", json!({ "resolved": n }));
             no_drain
@@ -115,7 +116,7 @@ pub async fn run(project: &Path, command: BarrierCommand) -> Result {
 /// Records an operator's action on a barrier in the barrier's chain (when it has one), in the
 /// project's log history: a step ([`native_core::observe::step`]) naming the operator
 /// (`$USER`), so that `native logs --trace` shows it among the chain's runs.
-fn operator_step(
+async fn operator_step(
     p: &native_core::local::Project,
     tenant: &str,
     chain: Option<&str>,
@@ -136,8 +137,16 @@ fn operator_step(
         who: user.as_deref(),
         chain: None,
     };
-    crate::logfile::LogFile::new(&p.root.join(".native"))
-        .write(&step::record(chain, tenant, msg, &by, fields));
+    let rec = step::record(chain, tenant, msg, &by, fields);
+    crate::logfile::LogFile::new(&p.root.join(".native")).write(&rec);
+    // And where the console's timeline of the chain reads it.
+    if let Some(step) = native_core::observe::recent::Step::of(&rec) {
+        let recent = p.recent(false);
+        recent.keep_step(step);
+        if let Err(e) = recent.flush().await {
+            errln!("the step was not kept for the console's timeline of chain {chain}: {e}");
+        }
+    }
 }
 
 /// `native barrier list TENANT`: every barrier of the tenant in the project's store (its
@@ -170,8 +179,6 @@ async fn list(project: &Path, tenant: &str, limit: u32) -> Result {
         });
         outln!("{}", crate::show::json(&line.to_string()));
     }
-    crate::out::errln!(
-        "{n} barrier(s) of tenant {tenant:?} (`native barrier status {tenant} ID` for one)"
-    );
+    errln!("{n} barrier(s) of tenant {tenant:?} (`native barrier status {tenant} ID` for one)");
     Ok(())
 }

@@ -10,7 +10,7 @@ mod lex;
 pub mod lints;
 mod pending;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
 use native_core::engine::{compile, compile_module};
@@ -34,26 +34,24 @@ pub async fn run(project: &Path) -> Outcome {
     let mut errors = Vec::new();
     let mut warnings = Vec::new();
     let (mut scripts, mut modules) = (0, 0);
+    let (mut uncompiled, mut linted) = (BTreeSet::new(), BTreeSet::new());
     for name in &names {
         let found = tenant_with(&p, name, &api).await;
         scripts += found.scripts;
         modules += found.modules;
         errors.extend(found.errors);
         warnings.extend(found.warnings);
+        uncompiled.extend(found.uncompiled);
+        linted.extend(found.linted);
     }
-    // A script that does not compile has said so above; Luau's parse errors for it would
-    // only repeat that.
-    let broken: Vec<String> = errors
-        .iter()
-        .filter_map(|e| {
-            e.split_once(".luau:")
-                .map(|(file, _)| format!("{file}.luau"))
-        })
-        .collect();
+    // The type check's findings are shown beside the lints', but not where they would say
+    // again what is said already: a file that does not compile has said so above (Luau's
+    // parse errors would repeat it), and a line with a lint error (`native.db.gett`) would
+    // be named again as a missing key.
     match types::check(&p.root, &names) {
         Ok(found) => {
             for f in found {
-                if broken.contains(&f.path) {
+                if uncompiled.contains(&f.path) || linted.contains(&(f.path.clone(), f.line)) {
                     continue;
                 }
                 match f.severity {
@@ -103,6 +101,10 @@ pub struct Found {
     pub errors: Vec<String>,
     /// What is shown and does not fail it.
     pub warnings: Vec<String>,
+    /// The files (project-relative) that do not compile.
+    pub uncompiled: Vec<String>,
+    /// The lines (file, line) that a lint says are wrong.
+    pub linted: Vec<(String, usize)>,
 }
 
 /// Checks one tenant: its config, that every script and module compiles, the lints, and the
@@ -127,16 +129,19 @@ async fn tenant_with(p: &Project, name: &str, api: &BTreeMap<String, bool>) -> F
     let compiled = t
         .scripts
         .values()
-        .map(|s| compile(&s.name, &s.source))
+        .map(|s| (&s.name, compile(&s.name, &s.source)))
         .chain(
             t.modules
                 .values()
-                .map(|m| compile_module(&m.name, &m.source)),
+                .map(|m| (&m.name, compile_module(&m.name, &m.source))),
         );
-    for e in compiled.filter_map(Result::err) {
+    for (file, e) in compiled.filter_map(|(file, r)| Some((file, r.err()?))) {
         found
             .errors
             .push(format!("tenants/{name}/scripts/{}", crate::show::text(&e)));
+        found
+            .uncompiled
+            .push(format!("tenants/{name}/scripts/{file}.luau"));
     }
     // A tenant switched on for native.batch in a deployment that has no batch bucket would
     // fail at its first batch call: say so now.
@@ -162,7 +167,10 @@ async fn tenant_with(p: &Project, name: &str, api: &BTreeMap<String, bool>) -> F
     for d in diagnostics {
         let line = crate::show::text(&d.to_string()).into_owned();
         match d.severity {
-            Severity::Error => found.errors.push(line),
+            Severity::Error => {
+                found.linted.push((d.file.clone(), d.line));
+                found.errors.push(line)
+            }
             Severity::Warning => found.warnings.push(line),
         }
     }

@@ -10,7 +10,7 @@ use std::path::Path;
 
 use native_core::aws::deployed::{function_config, stack_outputs};
 use native_core::aws::{load_sdk_config, upload_tenant, Clients, S3Objects};
-use native_core::budget::FunctionSettings;
+use native_core::capacity::FunctionSettings;
 use native_core::tenants::{DirTenants, TenantSource};
 
 use super::{open, Failed, Outcome};

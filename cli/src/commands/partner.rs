@@ -39,6 +39,7 @@ pub async fn run(
         source,
         gzip: parts.gzip,
         part_bytes: parts.part_mb << 20,
+        inline: true,
     };
     let p = open(project)?;
     let rt = crate::show::runtime(&p);

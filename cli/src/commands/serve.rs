@@ -108,9 +108,12 @@ pub async fn run(project: &Path, listen: &str, max_concurrent: u32) -> Outcome {
     };
     // The API with its access log, and beside it the console (bounded the same way).
     let console = bound(console::router(console), &hygiene);
-    let app = app(rt, &hygiene).with_console(console);
+    let app = app(rt.clone(), &hygiene).with_console(console);
     let served = serve_app(listener, app, hygiene, stop, GRACE).await;
     let _ = worker.await;
+    // The last spans go to the collector before the process does, within one send's time.
+    rt.flush_spans(native_core::observe::otlp::SEND_TIMEOUT)
+        .await;
     let _ = flusher.await;
     if let Err(e) = recent.flush().await {
         errln!("the last runs' summaries for the console were not kept: {e}");

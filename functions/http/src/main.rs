@@ -12,8 +12,8 @@ use lambda_http::request::RequestContext;
 use lambda_http::tower::ServiceExt;
 use lambda_http::{service_fn, Request, RequestExt};
 use native_core::aws::lambda;
-use native_core::budget::{lambda_end, within};
 use native_core::callback::{at_base, base_from_domain};
+use native_core::deadline::{lambda_end, within};
 use native_core::inbound::router;
 use native_core::observe::in_request;
 
@@ -22,9 +22,9 @@ async fn main() -> Result<(), lambda_http::Error> {
     // The runtime's and the SDK's own events, as JSON lines at the LoggingConfig's level.
     native_core::observe::runtime_log::init();
     let rt = Arc::new(lambda::cold_start().await?);
-    let app = router(rt);
+    let app = router(rt.clone());
     lambda_http::run(service_fn(move |req: Request| {
-        let app = app.clone();
+        let (app, rt) = (app.clone(), rt.clone());
         // Log lines carry Lambda's request id; scripts end before the request's deadline.
         let lambda = req
             .lambda_context_ref()
@@ -39,7 +39,9 @@ async fn main() -> Result<(), lambda_http::Error> {
             let work = at_base(base, app.oneshot(req));
             match lambda {
                 Some((id, deadline_ms)) => {
-                    in_request(Some(id), within(lambda_end(deadline_ms), work)).await
+                    // Its spans reach the collector before the answer, within a bounded wait.
+                    let end = lambda_end(deadline_ms);
+                    in_request(Some(id), rt.flushing(end, within(end, work))).await
                 }
                 None => work.await,
             }

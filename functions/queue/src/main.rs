@@ -7,6 +7,7 @@ use std::sync::Arc;
 
 use lambda_runtime::{service_fn, Error, LambdaEvent};
 use native_core::aws::lambda;
+use native_core::deadline::lambda_end;
 use native_core::observe::in_request;
 
 #[tokio::main]
@@ -19,7 +20,10 @@ async fn main() -> Result<(), Error> {
         async move {
             // Log lines carry Lambda's request id; scripts end before the request's deadline.
             let id = Some(ev.context.request_id.clone());
-            let work = lambda::handle_work_batch_by(&rt, ev.payload, ev.context.deadline);
+            let deadline = ev.context.deadline;
+            let work = lambda::handle_work_batch_by(&rt, ev.payload, deadline);
+            // Its spans reach the collector before the answer, within a bounded wait.
+            let work = rt.flushing(lambda_end(deadline), work);
             Ok::<_, Error>(in_request(id, work).await)
         }
     }))

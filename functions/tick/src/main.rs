@@ -16,17 +16,21 @@ async fn main() -> Result<(), Error> {
     // The runtime's and the SDK's own events, as JSON lines at the LoggingConfig's level.
     native_core::observe::runtime_log::init();
     let rt = Arc::new(lambda::cold_start().await?);
-    lambda_runtime::run(service_fn(move |_: LambdaEvent<serde_json::Value>| {
+    lambda_runtime::run(service_fn(move |event: LambdaEvent<serde_json::Value>| {
         let rt = rt.clone();
+        // Schedules and timers share one end, within the request's deadline.
+        let stop_at = native_core::deadline::tick_end(Some(event.context.deadline));
         async move {
             let b = &rt.services.backends;
             // Schedules first: a slot they send runs as soon as a timer would.
-            let scheduled = rt.tick_schedules(schedule::TickOptions::every_minute()).await;
+            let scheduled = rt
+                .tick_schedules(schedule::TickOptions::every_minute(stop_at))
+                .await;
             let report = tick(
                 b.kv.as_ref(),
                 b.queue.as_ref(),
                 b.objects.as_ref(),
-                TickOptions::every_minute(),
+                TickOptions::every_minute(stop_at),
             )
             .await?;
             for e in scheduled.errors.iter().chain(&report.errors) {

@@ -22,6 +22,7 @@ use super::{
     backends_on_first_use, load_sdk_config, AwsConfig, Clients, S3Tenants, SdkConfig,
     StsTenantScope, RECHECK_EVERY,
 };
+use crate::error::Missing;
 use crate::ports::QueueKind;
 use crate::runtime::Runtime;
 use crate::{Error, Result};
@@ -88,11 +89,11 @@ pub async fn cold_start() -> std::result::Result<Runtime, StartError> {
 
 /// The runtime of the long-running server (Fargate): a function's, performing `job:http` in the
 /// background, running at most `NATIVE_MAX_CONCURRENT` invocations at once (default
-/// [`crate::budget::Admission::DEFAULT_MAX`]; see [`Runtime::with_admission`]), with a blank VM
+/// [`crate::capacity::Admission::DEFAULT_MAX`]; see [`Runtime::with_admission`]), with a blank VM
 /// kept ready for a tenant's first invoke ([`Runtime::with_spare_vm`]).
 pub async fn server_start() -> std::result::Result<Runtime, StartError> {
     let max = match std::env::var("NATIVE_MAX_CONCURRENT") {
-        Err(_) => crate::budget::Admission::DEFAULT_MAX,
+        Err(_) => crate::capacity::Admission::DEFAULT_MAX,
         Ok(v) => v.parse::<u32>().ok().filter(|n| *n >= 2).ok_or_else(|| {
             crate::Error::config(
                 "environment",
@@ -129,7 +130,7 @@ fn runtime_over(config: &AwsConfig, backends: crate::ports::Backends) -> Runtime
 /// ([`StsTenantScope`]); the runtime's own calls (tenants, queues) use `sdk`'s.
 ///
 /// In a Lambda function, scripts in flight share the function's memory less what the runtime
-/// keeps ([`crate::budget::MemoryBudget`]).
+/// keeps ([`crate::capacity::ScriptMemory`]).
 ///
 /// Log records go to stdout as JSON lines with Lambda's request id
 /// ([`crate::observe::LambdaLog`]), with a metrics record per script run in the namespace
@@ -151,8 +152,8 @@ pub fn scoped_runtime_for(config: &AwsConfig, sdk: &SdkConfig) -> Runtime {
         .with_log(Arc::new(crate::observe::LambdaLog))
         .with_metrics(&namespace)
         .with_exporter(exporter);
-    if let Some(budget) = crate::budget::MemoryBudget::from_lambda_env() {
-        rt = rt.with_memory_budget(budget);
+    if let Some(memory) = crate::capacity::ScriptMemory::from_lambda_env() {
+        rt = rt.with_script_memory(memory);
     }
     match &config.tenant_role_arn {
         Some(arn) => rt.with_tenant_scope(Arc::new(StsTenantScope::new(sdk, arn, config))),
@@ -166,9 +167,9 @@ pub async fn invoke(rt: &Runtime, req: InvokeRequest) -> Result<Value> {
 }
 
 /// [`invoke`] for a Lambda request whose deadline is `deadline_ms` (the context's): the script
-/// ends [`crate::budget::DEADLINE_MARGIN`] before it, or at its `timeout_s` if sooner.
+/// ends [`crate::deadline::MARGIN`] before it, or at its `timeout_s` if sooner.
 pub async fn invoke_by(rt: &Runtime, req: InvokeRequest, deadline_ms: u64) -> Result<Value> {
-    crate::budget::within(crate::budget::lambda_end(deadline_ms), invoke(rt, req)).await
+    crate::deadline::within(crate::deadline::lambda_end(deadline_ms), invoke(rt, req)).await
 }
 
 /// The `invoke` function's input as raw JSON, with an error that says what shape it must have.
@@ -198,14 +199,14 @@ pub async fn handle_work_batch(rt: &Arc<Runtime>, batch: SqsEvent) -> SqsBatchRe
 }
 
 /// [`handle_event_batch`] for a Lambda request whose deadline is `deadline_ms`: every script
-/// ends [`crate::budget::DEADLINE_MARGIN`] before it, so that the batch response (and its
+/// ends [`crate::deadline::MARGIN`] before it, so that the batch response (and its
 /// partial failures) always gets back.
 pub async fn handle_event_batch_by(
     rt: &Arc<Runtime>,
     batch: SqsEvent,
     deadline_ms: u64,
 ) -> SqsBatchResponse {
-    let end = crate::budget::lambda_end(deadline_ms);
+    let end = crate::deadline::lambda_end(deadline_ms);
     handle_batch(rt, batch, Kind::Events, Some(end)).await
 }
 
@@ -216,7 +217,7 @@ pub async fn handle_work_batch_by(
     batch: SqsEvent,
     deadline_ms: u64,
 ) -> SqsBatchResponse {
-    let end = crate::budget::lambda_end(deadline_ms);
+    let end = crate::deadline::lambda_end(deadline_ms);
     handle_batch(rt, batch, Kind::Work, Some(end)).await
 }
 
@@ -254,7 +255,7 @@ async fn handle_batch(
         // Task-locals do not pass into spawned tasks: the request's id and end are set again.
         let work = crate::observe::in_request(aws_request_id.clone(), work);
         let task = match end {
-            Some(end) => tokio::spawn(crate::budget::within(end, work)),
+            Some(end) => tokio::spawn(crate::deadline::within(end, work)),
             None => tokio::spawn(work),
         };
         tasks.push((id, attempt, body, task));
@@ -266,7 +267,7 @@ async fn handle_batch(
     // What follows the scripts (a failure's owner and chain, read for its log line; a move to
     // the dead letters) ends half the margin after them, so that the answer still gets back
     // before the function's deadline however the backends answer.
-    let after = end.map(|e| tokio::time::Instant::from_std(e + crate::budget::DEADLINE_MARGIN / 2));
+    let after = end.map(|e| tokio::time::Instant::from_std(e + crate::deadline::MARGIN / 2));
     let mut response = SqsBatchResponse::default();
     for (id, attempt, body, task) in tasks {
         let (error, permanent) = match task.await {
@@ -359,9 +360,10 @@ pub fn cannot_succeed(e: &Error) -> Option<&'static str> {
     match e {
         e if crate::host::chain::breached_width(e) => Some("work past its chain's width"),
         Error::InvalidInput(_) => Some("a malformed message"),
-        Error::NotFound { what, .. } if what.starts_with("tenant ") => {
-            Some("a message for an unknown tenant")
-        }
+        Error::NotFound {
+            missing: Missing::Tenant,
+            ..
+        } => Some("a message for an unknown tenant"),
         Error::LimitExceeded {
             limit: "max_chain_depth",
             ..
@@ -424,6 +426,22 @@ mod tests {
         (dir, e, Arc::new(rt))
     }
 
+    #[tokio::test]
+    async fn only_a_tenant_that_does_not_exist_is_a_missing_thing_no_retry_heals() {
+        let (dir, _e, _rt) = setup();
+        let tenants = DirTenants::new(dir.path());
+        // GIVEN the tenant source's own error for a tenant that does not exist
+        let e = tenants.load("ghost").await.unwrap_err();
+        // THEN its message goes to the dead letters at once
+        assert_eq!(cannot_succeed(&e), Some("a message for an unknown tenant"));
+        // AND a missing thing of a tenant that exists may appear later, whatever its text says
+        let acme = tenants.load("acme").await.unwrap();
+        let e = acme.script("nope").unwrap_err();
+        assert_eq!(cannot_succeed(&e), None, "{e}");
+        let e = Error::not_found("tenant \"acme\" has no job \"j1\"");
+        assert_eq!(cannot_succeed(&e), None, "{e}");
+    }
+
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn a_failing_or_panicking_message_fails_alone() {
         let (_d, e, rt) = setup();
@@ -479,7 +497,7 @@ mod tests {
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn scripts_in_flight_share_the_memory_budget() {
+    async fn scripts_in_flight_share_the_script_memory() {
         // GIVEN a runtime whose script memory fits one 64 MB script at a time, and a script
         // that notes when another copy of it is running
         let (dir, e, _) = setup();
@@ -496,7 +514,7 @@ mod tests {
         let rt = Arc::new(
             Runtime::new(d, e.backends(), Arc::new(DirTenants::new(dir.path())))
                 .with_log(Arc::new(crate::observe::StderrLog))
-                .with_memory_budget(crate::budget::MemoryBudget::new(100)),
+                .with_script_memory(crate::capacity::ScriptMemory::new(100)),
         );
         // WHEN a batch of three runs it
         let mut batch = SqsEvent::default();

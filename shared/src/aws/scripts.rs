@@ -40,6 +40,10 @@ pub const MARKER: &str = ".native/deployed";
 
 use crate::tenants::MAX_FILES;
 
+/// The most tenant names cached as absent: an event may carry any name, so past this the
+/// absent name checked longest ago is forgotten (and listed again if it comes back).
+pub const MAX_ABSENT: usize = 1024;
+
 /// `(key, etag)` of every file that makes a tenant, sorted by key.
 type Fingerprint = Vec<(String, String)>;
 
@@ -104,7 +108,7 @@ impl S3Tenants {
                 // the request (or a route batch) past its deadline; without the marker, each
                 // tenant is listed as before.
                 let cap = Instant::now() + MARKER_WAIT;
-                let until = crate::budget::current().map_or(cap, |end| end.min(cap));
+                let until = crate::deadline::current().map_or(cap, |end| end.min(cap));
                 let head = self.objects.head(&self.bucket, MARKER);
                 let read = tokio::time::timeout_at(until.into(), head)
                     .await
@@ -181,7 +185,7 @@ impl S3Tenants {
         tenant: &str,
         previous: Option<&(Option<Arc<Tenant>>, Fingerprint)>,
     ) -> Result<(Option<Arc<Tenant>>, Fingerprint)> {
-        let end = crate::budget::current();
+        let end = crate::deadline::current();
         let mut wait = Duration::from_millis(100);
         let files = loop {
             let listed = match end {
@@ -255,13 +259,13 @@ impl TenantSource for S3Tenants {
     async fn load(&self, tenant: &str) -> Result<Arc<Tenant>> {
         check_name("tenant", tenant).map_err(Error::InvalidInput)?;
         let not_found = || {
-            Error::NotFound {
-            what: format!("tenant {tenant:?}"),
-            hint: format!(
-                "there is nothing under s3://{}/{tenant}/; deploy it with `native deploy {tenant} --bucket {}`",
-                self.bucket, self.bucket
-            ),
-        }
+            Error::no_tenant(
+                tenant,
+                format!(
+                    "there is nothing under s3://{}/{tenant}/; deploy it with `native deploy {tenant} --bucket {}`",
+                    self.bucket, self.bucket
+                ),
+            )
         };
         let marker = self.marker().await;
         if let Some(t) = self.cached(tenant, &marker) {
@@ -270,7 +274,7 @@ impl TenantSource for S3Tenants {
         // One request loads the tenant; the others that found it due wait for it and take
         // what it loaded.
         let one = self.loading.one(tenant.to_string());
-        let _turn = match crate::budget::current() {
+        let _turn = match crate::deadline::current() {
             Some(end) => tokio::time::timeout_at(end.into(), one)
                 .await
                 .map_err(|_| self.stalled(tenant))?,
@@ -305,7 +309,11 @@ impl TenantSource for S3Tenants {
             },
             Err(e) => return Err(e),
         };
-        self.cache().insert(
+        let mut cache = self.cache();
+        if tenant_now.is_none() {
+            forget_absent(&mut cache, tenant);
+        }
+        cache.insert(
             tenant.to_string(),
             Cached {
                 tenant: tenant_now.clone(),
@@ -314,6 +322,7 @@ impl TenantSource for S3Tenants {
                 marker,
             },
         );
+        drop(cache);
         tenant_now.ok_or_else(not_found)
     }
 
@@ -342,6 +351,24 @@ impl TenantSource for S3Tenants {
         }
         out.sort();
         Ok(out)
+    }
+}
+
+/// Before `tenant` is cached as absent: when [`MAX_ABSENT`] other names are, forgets the one
+/// checked longest ago. A scan of the cache, made only after a listing that found nothing.
+fn forget_absent(cache: &mut HashMap<String, Cached>, tenant: &str) {
+    let absent = || {
+        cache
+            .iter()
+            .filter(|(name, c)| c.tenant.is_none() && name.as_str() != tenant)
+    };
+    if absent().count() >= MAX_ABSENT {
+        if let Some(oldest) = absent()
+            .min_by_key(|(_, c)| c.checked)
+            .map(|(name, _)| name.clone())
+        {
+            cache.remove(&oldest);
+        }
     }
 }
 
@@ -505,6 +532,31 @@ mod tests {
         assert!(!t5.config.queue);
     }
 
+    #[tokio::test]
+    async fn absent_tenant_names_are_cached_up_to_a_bound() {
+        let dir = tempfile::tempdir().unwrap();
+        let store: Arc<dyn ObjectStore> = Arc::new(Embedded::open(dir.path(), vec![]).unwrap());
+        let outage = Outage::over(store, Duration::ZERO);
+        let src = S3Tenants::new(outage.clone(), "scripts-b", Duration::from_secs(60));
+        let absent = |src: &S3Tenants| src.cache().values().filter(|c| c.tenant.is_none()).count();
+        // GIVEN events naming twice as many tenants that do not exist as are cached
+        for i in 0..2 * MAX_ABSENT {
+            let e = src.load(&format!("stray-{i}")).await.unwrap_err();
+            assert!(matches!(e, Error::NotFound { .. }), "{e}");
+        }
+        // THEN at most the bound are held
+        assert_eq!(absent(&src), MAX_ABSENT);
+        // AND the latest names are still cached: an event naming one again lists nothing
+        let lists = outage.calls_of("list");
+        let last = format!("stray-{}", 2 * MAX_ABSENT - 1);
+        assert!(src.load(&last).await.is_err());
+        assert_eq!(outage.calls_of("list"), lists, "{last} was listed again");
+        // AND the first, forgotten, is listed again when it comes back
+        assert!(src.load("stray-0").await.is_err());
+        assert_eq!(outage.calls_of("list"), lists + 1);
+        assert_eq!(absent(&src), MAX_ABSENT);
+    }
+
     /// A bucket that counts its calls by kind, makes each take `delay`, and fails every call
     /// while `down` is set, as S3 does in an outage.
     #[derive(Debug, Default)]
@@ -635,7 +687,7 @@ mod tests {
         // AND a tenant never loaded fails with the bucket's error, after trying again within
         // the request's deadline
         let end = Instant::now() + Duration::from_millis(800);
-        let e = crate::budget::within(end, src.load("beta"))
+        let e = crate::deadline::within(end, src.load("beta"))
             .await
             .unwrap_err()
             .to_string();

@@ -189,7 +189,7 @@ impl StsTenantScope {
             source: None,
         }
         };
-        let answered = crate::budget::before(crate::budget::current(), send, late).await?;
+        let answered = crate::deadline::before(crate::deadline::current(), send, late).await?;
         let out = answered.map_err(|e| {
                 sdk_err(
                     "sts",

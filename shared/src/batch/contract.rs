@@ -5,18 +5,22 @@
 //! in `tests/schemas.py` against the schemas.
 //!
 //! What the schemas cannot say, and only the reader checks: that query names are unique in a
-//! request, and that every query of the request has a result (that needs both files).
+//! request, that every query of the request has a result (that needs both files), and that the
+//! inline data of one `done.json`'s parts is at most [`MAX_INLINE_BYTES`] in all.
 
 use serde_json::Value;
 
-use super::manifest::{check_job_id, check_part_key, Dataset, Done, Request, REQUEST_VERSION};
+use super::manifest::{
+    check_job_id, check_part_key, Dataset, Done, Request, MAX_INLINE_BYTES, REQUEST_VERSION,
+};
 
 /// The largest whole number JSON carries exactly (2^53 - 1): the schemas' `maximum` for counts,
 /// sizes and times.
 pub const MAX_WHOLE: u64 = (1 << 53) - 1;
 
 /// Reads `done.json`: its fields and types, part keys that stay in the job folder, sha256 as 64
-/// hex digits (either case), and `results` when `ok` is true.
+/// hex digits (either case), `results` when `ok` is true, and inline part data of at most
+/// [`MAX_INLINE_BYTES`] in all.
 pub fn read_done(bytes: &[u8]) -> Result<Done, String> {
     let invalid = |e: String| format!("not a valid manifest: {e}");
     let v: Value = serde_json::from_slice(bytes).map_err(|e| invalid(e.to_string()))?;
@@ -24,8 +28,20 @@ pub fn read_done(bytes: &[u8]) -> Result<Done, String> {
         return Err(invalid("ok is true and there are no results".into()));
     }
     let done: Done = serde_json::from_value(v).map_err(|e| invalid(e.to_string()))?;
+    let mut inline = 0u64;
     for (name, d) in &done.results {
         check_dataset(d).map_err(|e| format!("result {name:?}: {e}"))?;
+        inline += d
+            .parts
+            .iter()
+            .filter_map(|p| p.data.as_ref())
+            .map(|t| t.len() as u64)
+            .sum::<u64>();
+    }
+    if inline > MAX_INLINE_BYTES {
+        return Err(format!(
+            "the parts' inline data is {inline} bytes, more than the {MAX_INLINE_BYTES} one done.json may hold: store larger parts as objects"
+        ));
     }
     Ok(done)
 }
@@ -52,6 +68,12 @@ pub fn read_request(bytes: &[u8]) -> Result<Request, String> {
     for (name, d) in &r.inputs {
         crate::keys::check_name("input", name)?;
         check_dataset(d).map_err(|e| format!("input {name:?}: {e}"))?;
+        if let Some(p) = d.parts.iter().find(|p| !p.stored()) {
+            return Err(format!(
+                "input {name:?}, part {:?}: inline data is for results in done.json; an input's part is an object",
+                p.key
+            ));
+        }
     }
     for (i, q) in r.queries.iter().enumerate() {
         crate::keys::check_name("query", &q.name)?;
@@ -159,5 +181,26 @@ mod tests {
             }
         }
         assert!(n >= 40, "the corpus has {n} manifests; keep at least 40");
+    }
+
+    /// Inline data is bounded over the whole done.json (a partner cannot make a continuation
+    /// hold more than that of it), and is never an input's: the partner reads inputs as objects.
+    #[test]
+    fn inline_data_is_bounded_per_done_json_and_only_for_results() {
+        let half = "x".repeat(MAX_INLINE_BYTES as usize / 2);
+        let done = |second: &str| {
+            serde_json::json!({ "ok": true, "results": {
+                "a": { "parts": [{ "key": "a.0000.ndjson", "data": half }] },
+                "b": { "parts": [{ "key": "b.0000.ndjson", "data": second }] } } })
+            .to_string()
+        };
+        assert!(read_done(done(&half).as_bytes()).is_ok());
+        let err = read_done(done(&format!("{half}y")).as_bytes()).unwrap_err();
+        assert!(err.contains("262145 bytes, more than the 262144"), "{err}");
+        let request = serde_json::json!({ "v": 1, "job": "j1", "created_ms": 1,
+            "inputs": { "ids": { "parts": [{ "key": "inputs/ids.0000.ndjson", "data": "1\n" }] } },
+            "queries": [{ "name": "q", "query": "q" }] });
+        let err = read_request(request.to_string().as_bytes()).unwrap_err();
+        assert!(err.contains("inline data is for results"), "{err}");
     }
 }

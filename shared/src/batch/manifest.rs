@@ -38,6 +38,23 @@ pub struct Part {
     /// Hex sha256 of the stored object, when promised.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sha256: Option<String>,
+    /// A small part's content in the manifest itself, as text, instead of an object at `key`
+    /// (which is then neither read nor deleted, and need not exist); `bytes` and `sha256` are of
+    /// this text as UTF-8. Only in `done.json`, at most [`MAX_INLINE_BYTES`] in all: one PUT
+    /// and one GET fewer per part (docs/cost.md).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub data: Option<String>,
+}
+
+/// The most inline part data (`Part::data`) one `done.json` may hold, over all its parts: what
+/// `native partner` and `job:http` put inline, and what a continuation accepts.
+pub const MAX_INLINE_BYTES: u64 = 256 * 1024;
+
+impl Part {
+    /// Whether the part is stored as an object (not inline in the manifest).
+    pub fn stored(&self) -> bool {
+        self.data.is_none()
+    }
 }
 
 /// An input the script attached, or a result the partner wrote.

@@ -35,6 +35,19 @@ pub struct Opened {
     pub verified_sha256: Option<String>,
 }
 
+/// Opens `part`: from the manifest when its data is inline (no backend call, nothing charged),
+/// else through `src`. None when its object is missing.
+pub fn open_part(src: &mut dyn PartSource, part: &Part) -> Result<Option<Opened>> {
+    match &part.data {
+        Some(text) => Ok(Some(Opened {
+            size: text.len() as u64,
+            reader: Box::new(std::io::Cursor::new(text.clone().into_bytes())),
+            verified_sha256: None,
+        })),
+        None => src.open(&part.key),
+    }
+}
+
 /// Whether a part opened with `verified_sha256` needs no hash of its own against the manifest's
 /// `sha256`: the store checks that very digest (any case) as the read ends, so reading to the
 /// end without an error is the check.
@@ -182,7 +195,7 @@ impl Rows {
             size,
             reader,
             verified_sha256,
-        }) = src.open(&part.key)?
+        }) = open_part(src, &part)?
         else {
             return Err(bad(
                 &self.what,
@@ -529,6 +542,7 @@ mod tests {
             key: "r.0000".into(),
             bytes: Some(len as u64),
             sha256: Some(sha256.into()),
+            data: None,
         };
         let mut rows = Rows::new("result \"r\"", vec![part], None);
         let mut out = Vec::new();
@@ -597,6 +611,7 @@ mod tests {
             key: "r.0000".into(),
             bytes: Some(stored.len() as u64),
             sha256: None,
+            data: None,
         };
         let mut rows = Rows::new("result \"r\"", vec![part], None);
         let (mut got, mut out, mut spans) = (Vec::new(), Vec::new(), Vec::new());

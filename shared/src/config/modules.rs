@@ -1,13 +1,8 @@
 //! Modules: the `.luau` files in subfolders of a tenant's `scripts/`, which scripts and other
 //! modules `require` with Luau's string-require semantics, and the `.luaurc` aliases of the
-//! tenant's folder. Plain data and path logic: the engine evaluates what [`Tenant::resolve`]
-//! finds.
-//!
-//! A path starts with `./` or `../` (relative to the requiring file's folder; in an
-//! `init.luau`, relative to its folder's parent, as in Luau), `@self/` (the requiring
-//! module's own folder) or `@alias/` (a `.luaurc` alias, relative to the tenant's folder). It
-//! names a file without its `.luau`: `x` is `x.luau` or `x/init.luau`. Whatever the path, the
-//! module found is a file under the tenant's own `scripts/`, never outside it.
+//! tenant's folder. Plain data: what a `require` path names is found by [`native_require`]'s
+//! rules (shared with the type checker, which says what a path may be), and the engine
+//! evaluates what [`Tenant::resolve`] finds.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -26,9 +21,6 @@ pub const MAX_DEPTH: usize = 8;
 /// error messages and debug information with at most 256 bytes, and `require` finds the
 /// requiring file by that name.
 pub const MAX_NAME_BYTES: usize = 200;
-
-/// The longest path `require` is given that is looked at, in bytes.
-const MAX_PATH_BYTES: usize = 512;
 
 /// The name of a module from its file's path under `scripts/` (`lib/orders.luau` ->
 /// `lib/orders`), checking each part: folders and the file are named like scripts, and a
@@ -151,48 +143,53 @@ fn strip_comments(text: &str) -> String {
     out
 }
 
-/// The folder parts of where a file's `./` points: a module `lib/orders` -> `lib`, a script
-/// `main` -> the root, and an `init` module `lib/init` -> the root (its folder is the module).
-fn base_of(from: &str) -> Vec<&str> {
-    let mut parts: Vec<&str> = from.split('/').collect();
-    parts.pop();
-    if from.ends_with("/init") || from == "init" {
-        parts.pop();
-    }
-    parts
+pub use native_require::Requirer;
+
+/// A tenant's scripts and modules as [`native_require::resolve`] looks modules up in them.
+struct Files<'a> {
+    tenant: &'a Tenant,
+    dir: String,
 }
 
-/// The module's own folder, for `@self`: `lib/init` -> `lib`, `lib/orders` -> `lib/orders`.
-fn self_of(from: &str) -> Vec<&str> {
-    let mut parts: Vec<&str> = from.split('/').collect();
-    if parts.last() == Some(&"init") {
-        parts.pop();
-    }
-    parts
-}
+impl<'a> native_require::Files for Files<'a> {
+    type Module = &'a Arc<Script>;
 
-/// Walks `rest` (parts joined by `/`) from `base`; `None` when a `..` climbs above the start.
-fn walk<'a>(mut at: Vec<&'a str>, rest: &'a str) -> Option<Vec<&'a str>> {
-    for part in rest.split('/') {
-        match part {
-            "" | "." => {}
-            ".." => {
-                at.pop()?;
+    fn dir(&self) -> &str {
+        &self.dir
+    }
+
+    fn aliases(&self) -> &BTreeMap<String, String> {
+        &self.tenant.aliases
+    }
+
+    fn is_script(&self, name: &str) -> bool {
+        self.tenant.scripts.contains_key(name)
+    }
+
+    fn module(&self, name: &str) -> Option<&'a Arc<Script>> {
+        self.tenant.modules.get(name)
+    }
+
+    fn alias_hint(&self, alias: &str) -> String {
+        crate::text::suggest::did_you_mean(alias, self.tenant.aliases.keys().map(String::as_str))
+    }
+
+    fn module_hint(&self, name: &str) -> String {
+        let modules = &self.tenant.modules;
+        format!(
+            "{}{}",
+            crate::text::suggest::did_you_mean(name, modules.keys().map(String::as_str)),
+            if modules.is_empty() {
+                "the tenant has no modules: a module is a .luau file in a subfolder of scripts/"
+                    .to_string()
+            } else {
+                format!(
+                    "the tenant's modules: {}",
+                    modules.keys().cloned().collect::<Vec<_>>().join(", ")
+                )
             }
-            p => at.push(p),
-        }
+        )
     }
-    Some(at)
-}
-
-/// The file that calls `require`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Requirer<'a> {
-    /// A script or module of the tenant, by its name (`main`, `lib/orders`).
-    Script(&'a str),
-    /// Another file of the tenant's folder, by its path there without `.luau`
-    /// (`tests/orders.test`): a test file of `native test`, whose `./` is its own folder.
-    File(&'a str),
 }
 
 impl Tenant {
@@ -205,114 +202,14 @@ impl Tenant {
 
     /// As [`Tenant::resolve`], from any file of the tenant's folder: paths are walked from
     /// the tenant's folder as Luau walks them from the requiring file, and the module found
-    /// is a file under `scripts/`, whoever requires it.
+    /// is a file under `scripts/`, whoever requires it ([`native_require::resolve`], the
+    /// rules the type checker shares).
     pub fn resolve_from(&self, from: Requirer<'_>, path: &str) -> Result<&Arc<Script>, String> {
-        if path.len() > MAX_PATH_BYTES {
-            return Err(format!(
-                "the path is {} bytes; a module path is at most {MAX_PATH_BYTES}",
-                path.len()
-            ));
-        }
-        let scripts = format!("tenants/{}/scripts/", self.name);
-        let leaves =
-            || format!("the path leaves the tenant's scripts: a module is a file under {scripts}");
-        if path.contains('\\') || path.contains('\0') {
-            return Err("a module path uses '/' between its parts".into());
-        }
-        // Where `./` and `@self/` start, as parts of a path from the tenant's folder.
-        let (base, own) = match from {
-            Requirer::Script(name) => {
-                let mut base = vec!["scripts"];
-                base.extend(base_of(name));
-                let mut own = vec!["scripts"];
-                own.extend(self_of(name));
-                (base, own)
-            }
-            Requirer::File(file) => (base_of(file), self_of(file)),
+        let files = Files {
+            tenant: self,
+            dir: format!("tenants/{}", self.name),
         };
-        let from_tenant = if let Some(rest) = path.strip_prefix("@") {
-            let (alias, rest) = rest.split_once('/').unwrap_or((rest, ""));
-            let alias = alias.to_ascii_lowercase();
-            if alias == "self" {
-                walk(own, rest)
-            } else {
-                let Some(target) = self.aliases.get(&alias) else {
-                    return Err(if self.aliases.is_empty() {
-                        format!(
-                            "there is no alias @{alias}: tenants/{}/.luaurc defines no \"aliases\"",
-                            self.name
-                        )
-                    } else {
-                        format!(
-                            "there is no alias @{alias} in tenants/{}/.luaurc; {}its aliases: {}",
-                            self.name,
-                            crate::text::suggest::did_you_mean(
-                                &alias,
-                                self.aliases.keys().map(String::as_str)
-                            ),
-                            self.aliases
-                                .keys()
-                                .map(|a| format!("@{a}"))
-                                .collect::<Vec<_>>()
-                                .join(", ")
-                        )
-                    });
-                };
-                // An alias is relative to the tenant's folder.
-                walk(Vec::new(), target).and_then(|at| walk(at, rest))
-            }
-        } else if path.starts_with("./") || path.starts_with("../") {
-            walk(base, path)
-        } else {
-            return Err(format!(
-                "{path:?} is not a module path: start it with \"./\" or \"../\" (relative to this \
-                 file), \"@self/\" or \"@alias/\" (an alias of the tenant's .luaurc), as in Luau"
-            ));
-        };
-        // Whatever the path, what it reaches must be in `scripts/`.
-        let parts = match from_tenant.as_deref().and_then(<[&str]>::split_first) {
-            Some((&"scripts", inside)) => inside.to_vec(),
-            _ => return Err(leaves()),
-        };
-        if let Some(last) = parts
-            .last()
-            .filter(|l| l.ends_with(".luau") || l.ends_with(".lua"))
-        {
-            return Err(format!(
-                "leave the extension out: a module path names {last:?} without it, as in Luau"
-            ));
-        }
-        let name = parts.join("/");
-        if name.is_empty() {
-            return Err(format!("the path names {scripts} itself, not a module"));
-        }
-        if parts.len() == 1 && self.scripts.contains_key(&name) {
-            return Err(format!(
-                "{scripts}{name}.luau is a script, not a module: put shared code in a subfolder \
-                 of scripts/, e.g. scripts/lib/{name}.luau"
-            ));
-        }
-        let file = self.modules.get(&name);
-        let init = self.modules.get(&format!("{name}/init"));
-        match (file, init) {
-            (Some(m), None) | (None, Some(m)) => Ok(m),
-            (Some(_), Some(_)) => Err(format!(
-                "both {scripts}{name}.luau and {scripts}{name}/init.luau exist; remove one"
-            )),
-            (None, None) => Err(format!(
-                "there is no module {scripts}{name}.luau (nor {name}/init.luau); {}{}",
-                crate::text::suggest::did_you_mean(&name, self.modules.keys().map(String::as_str)),
-                if self.modules.is_empty() {
-                    "the tenant has no modules: a module is a .luau file in a subfolder of scripts/"
-                        .to_string()
-                } else {
-                    format!(
-                        "the tenant's modules: {}",
-                        self.modules.keys().cloned().collect::<Vec<_>>().join(", ")
-                    )
-                }
-            )),
-        }
+        native_require::resolve(&files, from, path)
     }
 }
 

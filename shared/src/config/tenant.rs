@@ -313,6 +313,7 @@ impl Tenant {
                     self.scripts.keys().cloned().collect::<Vec<_>>().join(", ")
                 }
             ),
+            missing: crate::error::Missing::Other,
         })
     }
 }

@@ -10,11 +10,15 @@
 //! ([`durability::best_effort`]): it is committed at once without waiting for a sync, so a
 //! power cut may lose the last runs' summaries, never a run's effects; a verb's invocation
 //! pays the insert, not a sync, and a server's a push onto its batch.
+//!
+//! The steps of chains ([`Step`]) are kept the same way in the table `steps`, the newest
+//! `keep` of each tenant. A chain's timeline reads its runs and its steps through an index on
+//! (tenant, chain, time, rank, seq) each, a page at a time ([`Place::bounds`]).
 
 use rusqlite::{params, OptionalExtension};
 
 use super::{db_err, execute, query_row, Embedded};
-use crate::observe::recent::{from_stored, rest_of, Run, RunFilter, RunStore};
+use crate::observe::recent::{from_stored, rest_of, Place, Run, RunFilter, RunStore, Step};
 use crate::ports::durability;
 use crate::Result;
 
@@ -27,6 +31,32 @@ fn run_of(r: &rusqlite::Row<'_>) -> rusqlite::Result<Run> {
         r.get(4)?,
         &r.get::<_, String>(5)?,
     ))
+}
+
+/// Of each of `tenants`' rows in `table` (`runs`, `steps`), only the newest `keep` stay: the
+/// oldest of them bounds what goes (a walk of at most `keep` entries of the tenant's index).
+fn keep_newest(c: &rusqlite::Connection, table: &str, tenants: &[&str], keep: i64) -> Result<()> {
+    for tenant in tenants {
+        let oldest_kept: Option<i64> = query_row(
+            c,
+            &format!(
+                "SELECT seq FROM {table} WHERE tenant = ?1 ORDER BY seq DESC LIMIT 1 OFFSET ?2"
+            ),
+            params![tenant, keep - 1],
+            |r| r.get(0),
+        )
+        .optional()
+        .map_err(db_err)?;
+        if let Some(seq) = oldest_kept {
+            execute(
+                c,
+                &format!("DELETE FROM {table} WHERE tenant = ?1 AND seq < ?2"),
+                params![tenant, seq],
+            )
+            .map_err(db_err)?;
+        }
+    }
+    Ok(())
 }
 
 const COLUMNS: &str = "seq, tenant, script, chain, started_ms, rest";
@@ -56,26 +86,7 @@ impl RunStore for Embedded {
                     tenants.push(&run.tenant);
                 }
             }
-            for tenant in tenants {
-                // The newest `keep` stay: the oldest of them bounds what goes.
-                let oldest_kept: Option<i64> = query_row(
-                    c,
-                    "SELECT seq FROM runs WHERE tenant = ?1 ORDER BY seq DESC LIMIT 1 OFFSET ?2",
-                    params![tenant, keep - 1],
-                    |r| r.get(0),
-                )
-                .optional()
-                .map_err(db_err)?;
-                if let Some(seq) = oldest_kept {
-                    execute(
-                        c,
-                        "DELETE FROM runs WHERE tenant = ?1 AND seq < ?2",
-                        params![tenant, seq],
-                    )
-                    .map_err(db_err)?;
-                }
-            }
-            Ok(())
+            keep_newest(c, "runs", &tenants, keep)
         }))
         .await
     }
@@ -128,6 +139,95 @@ impl RunStore for Embedded {
             )
             .optional()
             .map_err(db_err)
+        })
+    }
+
+    async fn append_steps(&self, steps: Vec<Step>, keep: usize) -> Result<()> {
+        let keep = keep.max(1) as i64;
+        durability::best_effort(self.write(move |c| {
+            let mut tenants: Vec<&str> = Vec::new();
+            for step in &steps {
+                execute(
+                    c,
+                    "INSERT INTO steps (tenant, chain, at_ms, rank, record) \
+                     VALUES (?1, ?2, ?3, ?4, ?5)",
+                    params![
+                        step.tenant,
+                        step.chain,
+                        step.at_ms,
+                        step.place().rank,
+                        step.record
+                    ],
+                )
+                .map_err(db_err)?;
+                if !tenants.contains(&step.tenant.as_str()) {
+                    tenants.push(&step.tenant);
+                }
+            }
+            keep_newest(c, "steps", &tenants, keep)
+        }))
+        .await
+    }
+
+    fn chain_runs(
+        &self,
+        tenant: &str,
+        chain: &str,
+        after: Option<&Place>,
+        limit: usize,
+    ) -> Result<Vec<Run>> {
+        let (at, rank, seq) = Place::bounds(after);
+        self.read(|c| {
+            let sql = format!(
+                "SELECT {COLUMNS} FROM runs WHERE tenant = ?1 AND chain = ?2 \
+                 AND (started_ms > ?3 OR (started_ms = ?3 AND (?4 < ?6 OR (?4 = ?6 AND seq > ?5)))) \
+                 ORDER BY started_ms, seq LIMIT ?7"
+            );
+            let mut s = c.prepare_cached(&sql).map_err(db_err)?;
+            let runs = s
+                .query_map(
+                    params![tenant, chain, at, rank, seq, Place::RUN, limit as i64],
+                    run_of,
+                )
+                .map_err(db_err)?
+                .collect::<rusqlite::Result<Vec<Run>>>()
+                .map_err(db_err);
+            runs
+        })
+    }
+
+    fn chain_steps(
+        &self,
+        tenant: &str,
+        chain: &str,
+        after: Option<&Place>,
+        limit: usize,
+    ) -> Result<Vec<Step>> {
+        let (at, rank, seq) = Place::bounds(after);
+        self.read(|c| {
+            let mut s = c
+                .prepare_cached(
+                    "SELECT seq, tenant, chain, at_ms, rank, record FROM steps \
+                     WHERE tenant = ?1 AND chain = ?2 \
+                     AND (at_ms > ?3 OR (at_ms = ?3 AND (rank > ?4 OR (rank = ?4 AND seq > ?5)))) \
+                     ORDER BY at_ms, rank, seq LIMIT ?6",
+                )
+                .map_err(db_err)?;
+            let steps = s
+                .query_map(params![tenant, chain, at, rank, seq, limit as i64], |r| {
+                    Ok(Step {
+                        seq: r.get::<_, i64>(0)? as u64,
+                        tenant: r.get(1)?,
+                        chain: r.get(2)?,
+                        at_ms: r.get(3)?,
+                        inside: r.get::<_, i64>(4)? == i64::from(Place::INSIDE),
+                        record: r.get(5)?,
+                    })
+                })
+                .map_err(db_err)?
+                .collect::<rusqlite::Result<Vec<Step>>>()
+                .map_err(db_err);
+            steps
         })
     }
 
@@ -287,5 +387,104 @@ mod tests {
         seqs.dedup();
         assert_eq!(seqs.len(), n, "seqs are unique and newest first");
         assert!(kept.iter().any(|r| r.script == format!("s{}", n - 1)));
+    }
+
+    #[tokio::test]
+    async fn a_chain_of_100_000_steps_reads_a_page_at_a_time_in_order_and_only_its_tenants() {
+        use crate::observe::recent::{Entry, Place, Step, STEPS_PER_TENANT};
+        // GIVEN a project whose chain c has a run, 100 000 steps and a run after them, one
+        // step of another chain, and a chain of the same id in another tenant
+        let dir = tempfile::tempdir().unwrap();
+        let store = Embedded::open(dir.path(), vec![]).unwrap();
+        let recent = Recent::stored(Arc::new(store.clone()));
+        let c = "c".repeat(32);
+        let mut first = run("acme", "order", None);
+        (first.chain, first.started_ms) = (c.clone(), 1_000);
+        recent.keep(first).await.unwrap();
+        for (tenant, chain) in [("acme", "d".repeat(32)), ("globex", c.clone())] {
+            recent.keep_step(Step {
+                seq: 0,
+                tenant: tenant.into(),
+                chain,
+                at_ms: 2_500,
+                inside: false,
+                record: r#"{"msg":"other"}"#.into(),
+            });
+        }
+        recent.flush().await.unwrap();
+        let n = 100_000;
+        let steps: Vec<Step> = (0..n)
+            .map(|i| Step {
+                seq: 0,
+                tenant: "acme".into(),
+                chain: c.clone(),
+                // Ten steps a millisecond: the order within one is the seq's.
+                at_ms: 2_000 + i / 10,
+                inside: false,
+                record: format!(r#"{{"msg":"ack","i":{i}}}"#),
+            })
+            .collect();
+        store
+            .append_steps(steps, STEPS_PER_TENANT + 1)
+            .await
+            .unwrap();
+        let mut last = run("acme", "fulfil", None);
+        (last.chain, last.started_ms) = (c.clone(), 2_000 + n / 10 - 1);
+        recent.keep(last).await.unwrap();
+        // WHEN the chain is read a page of 1 000 at a time
+        let mut after: Option<Place> = None;
+        let (mut runs, mut steps, mut pages) = (Vec::new(), 0i64, 0);
+        loop {
+            let (page, next) = recent.chain("acme", &c, after.as_ref(), 1_000).unwrap();
+            assert!(page.len() <= 1_000);
+            pages += 1;
+            for e in &page {
+                match e {
+                    Entry::Run(r) => runs.push((r.script.clone(), steps)),
+                    Entry::Step(s) => {
+                        // THEN every step comes once, in order
+                        let v: serde_json::Value = serde_json::from_str(&s.record).unwrap();
+                        assert_eq!(v["i"], steps, "{v}");
+                        steps += 1;
+                    }
+                }
+            }
+            match next {
+                Some(n) => after = Some(n),
+                None => break,
+            }
+        }
+        assert_eq!(steps, n);
+        assert_eq!(pages, (n as usize + 2).div_ceil(1_000));
+        // AND the runs stand where they started: the continuation after the steps of its
+        // millisecond (what released it)
+        assert_eq!(runs, [("order".to_string(), 0), ("fulfil".to_string(), n)]);
+        // AND the other tenant's chain of the same id is its own
+        let (theirs, _) = recent.chain("globex", &c, None, 10).unwrap();
+        assert_eq!(theirs.len(), 1);
+        // AND past the bound, the tenant keeps only its newest steps
+        let more: Vec<Step> = (0..10)
+            .map(|i| Step {
+                seq: 0,
+                tenant: "acme".into(),
+                chain: c.clone(),
+                at_ms: 9_000_000 + i,
+                inside: false,
+                record: "{}".into(),
+            })
+            .collect();
+        store.append_steps(more, n as usize).await.unwrap();
+        let kept: i64 = store
+            .read(|c| {
+                query_row(
+                    c,
+                    "SELECT count(*) FROM steps WHERE tenant = 'acme'",
+                    [],
+                    |r| r.get(0),
+                )
+                .map_err(db_err)
+            })
+            .unwrap();
+        assert_eq!(kept, n);
     }
 }

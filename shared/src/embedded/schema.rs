@@ -42,6 +42,12 @@ CREATE TABLE IF NOT EXISTS runs (
   seq INTEGER PRIMARY KEY AUTOINCREMENT, tenant TEXT NOT NULL, script TEXT NOT NULL,
   chain TEXT NOT NULL, started_ms INTEGER NOT NULL, failed INTEGER NOT NULL, rest TEXT NOT NULL);
 CREATE INDEX IF NOT EXISTS runs_of ON runs(tenant, seq);
+CREATE INDEX IF NOT EXISTS runs_of_chain ON runs(tenant, chain, started_ms, seq);
+CREATE TABLE IF NOT EXISTS steps (
+  seq INTEGER PRIMARY KEY AUTOINCREMENT, tenant TEXT NOT NULL, chain TEXT NOT NULL,
+  at_ms INTEGER NOT NULL, rank INTEGER NOT NULL, record TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS steps_of ON steps(tenant, seq);
+CREATE INDEX IF NOT EXISTS steps_of_chain ON steps(tenant, chain, at_ms, rank, seq);
 ";
 
 /// Columns that databases made by older builds lack: (table, column, its definition).

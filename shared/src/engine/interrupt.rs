@@ -68,7 +68,7 @@ impl Timeout {
             Some(left) => format!(
                 "limit timeout_s exceeded: the invocation ran past its deadline of {:.1} s, what was left of the function's time less {} s (the tenant's timeout_s is {} s); raise the function's timeout or split the work",
                 left.as_secs_f64(),
-                crate::budget::DEADLINE_MARGIN.as_secs(),
+                crate::deadline::MARGIN.as_secs(),
                 self.timeout_s
             ),
             None => format!(

@@ -105,7 +105,16 @@ fn create(lua: &Lua, opts: Table) -> mlua::Result<String> {
                 .map_err(|e| raise(lua, format!("barrier.create: {field}: {e}")))?;
         }
     }
-    run(lua, &inv, barriers(&inv).create(spec))
+    let members = spec.members.len();
+    let id = run(lua, &inv, barriers(&inv).create(spec))?;
+    // The chain now waits on it: a step of its own chain, for the console's timeline.
+    record_wait(
+        &inv,
+        "barrier created",
+        serde_json::json!({ "wait": "barrier", "barrier": id, "members": members,
+            "continue_with": continue_with }),
+    );
+    Ok(id)
 }
 
 fn outcome(lua: &Lua, v: Value) -> mlua::Result<Outcome> {
@@ -171,6 +180,19 @@ fn record_step(inv: &Invocation, chain: Option<&str>, msg: &str, fields: serde_j
     inv.services.log.write(&rec);
     let exporter = inv.services.exporter.as_deref();
     step::export(exporter, &rec, exporter.and(crate::observe::context().span));
+}
+
+/// Records in the run's own chain that it now waits on something (a barrier, a timer): a step
+/// ([`crate::observe::step`]) for the console's timeline, not a span (the run's span is where
+/// exported traces see it).
+pub(super) fn record_wait(inv: &Invocation, msg: &str, fields: serde_json::Value) {
+    let by = step::Origin::Script {
+        script: &inv.script,
+        chain: &inv.trace,
+        cause: None,
+    };
+    let rec = step::record(&inv.trace, &inv.tenant.name, msg, &by, fields);
+    inv.services.log.write(&rec);
 }
 
 fn ack(lua: &Lua, (id, member, out): (String, String, Value)) -> mlua::Result<Table> {

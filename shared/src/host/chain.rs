@@ -135,7 +135,7 @@ pub async fn send_outbox(queue: &Arc<dyn Queue>, bodies: Vec<(String, u32)>) -> 
 /// How long the outbox may take to reach the queue: what is left of the invocation's time,
 /// and at least a few seconds (a script that returned just before its deadline still has its
 /// messages sent), but never past the end of the request it runs in (`not_after`, a Lambda's
-/// time less [`crate::budget::DEADLINE_MARGIN`]) by more than half that margin: the rest is the
+/// time less [`crate::deadline::MARGIN`]) by more than half that margin: the rest is the
 /// batch response's, which a stalled queue must not cost.
 pub fn send_within(
     deadline: std::time::Instant,
@@ -146,9 +146,7 @@ pub fn send_within(
         .saturating_duration_since(now)
         .max(std::time::Duration::from_secs(5));
     match not_after {
-        Some(end) => {
-            wanted.min((end + crate::budget::DEADLINE_MARGIN / 2).saturating_duration_since(now))
-        }
+        Some(end) => wanted.min((end + crate::deadline::MARGIN / 2).saturating_duration_since(now)),
         None => wanted,
     }
 }

@@ -216,8 +216,10 @@ impl Invocation {
         self.log_bytes.set(after);
         if after <= max {
             self.services.log.write(rec);
-            // The console's recent runs keep the first lines (when a run is being recorded).
+            // The console's recent runs keep the first lines (when a run is being recorded),
+            // and where spans are exported, the run's span has them as events.
             crate::observe::recent::keep_line(rec);
+            crate::observe::calls::event(rec);
         } else if before <= max {
             self.services.log.write(&serde_json::json!({
                 "ts_ms": crate::ports::now_ms(), "level": "warn", "tenant": self.tenant.name,

@@ -117,7 +117,7 @@ fn rows(lua: &Lua, source: Value) -> mlua::Result<mlua::Function> {
         Value::String(s) => iterator(lua, Text { bytes: s.as_bytes().to_vec(), pos: 0, line: 0, max }),
         Value::UserData(ud) => {
             let s = ud.borrow::<Stream>().map_err(|_| raise(lua, "native.ndjson.rows takes a string or a stream from native.bucket.<Name>.open(key)"))?;
-            let part = Part { key: s.key.clone(), bytes: None, sha256: None };
+            let part = Part { key: s.key.clone(), bytes: None, sha256: None, data: None };
             let rows = Rows::new(s.label.clone(), vec![part], None);
             iterator(lua, Object { rows, bucket: s.bucket.clone() })
         }

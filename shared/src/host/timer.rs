@@ -53,6 +53,13 @@ fn at(lua: &Lua, (when, script, event): (Value, String, Value)) -> mlua::Result<
         .map_err(|e| raise(lua, format!("{FUNC}: {e}")))?;
     let id = prepared.id.clone();
     inv.timers.borrow_mut().push(prepared);
+    // The chain waits on it: a step of its own chain, for the console's timeline (the timer is
+    // set when the run succeeds).
+    super::barrier::record_wait(
+        &inv,
+        "timer set",
+        serde_json::json!({ "wait": "timer", "timer": id, "script": script, "due_ms": at_ms }),
+    );
     Ok(id)
 }
 

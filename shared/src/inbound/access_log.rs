@@ -255,6 +255,8 @@ where
             attributes,
             error: (status >= 500).then(|| rec.error.as_deref().unwrap_or("").to_string()),
             links: Vec::new(),
+            events: Vec::new(),
+            dropped_events: 0,
         });
     }
     // Serialised straight from the struct (strings and numbers: it cannot fail); a `Value` is

@@ -4,8 +4,10 @@
 //! route and must arrive within a time ([`super::body_limit`]), and the number of open
 //! connections is capped. At the cap a new connection closes the oldest one that has no request
 //! in flight (an idle or half-sent one, as nginx reclaims keep-alive connections; one that never
-//! sent a byte before one that did), so that idle connections cannot lock others out; only when
-//! every connection is serving a request is a new one turned away, with a 503.
+//! sent a byte before one that did, asking the kernel whether bytes wait unread so that a client
+//! whose request the server has not read yet keeps its place), so that idle connections cannot
+//! lock others out; only when every connection is serving a request is a new one turned away,
+//! with a 503.
 //!
 //! Which protocol a connection speaks is read from its first bytes (HTTP/2's client preface or
 //! not), within the header timeout, so that a client that sends nothing, or a preface a byte at
@@ -206,6 +208,10 @@ struct Slot {
     begun: AtomicU64,
     /// It has sent its first bytes: at the cap, connections that never spoke make room first.
     spoke: std::sync::atomic::AtomicBool,
+    /// Its socket, open while the slot is listed ([`Socket`] closes it after the slot leaves),
+    /// to ask whether bytes it sent wait unread.
+    #[cfg(unix)]
+    fd: std::os::fd::RawFd,
     /// Told when the connection is closed to make room.
     evict: Notify,
     /// Its answers: the bytes not yet written, and whether its client takes them.
@@ -228,9 +234,23 @@ struct Conns {
 }
 
 impl Conns {
-    /// A slot for a new connection: past the cap, the oldest connection without a request in
-    /// flight is closed to make room; `None` when every connection is serving one.
-    fn admit(&self) -> Option<(u64, Arc<Slot>)> {
+    /// No connections yet, at most `cap` open, at most `answer_bytes` of answers held in all.
+    fn new(cap: usize, answer_bytes: u64) -> Self {
+        Conns {
+            open: Mutex::new(BTreeMap::new()),
+            next: AtomicU64::new(0),
+            cap: cap.max(1),
+            evicted: AtomicU64::new(0),
+            refused: AtomicU64::new(0),
+            ledger: Arc::new(Ledger::default()),
+            answer_bytes,
+            shed: AtomicU64::new(0),
+        }
+    }
+
+    /// A slot for a new connection on `socket`: past the cap, the oldest connection without a
+    /// request in flight is closed to make room; `None` when every connection is serving one.
+    fn admit(&self, socket: &TcpStream) -> Option<(u64, Arc<Slot>)> {
         let mut open = self.open.lock().unwrap_or_else(|p| p.into_inner());
         if open.len() >= self.cap && !self.evict_idle(&mut open) {
             self.refused.fetch_add(1, Ordering::Relaxed);
@@ -241,6 +261,8 @@ impl Conns {
             busy: AtomicUsize::new(0),
             begun: AtomicU64::new(0),
             spoke: std::sync::atomic::AtomicBool::new(false),
+            #[cfg(unix)]
+            fd: std::os::fd::AsRawFd::as_raw_fd(socket),
             evict: Notify::new(),
             held: Arc::new(Held::new(self.ledger.clone())),
         });
@@ -251,13 +273,12 @@ impl Conns {
     fn evict_idle(&self, open: &mut BTreeMap<u64, Arc<Slot>>) -> bool {
         // The oldest connection that never sent a byte, else the oldest without a request in
         // flight: a client that connected and is sending its request keeps its place while
-        // silent connections remain to close.
+        // silent connections remain to close, also before its connection's task has read
+        // anything (under a flood of connections that can take a while): the kernel is asked.
+        // A slot found to have spoken is marked, so each is asked at most once.
         let idle = |silent: bool| {
             open.iter()
-                .find(|(_, s)| {
-                    s.busy.load(Ordering::Acquire) == 0
-                        && !(silent && s.spoke.load(Ordering::Relaxed))
-                })
+                .find(|(_, s)| s.busy.load(Ordering::Acquire) == 0 && !(silent && spoke(s)))
                 .map(|(id, _)| *id)
         };
         let idle = idle(true).or_else(|| idle(false));
@@ -271,6 +292,7 @@ impl Conns {
         }
     }
 
+    /// Removes a connection's slot: it is closed, or closing.
     fn close(&self, id: u64) {
         let slot = self
             .open
@@ -310,8 +332,49 @@ impl Conns {
     }
 }
 
+/// Whether `slot`'s connection has sent bytes: it said so, or bytes it sent wait unread (which
+/// marks it).
+fn spoke(slot: &Slot) -> bool {
+    if slot.spoke.load(Ordering::Relaxed) {
+        return true;
+    }
+    #[cfg(unix)]
+    if bytes_waiting(slot.fd) {
+        slot.spoke.store(true, Ordering::Relaxed);
+        return true;
+    }
+    false
+}
+
+/// Whether bytes wait unread on the socket `fd`: a peek that neither waits nor takes them.
+#[cfg(unix)]
+#[allow(unsafe_code)]
+fn bytes_waiting(fd: std::os::fd::RawFd) -> bool {
+    let mut byte = 0u8;
+    // SAFETY: `recv` writes at most one byte into `byte`, which outlives the call. `fd` is the
+    // slot's socket, open while the slot is listed ([`Socket`]); were it another file, the call
+    // fails or peeks, and takes nothing either way.
+    let n = unsafe {
+        libc::recv(
+            fd,
+            (&mut byte as *mut u8).cast(),
+            1,
+            libc::MSG_PEEK | libc::MSG_DONTWAIT,
+        )
+    };
+    n > 0
+}
+
 /// Closes a connection's slot when dropped.
 struct Close(Arc<Conns>, u64);
+
+/// A connection's socket and its slot's [`Close`]: the slot leaves the open connections
+/// before the socket closes, so that the descriptor a listed slot names is its connection's.
+struct Socket {
+    // Dropped first (fields drop in order).
+    _close: Close,
+    stream: TcpStream,
+}
 
 impl Drop for Close {
     fn drop(&mut self) {
@@ -382,16 +445,7 @@ pub async fn serve_app<S>(
 where
     S: Answers,
 {
-    let conns = Arc::new(Conns {
-        open: Mutex::new(BTreeMap::new()),
-        next: AtomicU64::new(0),
-        cap: hygiene.max_connections.max(1),
-        evicted: AtomicU64::new(0),
-        refused: AtomicU64::new(0),
-        ledger: Arc::new(Ledger::default()),
-        answer_bytes: hygiene.answer_bytes,
-        shed: AtomicU64::new(0),
-    });
+    let conns = Arc::new(Conns::new(hygiene.max_connections, hygiene.answer_bytes));
     let (shutdown, stopping) = watch::channel(false);
     let mut tasks = tokio::task::JoinSet::new();
     // Each connection is served whole on one thread of its own lane (`super::lanes`).
@@ -401,7 +455,7 @@ where
         tokio::select! {
             _ = &mut stop => break,
             accepted = listener.accept() => match accepted {
-                Ok((stream, _)) => match conns.admit() {
+                Ok((stream, _)) => match conns.admit(&stream) {
                     Some((id, slot)) => {
                         // The slot is closed when the connection ends, also when it never
                         // starts (its socket could not move to its lane).
@@ -410,8 +464,8 @@ where
                         let stopping = stopping.clone();
                         let conns = conns.clone();
                         lanes.spawn(&mut tasks, stream, move |stream| async move {
-                            let _close = close;
-                            connection(stream, app, hygiene, slot, conns, stopping).await;
+                            let socket = Socket { _close: close, stream };
+                            connection(socket, app, hygiene, slot, conns, stopping).await;
                         });
                     }
                     None => {
@@ -477,17 +531,17 @@ impl<S> Answers for S where
 
 /// Serves one connection until it closes, is closed to make room, or the server stops.
 async fn connection<S: Answers>(
-    mut stream: TcpStream,
+    mut socket: Socket,
     app: S,
     hygiene: Hygiene,
     slot: Arc<Slot>,
     conns: Arc<Conns>,
     stopping: watch::Receiver<bool>,
 ) {
-    let _ = stream.set_nodelay(true);
+    let _ = socket.stream.set_nodelay(true);
     // The protocol, from the first bytes, which must come within the header timeout.
     let first = tokio::select! {
-        r = tokio::time::timeout(hygiene.header_timeout, sniff(&mut stream)) => r,
+        r = tokio::time::timeout(hygiene.header_timeout, sniff(&mut socket.stream)) => r,
         _ = slot.evict.notified() => return,
     };
     let (h2, prefix) = match first {
@@ -529,7 +583,7 @@ async fn connection<S: Answers>(
     let io = TokioIo::new(Prefixed {
         prefix,
         at: 0,
-        inner: stream,
+        inner: socket,
         held: slot.held.clone(),
     });
     if h2 {
@@ -598,7 +652,7 @@ async fn sniff(stream: &mut TcpStream) -> std::io::Result<Option<(bool, Vec<u8>)
 struct Prefixed {
     prefix: Vec<u8>,
     at: usize,
-    inner: TcpStream,
+    inner: Socket,
     held: Arc<Held>,
 }
 
@@ -633,7 +687,7 @@ impl AsyncRead for Prefixed {
             }
             return std::task::Poll::Ready(Ok(()));
         }
-        std::pin::Pin::new(&mut this.inner).poll_read(cx, buf)
+        std::pin::Pin::new(&mut this.inner.stream).poll_read(cx, buf)
     }
 }
 
@@ -643,7 +697,7 @@ impl AsyncWrite for Prefixed {
         cx: &mut std::task::Context<'_>,
         buf: &[u8],
     ) -> std::task::Poll<std::io::Result<usize>> {
-        let r = std::pin::Pin::new(&mut self.inner).poll_write(cx, buf);
+        let r = std::pin::Pin::new(&mut self.inner.stream).poll_write(cx, buf);
         self.count(r)
     }
 
@@ -652,26 +706,26 @@ impl AsyncWrite for Prefixed {
         cx: &mut std::task::Context<'_>,
         bufs: &[std::io::IoSlice<'_>],
     ) -> std::task::Poll<std::io::Result<usize>> {
-        let r = std::pin::Pin::new(&mut self.inner).poll_write_vectored(cx, bufs);
+        let r = std::pin::Pin::new(&mut self.inner.stream).poll_write_vectored(cx, bufs);
         self.count(r)
     }
 
     fn is_write_vectored(&self) -> bool {
-        self.inner.is_write_vectored()
+        self.inner.stream.is_write_vectored()
     }
 
     fn poll_flush(
         mut self: std::pin::Pin<&mut Self>,
         cx: &mut std::task::Context<'_>,
     ) -> std::task::Poll<std::io::Result<()>> {
-        std::pin::Pin::new(&mut self.inner).poll_flush(cx)
+        std::pin::Pin::new(&mut self.inner.stream).poll_flush(cx)
     }
 
     fn poll_shutdown(
         mut self: std::pin::Pin<&mut Self>,
         cx: &mut std::task::Context<'_>,
     ) -> std::task::Poll<std::io::Result<()>> {
-        std::pin::Pin::new(&mut self.inner).poll_shutdown(cx)
+        std::pin::Pin::new(&mut self.inner.stream).poll_shutdown(cx)
     }
 }
 
@@ -1151,6 +1205,44 @@ mod tests {
         let _ =
             tokio::time::timeout(Duration::from_secs(5), sending.read_to_string(&mut got)).await;
         assert!(got.starts_with("HTTP/1.1 200"), "{got:?}");
+    }
+
+    #[tokio::test]
+    async fn at_the_cap_a_connection_whose_bytes_wait_unread_keeps_its_place() {
+        // No connection here is served: what the server has read is nothing, as when a flood
+        // of connections keeps their tasks from running.
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let conns = Conns::new(2, u64::MAX);
+        // A client's end and the server's.
+        let pair = || async {
+            let client = TcpStream::connect(addr).await.unwrap();
+            (client, listener.accept().await.unwrap().0)
+        };
+        // GIVEN a cap of 2, the oldest connection one whose request has arrived unread
+        let (mut client, sending) = pair().await;
+        client.write_all(b"GET / HTTP/1.1\r\n").await.unwrap();
+        sending.peek(&mut [0u8; 1]).await.unwrap();
+        let (first, _) = conns.admit(&sending).unwrap();
+        // AND then a silent one
+        let (_silent_client, silent) = pair().await;
+        let (second, _) = conns.admit(&silent).unwrap();
+        // WHEN a third connects
+        let (_third_client, third) = pair().await;
+        let (_, slot) = conns.admit(&third).unwrap();
+        // THEN the silent one made room, and the one that sent bytes is kept
+        let open = conns.open.lock().unwrap();
+        assert!(
+            open.contains_key(&first),
+            "the sending connection was closed"
+        );
+        assert!(
+            !open.contains_key(&second),
+            "the silent connection was kept"
+        );
+        assert_eq!(conns.evicted.load(Ordering::Relaxed), 1);
+        // AND the newcomer, silent too, is not marked as having spoken
+        assert!(!slot.spoke.load(Ordering::Relaxed));
     }
 
     #[test]

@@ -36,7 +36,10 @@ pub async fn serve(
         }
     };
     // Requests still running after the grace are dropped: their connections close.
-    let served = serve_app(listener, super::app(rt, &hygiene), hygiene, stop, grace).await;
+    let app = super::app(rt.clone(), &hygiene);
+    let served = serve_app(listener, app, hygiene, stop, grace).await;
+    // The last spans go to the collector before the process does, within one send's time.
+    rt.flush_spans(crate::observe::otlp::SEND_TIMEOUT).await;
     Ok(served.finished)
 }
 

@@ -15,10 +15,12 @@ use std::future::Future;
 
 use serde_json::{json, Value};
 
+pub mod calls;
 mod log;
 pub mod otlp;
 pub mod recent;
 pub mod step;
+pub mod traced;
 pub mod w3c;
 
 pub use log::{LogSink, StderrLog};

@@ -15,6 +15,15 @@
 //!
 //! A run's log lines are caught on the script's thread ([`capturing`] around the run,
 //! [`keep_line`] from the host's log writer), so concurrent runs never mix their lines.
+//!
+//! Beside the runs, the linked steps of chains ([`super::step`]: acks, a partner's
+//! `done.json`, operators' actions), which the runtime's log sink hands over
+//! ([`KeepingSteps`]), so that the console shows a chain as one timeline ([`Recent::chain`]):
+//! its runs and steps in time order, a page at a time. In memory at most
+//! [`STEPS_IN_MEMORY`] per tenant and [`MAX_STEP_BYTES_IN_MEMORY`] in all; in a store the
+//! newest [`STEPS_PER_TENANT`] of each tenant. A step waits in memory ([`MAX_PENDING`] at
+//! most) until the next run kept or the next flush writes it: a log sink cannot wait for a
+//! write.
 
 use std::cell::RefCell;
 use std::collections::{HashMap, VecDeque};
@@ -80,6 +89,183 @@ impl Run {
     }
 }
 
+/// Steps kept per tenant in a store (the newest).
+pub const STEPS_PER_TENANT: usize = 100_000;
+/// Steps kept per tenant in memory (the newest).
+pub const STEPS_IN_MEMORY: usize = 2_000;
+/// Bytes of steps kept in memory in all; past it the tenant holding the most loses its oldest.
+pub const MAX_STEP_BYTES_IN_MEMORY: usize = 16 * 1024 * 1024;
+/// The longest step record kept, in bytes (cut past it).
+pub const MAX_STEP_BYTES: usize = 4096;
+
+/// One linked step of a chain ([`super::step::record`]), as kept.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Step {
+    /// Grows by one per step kept (in this process, or in the store).
+    pub seq: u64,
+    /// The tenant.
+    pub tenant: String,
+    /// The chain it is a step of.
+    pub chain: String,
+    /// When it happened, ms since the epoch.
+    pub at_ms: i64,
+    /// Made by a run of the chain itself (a wait it starts), not from outside it.
+    pub inside: bool,
+    /// The record as JSON, at most [`MAX_STEP_BYTES`].
+    pub record: String,
+}
+
+impl Step {
+    /// The step of a log record, when the record is one (`"step": true`, with its tenant and
+    /// a chain in the form chains have).
+    pub fn of(record: &Value) -> Option<Step> {
+        if record.get("step") != Some(&Value::Bool(true)) {
+            return None;
+        }
+        let text = |k: &str| record.get(k).and_then(Value::as_str);
+        let (tenant, chain) = (text("tenant")?, text("trace")?);
+        if !crate::ports::is_trace(chain) {
+            return None;
+        }
+        Some(Step {
+            seq: 0,
+            tenant: tenant.to_string(),
+            chain: chain.to_string(),
+            at_ms: record
+                .get("ts_ms")
+                .and_then(Value::as_i64)
+                .unwrap_or_else(crate::ports::now_ms),
+            inside: record.get("link").is_none()
+                && record.get("origin").and_then(|o| o.get("by")) == Some(&json!("script")),
+            record: crate::text::cut_text(record.to_string(), MAX_STEP_BYTES),
+        })
+    }
+
+    /// Where it stands in its chain's timeline.
+    pub fn place(&self) -> Place {
+        Place {
+            at_ms: self.at_ms,
+            rank: if self.inside {
+                Place::INSIDE
+            } else {
+                Place::OUTSIDE
+            },
+            seq: self.seq,
+        }
+    }
+
+    fn bytes(&self) -> usize {
+        100 + self.tenant.len() + self.chain.len() + self.record.len()
+    }
+}
+
+/// Where an entry stands in its chain's timeline: by time, then within one millisecond by
+/// [`Place::rank`] (a step from outside the chain, then a run, then a step a run of the chain
+/// made: what moves a chain from outside comes before the continuation it sends, and a run
+/// comes before the waits it starts, though all often share a millisecond), then by `seq`.
+/// What a page of the timeline goes on after.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Place {
+    /// A run's start, a step's time.
+    pub at_ms: i64,
+    /// [`Place::OUTSIDE`], [`Place::RUN`] or [`Place::INSIDE`].
+    pub rank: u8,
+    /// The run's or the step's `seq`.
+    pub seq: u64,
+}
+
+impl Place {
+    /// The rank of a step from outside the chain (an ack of another chain, an operator).
+    pub const OUTSIDE: u8 = 0;
+    /// The rank of a run.
+    pub const RUN: u8 = 1;
+    /// The rank of a step made by a run of the chain itself (a wait it starts).
+    pub const INSIDE: u8 = 2;
+    const MARKS: [char; 3] = ['o', 'r', 'i'];
+
+    /// The place as a URL's cursor: `<at_ms><o|r|i><seq>`.
+    pub fn cursor(&self) -> String {
+        let mark = Self::MARKS[usize::from(self.rank.min(2))];
+        format!("{}{mark}{}", self.at_ms, self.seq)
+    }
+
+    /// A cursor made by [`Place::cursor`]; `None` for anything else.
+    pub fn parse(cursor: &str) -> Option<Place> {
+        let at = cursor.find(Self::MARKS)?;
+        let (ms, rest) = cursor.split_at(at);
+        let mark = rest.chars().next()?;
+        let seq = &rest[1..];
+        let digits = |t: &str, max: usize| {
+            !t.is_empty() && t.len() <= max && t.bytes().all(|b| b.is_ascii_digit())
+        };
+        let ms_digits = ms.strip_prefix('-').unwrap_or(ms);
+        if !digits(ms_digits, 18) || !digits(seq, 19) {
+            return None;
+        }
+        Some(Place {
+            at_ms: ms.parse().ok()?,
+            rank: Self::MARKS.iter().position(|m| *m == mark)? as u8,
+            seq: seq.parse().ok()?,
+        })
+    }
+
+    /// For a store's query of what comes after `place`: its time, rank and seq as SQL
+    /// compares them (`(time, rank, seq) > (?, ?, ?)`; before everything without a place).
+    pub fn bounds(place: Option<&Place>) -> (i64, i64, i64) {
+        match place {
+            None => (i64::MIN, -1, -1),
+            Some(p) => (
+                p.at_ms,
+                i64::from(p.rank),
+                p.seq.min(i64::MAX as u64) as i64,
+            ),
+        }
+    }
+}
+
+/// One entry of a chain's timeline.
+#[derive(Debug, Clone)]
+pub enum Entry {
+    /// A run of a script in the chain.
+    Run(Arc<Run>),
+    /// A linked step of the chain.
+    Step(Arc<Step>),
+}
+
+impl Entry {
+    /// Where it stands in the timeline.
+    pub fn place(&self) -> Place {
+        match self {
+            Entry::Run(r) => Place {
+                at_ms: r.started_ms,
+                rank: Place::RUN,
+                seq: r.seq,
+            },
+            Entry::Step(s) => s.place(),
+        }
+    }
+}
+
+/// Merges a page of runs and a page of steps (each of at most `limit + 1`, in their order,
+/// after the same place) into the first `limit` entries, and the place the next page starts
+/// after, when there is more.
+fn merge(
+    runs: impl IntoIterator<Item = Arc<Run>>,
+    steps: impl IntoIterator<Item = Arc<Step>>,
+    limit: usize,
+) -> (Vec<Entry>, Option<Place>) {
+    let mut all: Vec<Entry> = runs
+        .into_iter()
+        .map(Entry::Run)
+        .chain(steps.into_iter().map(Entry::Step))
+        .collect();
+    all.sort_by_key(Entry::place);
+    let more = all.len() > limit;
+    all.truncate(limit);
+    let next = more.then(|| all.last().map(Entry::place)).flatten();
+    (all, next)
+}
+
 /// Which runs a page shows.
 #[derive(Debug, Clone, Default)]
 pub struct RunFilter {
@@ -104,6 +290,8 @@ impl RunFilter {
 struct Tenant {
     runs: VecDeque<Arc<Run>>,
     bytes: usize,
+    steps: VecDeque<Arc<Step>>,
+    step_bytes: usize,
     /// Per minute of the last hour: (minute since the epoch, runs, failed runs).
     minutes: Vec<(i64, u32, u32)>,
 }
@@ -112,6 +300,8 @@ struct Tenant {
 struct State {
     tenants: HashMap<String, Tenant>,
     bytes: usize,
+    step_bytes: usize,
+    step_seq: u64,
 }
 
 /// Where runs are kept beyond a process: a project's store, written by every process on the
@@ -138,6 +328,28 @@ pub trait RunStore: Send + Sync + std::fmt::Debug {
 
     /// Runs of `tenant` started in `(from_ms, to_ms]`, and how many of them failed.
     fn count(&self, tenant: &str, from_ms: i64, to_ms: i64) -> Result<(u64, u64)>;
+
+    /// Keeps `steps` (oldest first) under new `seq`s, and of each of their tenants' steps only
+    /// the newest `keep`: one write for them all.
+    async fn append_steps(&self, steps: Vec<Step>, keep: usize) -> Result<()>;
+
+    /// Up to `limit` runs of `tenant` in `chain` after `after`, in timeline order ([`Place`]).
+    fn chain_runs(
+        &self,
+        tenant: &str,
+        chain: &str,
+        after: Option<&Place>,
+        limit: usize,
+    ) -> Result<Vec<Run>>;
+
+    /// Up to `limit` steps of `tenant` in `chain` after `after`, in timeline order.
+    fn chain_steps(
+        &self,
+        tenant: &str,
+        chain: &str,
+        after: Option<&Place>,
+        limit: usize,
+    ) -> Result<Vec<Step>>;
 }
 
 /// A run's fields besides those a store indexes (`seq`, `tenant`, `script`, `chain`,
@@ -205,6 +417,8 @@ pub struct Recent {
     store: Option<Arc<dyn RunStore>>,
     /// With a store, batching: the runs not yet written ([`Recent::flush`]).
     pending: Option<Mutex<VecDeque<Run>>>,
+    /// With a store: the steps not yet written (at the next run kept, or flush).
+    pending_steps: Mutex<VecDeque<Step>>,
     dropped: AtomicU64,
 }
 
@@ -236,6 +450,7 @@ impl Recent {
 
     /// Writes the runs held since the last flush (batching only; a no-op otherwise).
     pub async fn flush(&self) -> Result<()> {
+        self.flush_steps().await?;
         let (Some(store), Some(pending)) = (&self.store, &self.pending) else {
             return Ok(());
         };
@@ -247,7 +462,113 @@ impl Recent {
         store.append(runs, PER_TENANT).await
     }
 
-    /// Runs a batching store dropped because [`MAX_PENDING`] were waiting.
+    /// Writes the steps waiting for a store (a no-op in memory, or with none waiting).
+    async fn flush_steps(&self) -> Result<()> {
+        let Some(store) = &self.store else {
+            return Ok(());
+        };
+        let steps: Vec<Step> =
+            std::mem::take(&mut *self.pending_steps.lock().unwrap_or_else(|p| p.into_inner()))
+                .into();
+        if steps.is_empty() {
+            return Ok(());
+        }
+        store.append_steps(steps, STEPS_PER_TENANT).await
+    }
+
+    /// Keeps a step of a chain where this keeps runs: at once in memory; in a store at the
+    /// next run kept or flush (at most [`MAX_PENDING`] wait; past it the oldest are dropped and
+    /// counted in [`Recent::dropped`]).
+    pub fn keep_step(&self, mut step: Step) {
+        if self.store.is_some() {
+            let mut pending = self.pending_steps.lock().unwrap_or_else(|p| p.into_inner());
+            if pending.len() >= MAX_PENDING {
+                pending.pop_front();
+                self.dropped.fetch_add(1, Ordering::Relaxed);
+            }
+            pending.push_back(step);
+            return;
+        }
+        let size = step.bytes();
+        let mut s = self.state();
+        s.step_seq += 1;
+        step.seq = s.step_seq;
+        if !s.tenants.contains_key(&step.tenant) {
+            if s.tenants.len() >= MAX_TENANTS {
+                return;
+            }
+            s.tenants.insert(step.tenant.clone(), Default::default());
+        }
+        let Some(t) = s.tenants.get_mut(&step.tenant) else {
+            return;
+        };
+        t.steps.push_back(Arc::new(step));
+        t.step_bytes += size;
+        let mut freed = 0;
+        while t.steps.len() > STEPS_IN_MEMORY {
+            if let Some(old) = t.steps.pop_front() {
+                t.step_bytes -= old.bytes();
+                freed += old.bytes();
+            }
+        }
+        s.step_bytes = s.step_bytes + size - freed;
+        while s.step_bytes > MAX_STEP_BYTES_IN_MEMORY {
+            let Some(big) = s
+                .tenants
+                .values_mut()
+                .filter(|t| !t.steps.is_empty())
+                .max_by_key(|t| t.step_bytes)
+            else {
+                break;
+            };
+            let b = big.steps.pop_front().map_or(0, |r| r.bytes());
+            big.step_bytes -= b;
+            s.step_bytes -= b;
+        }
+    }
+
+    /// Up to `limit` entries of `tenant`'s chain `chain` (its runs and its steps) after
+    /// `after`, in time order; and the place the next page starts after. Reads at most
+    /// `limit + 1` runs and as many steps, however long the chain.
+    pub fn chain(
+        &self,
+        tenant: &str,
+        chain: &str,
+        after: Option<&Place>,
+        limit: usize,
+    ) -> Result<(Vec<Entry>, Option<Place>)> {
+        if let Some(store) = &self.store {
+            let runs = store.chain_runs(tenant, chain, after, limit + 1)?;
+            let steps = store.chain_steps(tenant, chain, after, limit + 1)?;
+            return Ok(merge(
+                runs.into_iter().map(Arc::new),
+                steps.into_iter().map(Arc::new),
+                limit,
+            ));
+        }
+        let s = self.state();
+        let Some(t) = s.tenants.get(tenant) else {
+            return Ok((Vec::new(), None));
+        };
+        let later = |p: Place| after.is_none_or(|a| p > *a);
+        // The rings are bounded ([`PER_TENANT`], [`STEPS_IN_MEMORY`]): what is read is too.
+        let runs = t.runs.iter().filter(|r| {
+            r.chain == chain
+                && later(Place {
+                    at_ms: r.started_ms,
+                    rank: Place::RUN,
+                    seq: r.seq,
+                })
+        });
+        let steps = t
+            .steps
+            .iter()
+            .filter(|x| x.chain == chain && later(x.place()));
+        Ok(merge(runs.cloned(), steps.cloned(), limit))
+    }
+
+    /// Runs (of a batching store) and steps (of any store) dropped because [`MAX_PENDING`] were
+    /// waiting.
     pub fn dropped(&self) -> u64 {
         self.dropped.load(Ordering::Relaxed)
     }
@@ -271,6 +592,8 @@ impl Recent {
             run.error = Some(crate::text::cut_text(e, MAX_ERROR_BYTES));
         }
         let Some(pending) = &self.pending else {
+            // The steps the run made go with it.
+            self.flush_steps().await?;
             return store.append(vec![run], PER_TENANT).await;
         };
         let mut pending = pending.lock().unwrap_or_else(|p| p.into_inner());
@@ -459,6 +782,32 @@ pub fn keep_line(record: &Value) {
     });
 }
 
+/// A log sink that also keeps every step record ([`Step::of`]) in `recent`: what the runtime's
+/// sink becomes when it records runs (the runtime's `with_recent`), so that each
+/// place that records a step (the host's acks, callbacks, the console, a partner's
+/// `done.json`) reaches the console's timeline through the one sink it writes to.
+#[derive(Debug)]
+pub struct KeepingSteps {
+    /// Where every record goes.
+    pub inner: Arc<dyn super::LogSink>,
+    /// Where steps are kept besides.
+    pub recent: Arc<Recent>,
+}
+
+impl super::LogSink for KeepingSteps {
+    fn write(&self, record: &Value) {
+        if let Some(step) = Step::of(record) {
+            self.recent.keep_step(step);
+        }
+        self.inner.write(record);
+    }
+
+    fn write_json(&self, text: String, record: &dyn Fn() -> Value) {
+        // The records written as text are the access log's, never steps.
+        self.inner.write_json(text, record);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -534,6 +883,94 @@ mod tests {
                 .len(),
             1
         );
+    }
+
+    fn step(tenant: &str, chain: &str, at: i64, msg: &str) -> Step {
+        Step::of(&json!({
+            "ts_ms": at, "tenant": tenant, "trace": chain, "step": true, "msg": msg,
+        }))
+        .unwrap()
+    }
+
+    /// Every entry of `tenant`'s chain, a page of `limit` at a time, as (what, place).
+    fn pages(r: &Recent, tenant: &str, chain: &str, limit: usize) -> Vec<String> {
+        let mut all = Vec::new();
+        let mut after = None;
+        loop {
+            let (page, next) = r.chain(tenant, chain, after.as_ref(), limit).unwrap();
+            assert!(page.len() <= limit);
+            all.extend(page.iter().map(|e| {
+                match e {
+                    Entry::Run(r) => r.script.clone(),
+                    Entry::Step(s) => serde_json::from_str::<Value>(&s.record).unwrap()["msg"]
+                        .as_str()
+                        .unwrap()
+                        .to_string(),
+                }
+            }));
+            match next {
+                Some(n) => after = Some(n),
+                None => return all,
+            }
+        }
+    }
+
+    #[test]
+    fn a_chain_reads_as_its_runs_and_steps_in_time_order_a_page_at_a_time() {
+        // GIVEN runs and steps of two chains of acme, and of the same chain id in globex
+        let r = Recent::new();
+        let mut order = run("acme", "order", 1_000, None, 1);
+        order.chain = "a".repeat(32);
+        let mut fulfil = run("acme", "fulfil", 3_000, None, 1);
+        fulfil.chain = "a".repeat(32);
+        let mut other = run("acme", "other", 2_000, None, 1);
+        other.chain = "b".repeat(32);
+        let mut theirs = run("globex", "theirs", 2_000, None, 1);
+        theirs.chain = "a".repeat(32);
+        // (the continuation is recorded first: runs are recorded as they end)
+        r.record(fulfil);
+        r.record(order);
+        r.record(other);
+        r.record(theirs);
+        r.keep_step(step("acme", &"a".repeat(32), 2_000, "p1 acked"));
+        r.keep_step(step("acme", &"a".repeat(32), 2_500, "p2 acked"));
+        // (released in the millisecond its continuation starts: the step comes first)
+        r.keep_step(step("acme", &"a".repeat(32), 3_000, "operator acked"));
+        r.keep_step(step("globex", &"a".repeat(32), 2_600, "not acme's"));
+        // WHEN acme's chain is read a page of 1, 2 and 10 at a time THEN it reads in time order,
+        // without the other chain or the other tenant
+        let want = ["order", "p1 acked", "p2 acked", "operator acked", "fulfil"];
+        for limit in [1, 2, 10] {
+            assert_eq!(pages(&r, "acme", &"a".repeat(32), limit), want, "{limit}");
+        }
+        assert_eq!(
+            pages(&r, "globex", &"a".repeat(32), 10),
+            ["theirs", "not acme's"]
+        );
+        assert!(pages(&r, "initech", &"a".repeat(32), 10).is_empty());
+        // AND a record that is not a step, or names no chain of ours, is not one
+        assert!(Step::of(&json!({ "tenant": "acme", "trace": "a", "msg": "x" })).is_none());
+        assert!(Step::of(&json!({ "step": true, "tenant": "acme", "trace": "../x" })).is_none());
+        assert!(Step::of(&json!({ "step": true, "trace": "abc" })).is_none());
+    }
+
+    #[test]
+    fn steps_in_memory_stay_bounded() {
+        let r = Recent::new();
+        for i in 0..(STEPS_IN_MEMORY + 10) {
+            r.keep_step(step("busy", &"c".repeat(32), i as i64, "s"));
+        }
+        let (page, _) = r.chain("busy", &"c".repeat(32), None, 100_000).unwrap();
+        assert_eq!(page.len(), STEPS_IN_MEMORY);
+        // Past the byte bound, the tenant holding the most loses its oldest steps first.
+        r.keep_step(step("quiet", &"c".repeat(32), 0, "kept"));
+        let big = "x".repeat(MAX_STEP_BYTES - 200);
+        for i in 0..(MAX_STEP_BYTES_IN_MEMORY / MAX_STEP_BYTES * 2) {
+            r.keep_step(step(&format!("t{}", i % 3), &"c".repeat(32), 0, &big));
+        }
+        let held = r.state().step_bytes;
+        assert!(held <= MAX_STEP_BYTES_IN_MEMORY, "{held}");
+        assert_eq!(pages(&r, "quiet", &"c".repeat(32), 10), ["kept"]);
     }
 
     #[test]

@@ -149,6 +149,8 @@ pub fn export(exporter: Option<&super::otlp::Exporter>, rec: &Value, from: Optio
         attributes,
         error: None,
         links: from.map(|s| (linked.to_string(), s)).into_iter().collect(),
+        events: Vec::new(),
+        dropped_events: 0,
     });
 }
 

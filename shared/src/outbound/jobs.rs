@@ -16,7 +16,7 @@ use sha2::{Digest, Sha256};
 use tokio::sync::{watch, Notify, Semaphore};
 
 use super::{perform, HttpError, Policy, Spec};
-use crate::batch::manifest::{Dataset, Done, Part};
+use crate::batch::manifest::{Dataset, Done, Part, MAX_INLINE_BYTES};
 use crate::observe::LogSink;
 use crate::ports::{Backends, PutMode};
 
@@ -197,10 +197,11 @@ impl HttpJobs {
         }
         let mut results = BTreeMap::new();
         let mut errors = Vec::new();
+        let mut inline_left = MAX_INLINE_BYTES;
         for (r, out) in job.requests.iter().zip(outs) {
             let out = out.unwrap_or_else(|| Err("the request's task failed".into()));
             match out {
-                Ok(resp) => match store(backends, job, &r.name, resp).await {
+                Ok(resp) => match store(backends, job, &r.name, resp, &mut inline_left).await {
                     Ok(d) => {
                         results.insert(r.name.clone(), d);
                     }
@@ -278,27 +279,33 @@ async fn one(
     }
 }
 
-/// Writes a response's body as `<name>.0000.body` and returns its entry in `done.json`.
+/// Returns a response's entry in `done.json`: its body inline (`Part::data`) when it is text
+/// and fits in what `done.json` may still take (`inline_left`), else written as
+/// `<name>.0000.body` (one PUT, and one GET for the continuation, more).
 async fn store(
     backends: &Backends,
     job: &HttpJob,
     name: &str,
     resp: super::Response,
+    inline_left: &mut u64,
 ) -> crate::Result<Dataset> {
     let key = format!("{name}.0000.body");
     let sha = hex::encode(Sha256::digest(&resp.body));
     let bytes = resp.body.len() as u64;
-    backends
-        .objects
-        .put_in_chain(
-            &job.bucket,
-            &format!("{}{key}", job.dir),
-            Bytes::from(resp.body),
-            PutMode::Overwrite,
-            job.depth,
-            Some(&job.trace),
-        )
-        .await?;
+    let data = match String::from_utf8(resp.body) {
+        Ok(text) if bytes <= *inline_left => {
+            *inline_left -= bytes;
+            Some(text)
+        }
+        Ok(text) => {
+            put_body(backends, job, &key, text.into_bytes()).await?;
+            None
+        }
+        Err(e) => {
+            put_body(backends, job, &key, e.into_bytes()).await?;
+            None
+        }
+    };
     let mut headers = serde_json::Map::new();
     for (k, v) in resp.headers {
         let v = String::from_utf8_lossy(&v).into_owned();
@@ -317,7 +324,29 @@ async fn store(
             key,
             bytes: Some(bytes),
             sha256: Some(sha),
+            data,
         }],
         extra,
     })
+}
+
+/// Writes a body that does not go inline as the job's object `key`.
+async fn put_body(
+    backends: &Backends,
+    job: &HttpJob,
+    key: &str,
+    body: Vec<u8>,
+) -> crate::Result<()> {
+    backends
+        .objects
+        .put_in_chain(
+            &job.bucket,
+            &format!("{}{key}", job.dir),
+            Bytes::from(body),
+            PutMode::Overwrite,
+            job.depth,
+            Some(&job.trace),
+        )
+        .await?;
+    Ok(())
 }

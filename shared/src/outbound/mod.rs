@@ -280,7 +280,43 @@ pub async fn perform(
         headers,
         body: fill(spec.vault.body, &spec.body).into(),
     };
-    let resp = client::send(req, policy).await.map_err(|f| {
+    // A run's request is a child span of its run (where spans are exported): its method and
+    // host, never its path or what it carries.
+    let started = crate::observe::calls::start();
+    let (method, authority, sent) = match &started {
+        Some(_) => (
+            req.method.to_string(),
+            req.target.authority(),
+            req.body.len(),
+        ),
+        None => Default::default(),
+    };
+    let resp = client::send(req, policy).await;
+    if let Some(started) = started {
+        use crate::observe::calls::{Call, Outcome};
+        let (outcome, got, error) = match &resp {
+            Ok(r) if r.status < 400 => (Outcome::Ok, r.body.len(), None),
+            Ok(r) => (
+                Outcome::Error,
+                r.body.len(),
+                Some(format!("HTTP {}", r.status)),
+            ),
+            Err(_) => (
+                Outcome::Error,
+                0,
+                Some("no response (see the run's error)".into()),
+            ),
+        };
+        started.end(Call {
+            kind: "http",
+            operation: method.into(),
+            target: authority,
+            outcome,
+            bytes: Some((sent + got) as u64),
+            error,
+        });
+    }
+    let resp = resp.map_err(|f| {
         HttpError::Failed(match f {
             Failure::Refused(m) => Failure::Refused(redactor.text(&m)),
             Failure::Connect(m) => Failure::Connect(redactor.text(&m)),

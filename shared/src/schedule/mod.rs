@@ -99,8 +99,8 @@ pub struct TickOptions {
     /// Also claim slots due up to this long after now, sent with the queue's delay: the
     /// interval of a periodic tick (at most 900 s).
     pub horizon_ms: i64,
-    /// Wall-clock time after which the tick stops (what is left waits for the next tick).
-    pub time_budget: std::time::Duration,
+    /// When the tick stops (what is left waits for the next tick).
+    pub stop_at: std::time::Instant,
 }
 
 impl TickOptions {
@@ -109,15 +109,16 @@ impl TickOptions {
         TickOptions {
             now_ms: now_ms(),
             horizon_ms: 0,
-            time_budget: std::time::Duration::from_secs(300),
+            stop_at: std::time::Instant::now() + std::time::Duration::from_secs(300),
         }
     }
 
-    /// The tick on AWS, every minute: a minute's horizon, within the function's 60 s.
-    pub fn every_minute() -> Self {
+    /// The periodic tick on AWS: [`crate::deadline::TICK_EVERY`]'s horizon, stopping at
+    /// `stop_at` ([`crate::deadline::tick_end`]), the end the timers' tick of the same run shares.
+    pub fn every_minute(stop_at: std::time::Instant) -> Self {
         TickOptions {
-            horizon_ms: 60_000,
-            time_budget: std::time::Duration::from_secs(45),
+            horizon_ms: crate::deadline::TICK_EVERY.as_millis() as i64,
+            stop_at,
             ..Self::local()
         }
     }
@@ -132,7 +133,6 @@ pub async fn tick(
     queue: &dyn Queue,
     opts: TickOptions,
 ) -> TickReport {
-    let started = std::time::Instant::now();
     let mut report = TickReport::default();
     let names = match tenants.list().await {
         Ok(names) => names,
@@ -147,7 +147,7 @@ pub async fn tick(
     let per_tenant = stream::iter(names)
         .map(|name| async move {
             let mut report = TickReport::default();
-            if started.elapsed() > opts.time_budget {
+            if std::time::Instant::now() > opts.stop_at {
                 return report;
             }
             // A tenant that does not load (a config being fixed) is passed over without a
@@ -254,6 +254,7 @@ impl<'a> Schedules<'a> {
                             .join(", ")
                     }
                 ),
+                missing: crate::error::Missing::Other,
             })
     }
 
@@ -780,7 +781,7 @@ mod tests {
             self.most.fetch_max(now, Ordering::SeqCst);
             tokio::time::sleep(Duration::from_millis(20)).await;
             self.now.fetch_sub(1, Ordering::SeqCst);
-            Err(Error::not_found(format!("tenant {tenant:?}")))
+            Err(Error::no_tenant(tenant, ""))
         }
 
         async fn list(&self) -> Result<Vec<String>> {

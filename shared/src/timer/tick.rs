@@ -26,9 +26,9 @@ pub struct TickOptions {
     pub per_tenant: usize,
     /// The most tenants looked at per tick.
     pub max_tenants: usize,
-    /// Wall-clock time after which the tick stops firing (what is left waits for the next
-    /// tick): below the Lambda's timeout, so a tick never dies half way for want of time.
-    pub time_budget: std::time::Duration,
+    /// When the tick stops firing (what is left waits for the next tick): before the Lambda's
+    /// timeout, so a tick never dies half way for want of time.
+    pub stop_at: std::time::Instant,
 }
 
 impl TickOptions {
@@ -39,16 +39,17 @@ impl TickOptions {
             horizon_ms: 0,
             per_tenant: 1000,
             max_tenants: 10_000,
-            time_budget: std::time::Duration::from_secs(300),
+            stop_at: std::time::Instant::now() + std::time::Duration::from_secs(300),
         }
     }
 
-    /// The periodic tick on AWS, every minute: a minute's horizon.
-    pub fn every_minute() -> Self {
+    /// The periodic tick on AWS: [`crate::deadline::TICK_EVERY`]'s horizon, stopping at
+    /// `stop_at` ([`crate::deadline::tick_end`]), the end the schedules' tick of the same run
+    /// shares.
+    pub fn every_minute(stop_at: std::time::Instant) -> Self {
         TickOptions {
-            horizon_ms: 60_000,
-            // The tick Lambda's timeout is 60 s.
-            time_budget: std::time::Duration::from_secs(45),
+            horizon_ms: crate::deadline::TICK_EVERY.as_millis() as i64,
+            stop_at,
             ..Self::local()
         }
     }
@@ -97,17 +98,18 @@ pub async fn tick(
         opts,
     };
     let mut report = TickReport::default();
-    let started = std::time::Instant::now();
     let mut after: Option<String> = None;
     loop {
         report.calls += 1;
         let page = kv.query(INDEX_PK, "", after.as_deref(), 1000).await?;
         for entry in &page.items {
-            if report.tenants as usize >= opts.max_tenants || started.elapsed() > opts.time_budget {
+            if report.tenants as usize >= opts.max_tenants
+                || std::time::Instant::now() > opts.stop_at
+            {
                 return Ok(report);
             }
             report.tenants += 1;
-            if let Err(e) = tick_tenant(&env, started, entry, &mut report).await {
+            if let Err(e) = tick_tenant(&env, entry, &mut report).await {
                 report.errors.push(format!("tenant {:?}: {e}", entry.sk));
             }
         }
@@ -118,12 +120,7 @@ pub async fn tick(
     }
 }
 
-async fn tick_tenant(
-    env: &Env<'_>,
-    started: std::time::Instant,
-    index: &Item,
-    report: &mut TickReport,
-) -> Result<()> {
+async fn tick_tenant(env: &Env<'_>, index: &Item, report: &mut TickReport) -> Result<()> {
     let (kv, opts) = (env.kv, &env.opts);
     let tenant = &index.sk;
     let pk = pk(tenant);
@@ -155,7 +152,7 @@ async fn tick_tenant(
         first = false;
         for item in &page.items {
             let at = parse_id(&item.sk).unwrap_or(0);
-            if at > until || fired >= opts.per_tenant || started.elapsed() > opts.time_budget {
+            if at > until || fired >= opts.per_tenant || std::time::Instant::now() > opts.stop_at {
                 return Ok(());
             }
             if fire(env, tenant, at, item, report).await? {

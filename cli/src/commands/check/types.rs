@@ -34,6 +34,8 @@ pub enum Severity {
 pub struct Finding {
     /// The file, relative to the project.
     pub path: String,
+    /// Its line, from 1.
+    pub line: usize,
     /// Error or warning.
     pub severity: Severity,
     /// `path:line:col: message` (warnings as `path:line:col: warning: message`), later lines
@@ -155,6 +157,7 @@ fn finding(line: &str) -> Result<Finding, String> {
             message.join("\n    ")
         ),
         path,
+        line: l as usize,
         severity,
     })
 }

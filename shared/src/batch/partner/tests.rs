@@ -142,10 +142,15 @@ impl Env {
             let mut text = Vec::new();
             for part in &result.parts {
                 check_part_key(&part.key).unwrap();
-                let data = self
-                    .get(&format!("jobs/{}/{}", a.job, part.key))
-                    .await
-                    .unwrap_or_else(|| panic!("part {} is missing", part.key));
+                let stored = self.get(&format!("jobs/{}/{}", a.job, part.key)).await;
+                let data = match &part.data {
+                    // Inline: in done.json, and no object.
+                    Some(text) => {
+                        assert!(stored.is_none(), "inline part {} is also stored", part.key);
+                        Bytes::from(text.clone().into_bytes())
+                    }
+                    None => stored.unwrap_or_else(|| panic!("part {} is missing", part.key)),
+                };
                 verify(part, &data).unwrap();
                 assert!(part.bytes.is_some() && part.sha256.is_some());
                 text.extend(gunzip_if_gzip(&data).unwrap());
@@ -334,6 +339,73 @@ async fn a_line_longer_than_a_part_gets_a_part_of_its_own_and_empty_results_none
     assert_eq!(sizes, [2, 103, 2]);
     assert_eq!(a.done.results["none"].rows, Some(0));
     assert!(a.done.results["none"].parts.is_empty());
+}
+
+#[tokio::test]
+async fn a_result_of_one_small_part_goes_into_done_json_and_larger_ones_are_objects() {
+    // GIVEN a request with a small result, a result of several parts, and one as big as what
+    // done.json may hold inline
+    let env = Env::new();
+    let r = env
+        .request(
+            "j1",
+            &[("small", "small"), ("split", "split"), ("big", "big")],
+        )
+        .await;
+    let split: String = (0..10).map(|i| format!("{{\"n\":{i}}}\n")).collect();
+    let big = format!("\"{}\"\n", "x".repeat(MAX_INLINE_BYTES as usize));
+    let dir = fixtures(&[
+        ("small.ndjson", b"{\"a\":1}\n"),
+        ("split.ndjson", split.as_bytes()),
+        ("big.ndjson", big.as_bytes()),
+    ]);
+    // WHEN it is answered with parts of at most 30 bytes
+    let opts = Options {
+        part_bytes: 30,
+        ..Options::new(Source::Fixtures(dir.path().into()))
+    };
+    let a = env.answer(&r, &opts).await;
+    // THEN the small result is inline in done.json, with its bytes and sha256, and no object;
+    // the split one and the one over the bound are objects
+    let text = env.check(&a).await;
+    assert_eq!(text["small"], "{\"a\":1}\n");
+    let small = &a.done.results["small"].parts;
+    assert_eq!(small.len(), 1);
+    assert_eq!(small[0].data.as_deref(), Some("{\"a\":1}\n"));
+    assert!(a.done.results["split"].parts.len() > 1);
+    assert!(a.done.results["split"].parts.iter().all(|p| p.stored()));
+    assert!(a.done.results["big"].parts.iter().all(|p| p.stored()));
+    let mut want: Vec<String> = (0..4)
+        .map(|i| format!("jobs/j1/split.{i:04}.ndjson"))
+        .collect();
+    want.extend(
+        [
+            "jobs/j1/big.0000.ndjson",
+            "jobs/j1/done.json",
+            "jobs/j1/request.json",
+        ]
+        .map(String::from),
+    );
+    want.sort();
+    assert_eq!(env.keys("jobs/j1/").await, want);
+    // AND an operator's view reads the inline part from done.json, checked as an object is
+    let v = crate::batch::inspect::view(&env.store, &env.dep, "acme", "j1", 0, true)
+        .await
+        .unwrap()
+        .unwrap();
+    let small = v.parts.iter().find(|p| p.result == "small").unwrap();
+    assert_eq!(small.stored, Some(8));
+    let c = small.checked.clone().unwrap().unwrap();
+    assert_eq!((c.bytes, c.rows, c.gzip), (8, 1, false));
+    // AND gzipped answers never go inline
+    let r = env.request("j2", &[("small", "small")]).await;
+    let opts = Options {
+        gzip: true,
+        ..Options::new(Source::Fixtures(dir.path().into()))
+    };
+    let a = env.answer(&r, &opts).await;
+    env.check(&a).await;
+    assert!(a.done.results["small"].parts.iter().all(|p| p.stored()));
 }
 
 #[tokio::test]
@@ -818,6 +890,7 @@ fn request_and_done_serialize_to_exactly_the_fields_the_schemas_list() {
         key: "x.0000.ndjson".into(),
         bytes: Some(1),
         sha256: Some(SHA.into()),
+        data: None,
     };
     let dataset = Dataset {
         rows: Some(1),
@@ -846,11 +919,13 @@ fn request_and_done_serialize_to_exactly_the_fields_the_schemas_list() {
     for field in rs["required"].as_array().unwrap() {
         assert!(r.get(field.as_str().unwrap()).is_some());
     }
-    // done.json: every field, and the two shapes
+    // done.json: every field (a part's inline data only here), and the two shapes
+    let mut inline = dataset.clone();
+    inline.parts[0].data = Some("1\n".into());
     let full = Done {
         ok: false,
         error: Some("e".into()),
-        results: BTreeMap::from([("x".to_string(), dataset.clone())]),
+        results: BTreeMap::from([("x".to_string(), inline)]),
     };
     let v = serde_json::to_value(&full).unwrap();
     validate(&ds, &v).unwrap();
@@ -873,9 +948,16 @@ fn request_and_done_serialize_to_exactly_the_fields_the_schemas_list() {
     ] {
         validate(&ds, &serde_json::to_value(&done).unwrap()).unwrap();
     }
-    // AND the definitions the two schemas share are the same
-    for def in ["dataset", "part", "key", "sha256"] {
+    // AND the definitions the two schemas share are the same, but for done.json's inline data
+    for def in ["dataset", "key", "sha256"] {
         assert_eq!(rs["$defs"][def], ds["$defs"][def], "{def}");
     }
+    let mut done_part = ds["$defs"]["part"].clone();
+    assert!(done_part["properties"]
+        .as_object_mut()
+        .unwrap()
+        .remove("data")
+        .is_some());
+    assert_eq!(rs["$defs"]["part"], done_part);
     assert_eq!(rs["properties"]["v"]["const"], json!(request.v));
 }

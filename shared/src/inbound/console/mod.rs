@@ -140,6 +140,7 @@ pub fn router(console: Arc<Console>) -> Router {
             "/console/tenants/{tenant}/invocations/{seq}",
             get(invocations::one),
         )
+        .route("/console/tenants/{tenant}/chains/{id}", get(chains::one))
         .route("/console/{*rest}", get(missing).post(missing))
         .layer(middleware::from_fn_with_state(console.clone(), guard))
         // The cookie's path is /console/: the bare /console gets there first, token or not.
@@ -342,8 +343,27 @@ where
     }
 }
 
+/// An action on a tenant's things (a POST): reads its form ([`action_form`]: bounded, its CSRF
+/// token checked), then does `work` with the tenant `tenant` names and the form, as a page is
+/// made ([`render`]). What every action handler does before its own work, said once.
+pub(crate) async fn action<F, Fut>(c: Arc<Console>, body: Body, tenant: String, work: F) -> Response
+where
+    F: FnOnce(Arc<Console>, Arc<crate::config::Tenant>, Form) -> Fut + Send + 'static,
+    Fut: Future<Output = PageResult>,
+{
+    let form = match action_form(&c, body).await {
+        Ok(f) => f,
+        Err(p) => return p.into_response(),
+    };
+    render(c, move |c| async move {
+        let t = pages::load_tenant(&c, &tenant).await?;
+        work(c, t, form).await
+    })
+    .await
+}
+
 /// Reads a form body (an action's), at most [`MAX_FORM_BYTES`], and checks its CSRF token.
-pub(crate) async fn action_form(c: &Console, body: Body) -> Result<Form, Problem> {
+async fn action_form(c: &Console, body: Body) -> Result<Form, Problem> {
     let bytes = axum::body::to_bytes(body, MAX_FORM_BYTES)
         .await
         .map_err(|_| {

@@ -1,7 +1,8 @@
 //! OpenTelemetry trace export (OTLP/HTTP, protobuf; issue 55): every script run is a span of
 //! its chain's trace (the chain id is the trace id, [`super::w3c`]), a child of the HTTP
-//! request it ran in; every request the access log records is a span; every step of a chain
-//! ([`super::step`]) is a span linked to the span that made it.
+//! request it ran in, with its log lines as events; every call it makes out of the process is
+//! its child ([`super::calls`]); every request the access log records is a span; every step of
+//! a chain ([`super::step`]) is a span linked to the span that made it.
 //!
 //! Off unless `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT` (used as it is) or
 //! `OTEL_EXPORTER_OTLP_ENDPOINT` (`/v1/traces` added) names a collector: then no span is made
@@ -44,6 +45,8 @@ pub enum Kind {
     Internal = 1,
     /// A request served, a direct invocation.
     Server = 2,
+    /// A call a run made out of the process (a backend's, an HTTP request).
+    Client = 3,
     /// A run of a queued message or an object event.
     Consumer = 5,
 }
@@ -84,6 +87,21 @@ pub struct SpanData {
     pub error: Option<String>,
     /// Spans of other chains it is linked to: (chain, span).
     pub links: Vec<(String, u64)>,
+    /// What happened in it (a run's log lines), at most [`super::calls::MAX_EVENTS`].
+    pub events: Vec<Event>,
+    /// Events left out past that cap.
+    pub dropped_events: u32,
+}
+
+/// Something that happened at a moment of a span: a log line of a run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Event {
+    /// When, in ns since the epoch.
+    pub at_ns: u64,
+    /// What (the line's `msg`).
+    pub name: String,
+    /// Its fields.
+    pub attributes: Vec<(String, Attr)>,
 }
 
 /// The time now in ns since the epoch, by the project clock.
@@ -93,7 +111,28 @@ pub fn now_ns() -> u64 {
 
 enum Msg {
     Span(Box<SpanData>),
-    Flush(SyncSender<()>),
+    Flush(Done),
+}
+
+/// Whom a flush tells that what was queued before it is sent (or dropped).
+enum Done {
+    /// A thread that waits.
+    Thread(SyncSender<()>),
+    /// A task that waits.
+    Task(tokio::sync::oneshot::Sender<()>),
+}
+
+impl Done {
+    fn tell(self) {
+        match self {
+            Done::Thread(t) => {
+                let _ = t.try_send(());
+            }
+            Done::Task(t) => {
+                let _ = t.send(());
+            }
+        }
+    }
 }
 
 /// The exporter of one process: a bounded queue and the thread that empties it.
@@ -107,6 +146,8 @@ pub struct Exporter {
 struct Counts {
     dropped: AtomicU64,
     exported: AtomicU64,
+    late: AtomicU64,
+    made: AtomicU64,
 }
 
 /// Where a collector listens: `http://host:port/path`.
@@ -188,6 +229,7 @@ impl Exporter {
 
     /// Queues a finished span, never waiting: when the queue is full it is dropped (counted).
     pub fn record(&self, span: SpanData) {
+        self.counts.made.fetch_add(1, Ordering::Relaxed);
         if let Err(TrySendError::Full(_) | TrySendError::Disconnected(_)) =
             self.tx.try_send(Msg::Span(Box::new(span)))
         {
@@ -200,7 +242,7 @@ impl Exporter {
     pub fn flush(&self, within: Duration) -> bool {
         let end = Instant::now() + within;
         let (done, wait) = sync_channel(1);
-        let mut msg = Msg::Flush(done);
+        let mut msg = Msg::Flush(Done::Thread(done));
         // Behind the spans queued now, however full the queue is, until `within` ends.
         loop {
             match self.tx.try_send(msg) {
@@ -216,9 +258,54 @@ impl Exporter {
             .is_ok()
     }
 
-    /// Spans dropped so far: the queue was full, or the collector did not take them.
+    /// [`Self::flush`] for a task: sends what is queued now and waits, at most `within` and
+    /// without holding its thread, for it to be sent or dropped. Whether it finished in time;
+    /// a flush that did not is counted ([`Self::late_flushes`]), and its spans stay queued.
+    pub async fn flush_within(&self, within: Duration) -> bool {
+        let (done, wait) = tokio::sync::oneshot::channel();
+        let mut msg = Msg::Flush(Done::Task(done));
+        let queued = async {
+            loop {
+                match self.tx.try_send(msg) {
+                    Ok(()) => return true,
+                    Err(TrySendError::Full(m)) => {
+                        msg = m;
+                        tokio::time::sleep(Duration::from_millis(1)).await;
+                    }
+                    Err(TrySendError::Disconnected(_)) => return false,
+                }
+            }
+        };
+        let flushed = tokio::time::timeout(within, async { queued.await && wait.await.is_ok() })
+            .await
+            .unwrap_or(false);
+        if !flushed {
+            self.counts.late.fetch_add(1, Ordering::Relaxed);
+        }
+        flushed
+    }
+
+    /// Flushes that ran out of their time ([`Self::flush_within`]).
+    pub fn late_flushes(&self) -> u64 {
+        self.counts.late.load(Ordering::Relaxed)
+    }
+
+    /// Counts `n` spans dropped before they were queued (a run's calls past its cap).
+    pub fn count_dropped(&self, n: u64) {
+        self.counts.made.fetch_add(n, Ordering::Relaxed);
+        self.counts.dropped.fetch_add(n, Ordering::Relaxed);
+    }
+
+    /// Spans dropped so far: the queue was full, the collector did not take them, or a run
+    /// made more calls than it may have spans ([`super::calls::MAX_CALL_SPANS`]).
     pub fn dropped(&self) -> u64 {
         self.counts.dropped.load(Ordering::Relaxed)
+    }
+
+    /// Spans made so far (each is exported, dropped, or still queued): those recorded, and a
+    /// run's calls past its cap, counted as made and dropped at once.
+    pub fn made(&self) -> u64 {
+        self.counts.made.load(Ordering::Relaxed)
     }
 
     /// Spans the collector took so far.
@@ -266,7 +353,7 @@ fn send_loop(rx: Receiver<Msg>, at: Endpoint, service: String, counts: Arc<Count
             since = Instant::now();
         }
         if let Some(done) = flush {
-            let _ = done.try_send(());
+            done.tell();
         }
         if gone {
             return;
@@ -285,6 +372,7 @@ fn trace_bytes(chain: &str) -> Vec<u8> {
     }
 }
 
+/// An attribute as OTLP has it.
 fn kv(key: &str, v: &Attr) -> proto::KeyValue {
     let value = match v {
         Attr::Str(s) => proto::Value::String(s.clone()),
@@ -319,6 +407,16 @@ fn encode(service: &str, spans: &[SpanData]) -> Vec<u8> {
                     span_id: span.to_be_bytes().to_vec(),
                 })
                 .collect(),
+            events: s
+                .events
+                .iter()
+                .map(|e| proto::Event {
+                    time_unix_nano: e.at_ns,
+                    name: e.name.clone(),
+                    attributes: e.attributes.iter().map(|(k, v)| kv(k, v)).collect(),
+                })
+                .collect(),
+            dropped_events_count: s.dropped_events,
             status: Some(match &s.error {
                 Some(e) => proto::Status {
                     message: crate::text::cut_text(e.clone(), 1024),
@@ -467,6 +565,8 @@ mod tests {
             attributes: vec![],
             error: None,
             links: vec![],
+            events: vec![],
+            dropped_events: 0,
         };
         let started = Instant::now();
         for _ in 0..QUEUE_SPANS * 2 {

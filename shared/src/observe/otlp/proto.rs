@@ -80,12 +80,32 @@ pub struct Span {
     /// Its attributes.
     #[prost(message, repeated, tag = "9")]
     pub attributes: Vec<KeyValue>,
+    /// What happened in it (a run's log lines).
+    #[prost(message, repeated, tag = "11")]
+    pub events: Vec<Event>,
+    /// Events left out (past the cap).
+    #[prost(uint32, tag = "12")]
+    pub dropped_events_count: u32,
     /// Its links.
     #[prost(message, repeated, tag = "13")]
     pub links: Vec<Link>,
     /// Its outcome.
     #[prost(message, optional, tag = "15")]
     pub status: Option<Status>,
+}
+
+/// `Span.Event`: something that happened at a moment of a span.
+#[derive(Clone, PartialEq, ::prost::Message)]
+pub struct Event {
+    /// When, in ns since the epoch.
+    #[prost(fixed64, tag = "1")]
+    pub time_unix_nano: u64,
+    /// What.
+    #[prost(string, tag = "2")]
+    pub name: String,
+    /// Its attributes.
+    #[prost(message, repeated, tag = "3")]
+    pub attributes: Vec<KeyValue>,
 }
 
 /// `Span.Link`: another span this one is related to, in the same trace or another.

@@ -11,7 +11,7 @@ use axum::extract::{Path, RawQuery, State};
 use axum::response::Response;
 
 use super::super::html::{Href, Html};
-use super::super::{action_form, done, render, Console, Form, Layout, PageResult, Problem};
+use super::super::{action, done, render, Console, Form, Layout, PageResult, Problem};
 use super::{
     ago, badge, barriers_of, facts, filters, json_block, load_tenant, pager, time_cell, when,
 };
@@ -226,6 +226,12 @@ async fn one_page(c: &Console, name: &str, id: &str, q: &Form) -> PageResult {
         rows.push(("continuation", dispatch_text.clone()));
         rows.push(("expires", when(st.expires_at_s * 1000)));
         facts(h, &rows);
+        if let Some(chain) = &meta.chain {
+            h.el("p", &[("class", "chain")], |h| {
+                h.raw("Chain (the work that waits on it): ");
+                super::chains::chain_link(h, &t.name, chain);
+            });
+        }
         if !meta.state.is_null() {
             h.el_text("h2", &[], "State for the continuation");
             json_block(h, &meta.state, 16 * 1024);
@@ -377,14 +383,10 @@ pub async fn ack(
     Path((t, id)): Path<(String, String)>,
     body: Body,
 ) -> Response {
-    let form = match action_form(&c, body).await {
-        Ok(f) => f,
-        Err(p) => return axum::response::IntoResponse::into_response(p),
-    };
-    // The request's chain, which the step links (the render runs on a thread of its own).
+    // The request's chain, which the step links (the work runs on a thread of its own).
     let (request, span) = (crate::observe::chain(), crate::observe::context().span);
-    render(c, move |c| async move {
-        let tn = load_tenant(&c, &t).await?;
+    action(c, body, t, move |c, tn, form| async move {
+        let t = tn.name.as_str();
         let member = form.str("member");
         if member.is_empty() {
             return Err(Problem::bad("the form names no member"));
@@ -412,7 +414,7 @@ pub async fn ack(
             (false, true, false) => format!("acknowledged {member:?} ({what}); the barrier is complete"),
             (false, false, _) => format!("acknowledged {member:?} ({what})"),
         };
-        Ok(done(Href::to(&["tenants", &t, "barriers", &id]), &notice))
+        Ok(done(Href::to(&["tenants", t, "barriers", &id]), &notice))
     })
     .await
 }
@@ -423,13 +425,9 @@ pub async fn cancel(
     Path((t, id)): Path<(String, String)>,
     body: Body,
 ) -> Response {
-    let form = match action_form(&c, body).await {
-        Ok(f) => f,
-        Err(p) => return axum::response::IntoResponse::into_response(p),
-    };
     let (request, span) = (crate::observe::chain(), crate::observe::context().span);
-    render(c, move |c| async move {
-        let tn = load_tenant(&c, &t).await?;
+    action(c, body, t, move |c, tn, form| async move {
+        let t = tn.name.as_str();
         let reason = match form.str("reason") {
             "" => "cancelled by the operator",
             r => r,
@@ -447,7 +445,7 @@ pub async fn cancel(
             );
         }
         Ok(done(
-            Href::to(&["tenants", &t, "barriers", &id]),
+            Href::to(&["tenants", t, "barriers", &id]),
             &format!("cancelled: {n} pending member(s) resolved as failed"),
         ))
     })

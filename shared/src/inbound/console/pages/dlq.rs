@@ -10,7 +10,7 @@ use axum::extract::{Path, RawQuery, State};
 use axum::response::Response;
 
 use super::super::html::{Href, Html};
-use super::super::{action_form, done, render, Console, Form, Layout, PageResult, Problem};
+use super::super::{action, done, render, Console, Form, Layout, PageResult, Problem};
 use super::overview::DEAD_LETTERS_READ;
 use super::{filters, load_tenant};
 use crate::ports::{DeadLetter, QueueKind};
@@ -104,6 +104,14 @@ fn table(
                     &[("class", "json")],
                     &crate::text::cut_text(pretty, 8 * 1024),
                 );
+                // A work message names its chain: its timeline is a click away.
+                let chain = crate::ports::trace_of_body(&d.body);
+                if let (Some(chain), Some(o)) = (chain, tenant.or(owner.as_deref())) {
+                    h.el("p", &[("class", "chain")], |h| {
+                        h.raw("chain ");
+                        super::chains::chain_link(h, o, &chain);
+                    });
+                }
             });
             h.el("td", &[], |h| {
                 if let Some(t) = tenant {
@@ -225,12 +233,8 @@ pub async fn all(State(c): State<Arc<Console>>, RawQuery(q): RawQuery) -> Respon
 
 /// `POST /console/tenants/{tenant}/dlq/redrive`: one (`queue`, `id`) or every one (`all`).
 pub async fn redrive(State(c): State<Arc<Console>>, Path(t): Path<String>, body: Body) -> Response {
-    let form = match action_form(&c, body).await {
-        Ok(f) => f,
-        Err(p) => return axum::response::IntoResponse::into_response(p),
-    };
-    render(c, move |c| async move {
-        let tn = load_tenant(&c, &t).await?;
+    action(c, body, t, move |c, tn, form| async move {
+        let t = tn.name.as_str();
         let rt = c.rt();
         let queue = &rt.services.backends.queue;
         let deployment = &rt.services.deployment;
@@ -260,7 +264,7 @@ pub async fn redrive(State(c): State<Arc<Console>>, Path(t): Path<String>, body:
             moved += queue.redrive(kind, &keep, 1).await?;
         }
         Ok(done(
-            Href::to(&["tenants", &t, "dlq"]),
+            Href::to(&["tenants", t, "dlq"]),
             &format!("{moved} dead letter(s) moved back to their queue"),
         ))
     })

@@ -29,14 +29,14 @@ fn not_here(h: &mut Html) {
     );
 }
 
+/// The run's chain: a link to its timeline ([`super::chains`]), and its depth in it.
 fn chain_link(h: &mut Html, tenant: &str, run: &Run) {
-    let href = Href::to(&["tenants", tenant, "invocations"]).query(&[("chain", &run.chain)]);
-    let label = if run.depth == 0 {
-        format!("{} (root)", run.chain)
+    super::chains::chain_link(h, tenant, &run.chain);
+    if run.depth == 0 {
+        h.raw(" (root)");
     } else {
-        format!("{} (depth {})", run.chain, run.depth)
-    };
-    h.el_text("a", &[("href", href.as_str()), ("class", "chain")], &label);
+        h.text(&format!(" (depth {})", run.depth));
+    }
 }
 
 /// `/console/tenants/{tenant}/invocations?failed=1&script=&chain=&after=`.
@@ -222,19 +222,24 @@ pub async fn one(
             if run.logs.is_empty() {
                 h.el_text("p", &[("class", "empty")], "None.");
             }
-            h.el("ol", &[("class", "logs")], |h| {
-                for l in &run.logs {
-                    h.el_text("li", &[], l);
-                }
-            });
-            if run.logs_dropped > 0 {
-                h.el_text(
-                    "p",
-                    &[("class", "note")],
-                    &format!("{} more lines were not kept.", run.logs_dropped),
-                );
-            }
+            lines(h, &run);
         }))
     })
     .await
+}
+
+/// A run's log lines as kept, and how many more were not.
+pub(crate) fn lines(h: &mut Html, run: &Run) {
+    h.el("ol", &[("class", "logs")], |h| {
+        for l in &run.logs {
+            h.el_text("li", &[], l);
+        }
+    });
+    if run.logs_dropped > 0 {
+        h.el_text(
+            "p",
+            &[("class", "note")],
+            &format!("{} more lines were not kept.", run.logs_dropped),
+        );
+    }
 }

@@ -187,6 +187,17 @@ async fn one_page(c: &Console, name: &str, id: &str, q: &Form) -> PageResult {
             rows.push(("queries", s.queries.join(", ")));
         }
         facts(h, &rows);
+        let chain = v
+            .request
+            .as_ref()
+            .and_then(|r| r.get("trace"))
+            .and_then(|t| t.as_str());
+        if let Some(chain) = chain {
+            h.el("p", &[("class", "chain")], |h| {
+                h.raw("Chain (the work that waits on it): ");
+                super::chains::chain_link(h, &t.name, chain);
+            });
+        }
         match &v.done {
             None => {
                 h.el_text("p", &[], "The partner has not answered (no done.json yet).");

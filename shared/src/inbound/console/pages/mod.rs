@@ -2,6 +2,7 @@
 //! names, times as people read them, filters and the pager.
 
 pub mod barriers;
+pub mod chains;
 pub mod dlq;
 pub mod invocations;
 pub mod jobs;

@@ -9,7 +9,7 @@ use axum::extract::{Path, State};
 use axum::response::Response;
 
 use super::super::html::Href;
-use super::super::{action_form, done, render, Console, Layout, PageResult, Problem};
+use super::super::{action, done, render, Console, Layout, PageResult, Problem};
 use super::{badge, load_tenant, time_cell};
 use crate::config::schedule::parse_instant;
 use crate::ports::now_ms;
@@ -101,12 +101,8 @@ async fn list_page(c: &Console, name: &str) -> PageResult {
 /// `POST /console/tenants/{tenant}/schedules/act`: `name` and `do` (pause, resume, trigger,
 /// backfill with `from` and `to`).
 pub async fn act(State(c): State<Arc<Console>>, Path(t): Path<String>, body: Body) -> Response {
-    let form = match action_form(&c, body).await {
-        Ok(f) => f,
-        Err(p) => return axum::response::IntoResponse::into_response(p),
-    };
-    render(c, move |c| async move {
-        let tn = load_tenant(&c, &t).await?;
+    action(c, body, t, move |c, tn, form| async move {
+        let t = tn.name.as_str();
         let rt = c.rt();
         let b = &rt.services.backends;
         let s = Schedules::new(b.kv.as_ref(), b.queue.as_ref(), &tn);
@@ -131,7 +127,7 @@ pub async fn act(State(c): State<Arc<Console>>, Path(t): Path<String>, body: Bod
                 )))
             }
         };
-        Ok(done(Href::to(&["tenants", &t, "schedules"]), &notice))
+        Ok(done(Href::to(&["tenants", t, "schedules"]), &notice))
     })
     .await
 }
