@@ -231,7 +231,6 @@ async fn rendezvous_peers(proxy: &Proxy, backends: &native_core::ports::Backends
     }
 }
 
-
 fn main() {
     let Some(ep) = aws_endpoint() else {
         eprintln!(
