@@ -946,3 +946,136 @@ pub async fn kv_tallies(kv: &dyn KvStore) {
         TallyAnswer::Missed(None)
     );
 }
+
+/// Counts ([`TxOp::Count`]): adds commute and start from 0, sets replace, conditions (a missing
+/// count as 0) fail the transaction at their index with nothing applied, the value and expiry
+/// replaced or kept, a put clearing them; a count needs a live item; a repeat with the token
+/// of an applied attempt answers as that attempt; counts read back by get and by query.
+pub async fn kv_counts(kv: &dyn KvStore) {
+    use crate::ports::{Cmp, Count};
+    let pk = scope();
+    let now = crate::ports::now_ms() / 1000;
+    let far = now + 7 * 24 * 3600;
+    let item = |sk: &str, v: &str, exp: i64| NewItem {
+        pk: pk.clone(),
+        sk: sk.into(),
+        value: v.into(),
+        expires_at_s: exp,
+    };
+    let count = |sk: &str| Count {
+        pk: pk.clone(),
+        sk: sk.into(),
+        ..Count::default()
+    };
+    let when = |n: &str, cmp: Cmp, v: i64| (n.to_string(), cmp, v);
+    let counts = |pairs: &[(&str, i64)]| -> crate::ports::Counts {
+        pairs.iter().map(|(n, v)| (n.to_string(), *v)).collect()
+    };
+    kv.put(item("b", "{\"n\":3}", far), PutMode::Create)
+        .await
+        .unwrap();
+    // GIVEN an item without counts: they read as 0, so `< 1` and `= 0` hold on them
+    let add = |by: i64, below: i64| {
+        TxOp::Count(Count {
+            when: vec![when("gen", Cmp::Eq, 0), when("arrived", Cmp::Lt, below)],
+            add: vec![("arrived".into(), by)],
+            ..count("b")
+        })
+    };
+    assert_eq!(kv.transact(vec![add(1, 2)]).await.unwrap(), Ok(()));
+    assert_eq!(kv.transact(vec![add(1, 2)]).await.unwrap(), Ok(()));
+    let got = kv.get(&pk, "b").await.unwrap().unwrap();
+    assert_eq!(got.counts, counts(&[("arrived", 2)]), "adds start from 0");
+    assert_eq!(got.value, "{\"n\":3}", "a count keeps the value");
+    // WHEN a condition fails, beside a put: the index of the count, and nothing applied
+    let beside = vec![
+        TxOp::Put {
+            item: item("p#x", "1", far),
+            mode: PutMode::Create,
+        },
+        add(1, 2),
+    ];
+    assert_eq!(kv.transact(beside.clone()).await.unwrap(), Err(1));
+    assert!(kv.get(&pk, "p#x").await.unwrap().is_none(), "all or none");
+    // AND with the condition met, the put and the count commit together
+    let mut ok = beside;
+    ok[1] = add(1, 3);
+    assert_eq!(kv.transact(ok).await.unwrap(), Ok(()));
+    assert!(kv.get(&pk, "p#x").await.unwrap().is_some());
+    // AND sets, equality on a count that is there, a new value and expiry, in one change
+    let trip = Count {
+        when: vec![when("arrived", Cmp::Eq, 3), when("gen", Cmp::Eq, 0)],
+        add: vec![("gen".into(), 1)],
+        set: vec![("arrived".into(), 0)],
+        value: Some("{\"n\":4}".into()),
+        expires_at_s: Some(far + 60),
+        ..count("b")
+    };
+    let token = crate::ports::new_token();
+    assert_eq!(
+        kv.transact_as(vec![TxOp::Count(trip.clone())], &token)
+            .await
+            .unwrap(),
+        Ok(())
+    );
+    let got = kv.get(&pk, "b").await.unwrap().unwrap();
+    assert_eq!(got.counts, counts(&[("arrived", 0), ("gen", 1)]));
+    assert_eq!(
+        (got.value.as_str(), got.expires_at_s, got.version.as_str()),
+        ("{\"n\":4}", far + 60, token.as_str()),
+        "value, expiry and the transaction's version"
+    );
+    // AND its repeat with the same token (a lost answer) answers as the first attempt, and
+    // applies nothing more; with another token its failed condition is reported
+    assert_eq!(
+        kv.transact_as(vec![TxOp::Count(trip.clone())], &token)
+            .await
+            .unwrap(),
+        Ok(())
+    );
+    assert_eq!(kv.transact(vec![TxOp::Count(trip)]).await.unwrap(), Err(0));
+    assert_eq!(
+        kv.get(&pk, "b").await.unwrap().unwrap().counts,
+        counts(&[("arrived", 0), ("gen", 1)])
+    );
+    // AND a query reads the counts too
+    let page = kv.query(&pk, "b", None, 10).await.unwrap();
+    assert_eq!(page.items[0].counts, counts(&[("arrived", 0), ("gen", 1)]));
+    // AND a put replaces the item whole: its counts are gone
+    kv.put(item("b", "{}", far), PutMode::Overwrite)
+        .await
+        .unwrap();
+    assert!(kv.get(&pk, "b").await.unwrap().unwrap().counts.is_empty());
+    // AND a count needs a live item: a missing or expired one fails its condition
+    assert_eq!(
+        kv.transact(vec![TxOp::Count(count("none"))]).await.unwrap(),
+        Err(0)
+    );
+    kv.put(item("old", "{}", now - 10), PutMode::Overwrite)
+        .await
+        .unwrap();
+    assert_eq!(
+        kv.transact(vec![TxOp::Count(Count {
+            add: vec![("n".into(), 1)],
+            ..count("old")
+        })])
+        .await
+        .unwrap(),
+        Err(0)
+    );
+    // AND a bad name, or a count changed twice, is refused before anything is sent
+    for bad in [
+        Count {
+            add: vec![("Bad-Name".into(), 1)],
+            ..count("b")
+        },
+        Count {
+            add: vec![("n".into(), 1)],
+            set: vec![("n".into(), 1)],
+            ..count("b")
+        },
+    ] {
+        let e = kv.transact(vec![TxOp::Count(bad)]).await.unwrap_err();
+        assert!(matches!(e, Error::InvalidInput(_)), "{e}");
+    }
+}

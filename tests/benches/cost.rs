@@ -7,8 +7,8 @@
 //! `cargo bench --profile dev -p native-tests --bench cost`
 //!
 //! Flows (issue 53): the HTTP invoke, the barrier member, the barrier's acks through an object
-//! and a signed callback, the timer, the batch job (a partner's and `job:http`). The rendezvous
-//! flows are still to be added.
+//! and a signed callback, the timer, the batch job (a partner's and `job:http`), the
+//! rendezvous peer.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -176,6 +176,62 @@ async fn invokes(rt: &Arc<native_core::runtime::Runtime>, key: &str, n: usize, a
     }
 }
 
+/// A rendezvous peer at barriers of 4, 64 and 256 peers (issue 53): each peer arrives, then
+/// waits for the trip (`WaitAtBarrier`), all at once in one process (a waiter is woken by the
+/// trip in its process; until then the waiters share one read per 100 ms); the create's calls
+/// shared among them. The calls go through one lock (`one_kv_call_at_a_time`: moto does not apply
+/// concurrent conditional writes atomically, DynamoDB does); their count is what DynamoDB
+/// would see. Prints one row per size, and the attempts: the transactions per arrival.
+async fn rendezvous_peers(proxy: &Proxy, backends: &native_core::ports::Backends) {
+    use native_core::rendezvous::{CreateBarrier, Metadata, Rendezvous, Unlimited, WaitOutcome};
+    // The tenant's `default` namespace is written once, when first read: not a barrier's cost.
+    Rendezvous::new(&*backends.kv, &*backends.queue, "acme", &Unlimited)
+        .get_namespace("default")
+        .await
+        .unwrap();
+    for peers in [4usize, 64, 256] {
+        let [b] = native_tests::aws_env::one_kv_call_at_a_time([backends.clone()]);
+        let name = format!("bench-{peers}-{}", native_core::ports::new_token());
+        let from = proxy.seen().calls.len();
+        let r = Rendezvous::new(&*b.kv, &*b.queue, "acme", &Unlimited);
+        r.create(CreateBarrier {
+            namespace: "default".into(),
+            name: name.clone(),
+            expected_processes: peers as u64,
+            delete_inactive_after_seconds: 3600,
+            ..CreateBarrier::default()
+        })
+        .await
+        .unwrap();
+        let mut all = tokio::task::JoinSet::new();
+        for p in 0..peers {
+            let (b, name) = (b.clone(), name.clone());
+            all.spawn(async move {
+                let r = Rendezvous::new(&*b.kv, &*b.queue, "acme", &Unlimited);
+                let pid = format!("p{p}");
+                r.arrive("default", &name, &pid, 1, Metadata::new())
+                    .await
+                    .unwrap();
+                let (_, out) = r
+                    .wait("default", &name, 1, Duration::from_secs(60))
+                    .await
+                    .unwrap();
+                out
+            });
+        }
+        let outs = all.join_all().await;
+        assert!(outs.iter().all(|o| *o == WaitOutcome::Tripped));
+        let seen = since_from(proxy, from);
+        let tx = seen
+            .iter()
+            .filter(|(c, _)| c.op == "TransactWriteItems")
+            .count();
+        Tally::of(&seen, peers, 0.0).print(&format!(
+            "rendezvous peer, {peers} peers (create / {peers} + arrive + wait; {tx} transactions)"
+        ));
+    }
+}
+
 fn main() {
     let Some(ep) = aws_endpoint() else {
         eprintln!(
@@ -245,6 +301,7 @@ fn main() {
 
         coordination_rows(&ep, &proxy).await;
         batch_job_rows(&ep, &proxy).await;
+        rendezvous_peers(&proxy, &backends).await;
     });
 }
 

@@ -281,6 +281,15 @@ end"#;
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn conformance_kv_counts_on_dynamodb() {
+        let Some(ep) = endpoint() else { return };
+        let c = clients(&ep).await;
+        let table = unique("kv");
+        make_table(&c, &table).await;
+        conformance::kv_counts(&DynamoKv::new(c.dynamodb.clone(), &table)).await;
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn conformance_redrive_on_sqs() {
         let Some(ep) = endpoint() else { return };
         let c = clients(&ep).await;

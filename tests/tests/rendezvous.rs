@@ -39,6 +39,8 @@ native_tests::on_both_backends!(
     the_router_serves_every_method_of_the_contract,
     the_guide_s_scripts_run_three_phases_with_one_continuation_each,
     store_calls_per_arrival_are_as_documented,
+    racing_arrivals_succeed_at_their_first_attempt,
+    a_barrier_stored_before_the_counts_counts_on_and_trips,
 );
 
 /// Fresh storage and a clock the test moves.
@@ -1116,8 +1118,9 @@ async fn each_trip_sends_one_continuation_and_a_retry_finishes_a_lost_one(backen
     rf.arrive("default", "b", "p0", 3, Metadata::new())
         .await
         .unwrap();
-    // arrival: get namespace, get barrier, transact; then queue.send is call 4
-    plan.arm(4, Fault::Fail);
+    // arrival: get barrier, transact (the namespace was read by the arrival before); then
+    // queue.send is call 3
+    plan.arm(3, Fault::Fail);
     let err = rf
         .arrive("default", "b", "p1", 3, Metadata::new())
         .await
@@ -1485,6 +1488,8 @@ async fn store_calls_per_arrival_are_as_documented(backend: Backend) {
     let c = Calls::default();
     let mut r = Rendezvous::new(&*e.t.backends.kv, &*e.t.backends.queue, "acme", &c);
     r.queue_enabled = true;
+    // The namespace read once (by the create) for the whole test, however slow the machine.
+    r.ns_cache = Duration::from_secs(600);
     r.create(spec("a", 2)).await.unwrap();
     let mut s = spec("k", 2);
     s.continue_with = Some("next".into());
@@ -1500,29 +1505,66 @@ async fn store_calls_per_arrival_are_as_documented(backend: Backend) {
             c.0.get()
         }
     };
-    // THEN the figures of BENCHMARKS.md, Rendezvous: namespace, barrier, one transaction per
-    // arrival
-    assert_eq!(count("a", "p0").await, 3, "an arrival");
-    assert_eq!(count("a", "p0").await, 4, "a repeat");
-    assert_eq!(count("a", "p1").await, 3, "the tripping arrival");
-    assert_eq!(count("a", "p1").await, 3, "a repeat after the trip");
+    // THEN the figures of BENCHMARKS.md, Rendezvous: the barrier and one transaction per
+    // arrival (the namespace's incarnation is cached in the process)
+    assert_eq!(count("a", "p0").await, 2, "an arrival");
+    assert_eq!(
+        count("a", "p0").await,
+        3,
+        "a repeat (and the barrier read again)"
+    );
+    assert_eq!(count("a", "p1").await, 2, "the tripping arrival");
+    assert_eq!(
+        count("a", "p1").await,
+        2,
+        "a repeat after the trip (and its participant row)"
+    );
     count("k", "p0").await;
-    assert_eq!(count("k", "p1").await, 5, "tripping, with a continuation");
-    assert_eq!(count("k", "p1").await, 4, "a repeat after it");
+    assert_eq!(
+        count("k", "p1").await,
+        4,
+        "tripping, with a continuation (sent and marked sent)"
+    );
+    assert_eq!(
+        count("k", "p1").await,
+        3,
+        "a repeat after it (and the claim)"
+    );
 }
 
-/// On the embedded backend an arrival's transaction is planned on the barrier's row as it
-/// stands when it commits: 64 peers racing for one barrier, their store calls interleaved at
-/// random, never lose a round to each other.
-#[tokio::test]
-async fn racing_arrivals_on_the_embedded_backend_never_retry() {
-    let e = Env::new(Backend::Embedded).await;
+/// An arrival adds to the barrier's count (commutative) and only the one that completes it
+/// rewrites the barrier: 64 peers racing for one barrier, their store calls interleaved at
+/// random, each make one read and one transaction; at most one of them, whose add found the
+/// count at its last place, reads again and trips (4 calls). On each backend (moto: its calls
+/// made atomic, as DynamoDB's are).
+async fn racing_arrivals_succeed_at_their_first_attempt(backend: Backend) {
+    let e = Env::new(backend).await;
     e.rdv("acme").create(spec("race", 64)).await.unwrap();
+    let kv = match backend {
+        Backend::Embedded => e.t.backends.kv.clone(),
+        Backend::Aws => {
+            let [b] = native_tests::aws_env::one_kv_call_at_a_time([e.t.backends.clone()]);
+            b.kv
+        }
+    };
     let f = Faulty {
-        kv: e.t.backends.kv.clone(),
+        kv,
         queue: e.t.backends.queue.clone(),
         plan: Arc::new(Plan::jittering(7)),
     };
+    // The namespace read once by this process, before the race.
+    let warm = |c| {
+        let mut r = Rendezvous::new(&f, &f, "acme", c);
+        r.ns_cache = Duration::from_secs(600);
+        r
+    };
+    let plan = f.plan.clone();
+    warm(&Calls::default())
+        .get("default", "race")
+        .await
+        .unwrap();
+    // Counting the calls that reach the store from here (a fault past any call never fires).
+    plan.arm(u32::MAX, Fault::Fail);
     let local = tokio::task::LocalSet::new();
     let calls = local
         .run_until(async {
@@ -1531,7 +1573,8 @@ async fn racing_arrivals_on_the_embedded_backend_never_retry() {
                 let f = f.clone();
                 tasks.push(tokio::task::spawn_local(async move {
                     let c = Calls::default();
-                    let r = Rendezvous::new(&f, &f, "acme", &c);
+                    let mut r = Rendezvous::new(&f, &f, "acme", &c);
+                    r.ns_cache = Duration::from_secs(600);
                     let a = r
                         .arrive("default", "race", &format!("p{p}"), 1, Metadata::new())
                         .await
@@ -1546,12 +1589,131 @@ async fn racing_arrivals_on_the_embedded_backend_never_retry() {
             out
         })
         .await;
-    // THEN every arrival took its three calls (namespace, barrier, one transaction), and one
-    // of them tripped the barrier
-    assert!(calls.iter().all(|(c, _)| *c == 3), "{calls:?}");
+    // THEN every arrival but at most one took its two calls, that one four; on average at
+    // most 5 (issue 53's goal), here at most 2.04
+    let over: Vec<_> = calls.iter().filter(|(c, _)| *c != 2).collect();
+    assert!(
+        over.len() <= 1 && over.iter().all(|(c, _)| *c == 4),
+        "{calls:?}"
+    );
+    let total: u32 = calls.iter().map(|(c, _)| c).sum();
+    assert!(total <= 64 * 2 + 2, "{total} calls for 64 arrivals");
+    // AND those are the calls that reached the store (counted by the wrapper around it)
+    assert_eq!(plan.calls(), total);
+    // AND one of them tripped the barrier, with every peer counted once
     assert_eq!(calls.iter().filter(|(_, t)| *t).count(), 1);
     let b = e.rdv("acme").get("default", "race").await.unwrap();
     assert_eq!((b.generation, b.arrived_processes), (2, 0));
+    let ps = e
+        .rdv("acme")
+        .participants("default", "race", 1, "", 100)
+        .await
+        .unwrap();
+    assert_eq!(ps.items.len(), 64);
+}
+
+/// A barrier row written before the counts (in flight during an upgrade: its JSON holds the
+/// arrivals so far, and it has no counts) stays usable: arrivals count on from its JSON, the
+/// one that completes it trips it, and a repeat of an arrival made before is still a no-op.
+async fn a_barrier_stored_before_the_counts_counts_on_and_trips(backend: Backend) {
+    use native_core::ports::{NewItem, PutMode};
+    let e = Env::new(backend).await;
+    let r = e.rdv("up");
+    r.create(spec("old", 3)).await.unwrap();
+    r.arrive("default", "old", "p0", 1, Metadata::new())
+        .await
+        .unwrap();
+    // GIVEN the row as the code before the counts wrote it after p0's arrival: the JSON with
+    // arrived_processes 1, and no counts (a put replaces the item whole)
+    let kv = &*e.t.backends.kv;
+    let (pk, sk) = ("r#up#default#0", "b#old");
+    let item = kv.get(pk, sk).await.unwrap().unwrap();
+    assert!(
+        !item.counts.is_empty(),
+        "the arrival counted beside the JSON"
+    );
+    let mut row: Value = serde_json::from_str(&item.value).unwrap();
+    row["barrier"]["arrived_processes"] = json!(1);
+    kv.put(
+        NewItem {
+            pk: pk.into(),
+            sk: sk.into(),
+            value: row.to_string(),
+            expires_at_s: item.expires_at_s,
+        },
+        PutMode::Overwrite,
+    )
+    .await
+    .unwrap();
+    assert!(kv.get(pk, sk).await.unwrap().unwrap().counts.is_empty());
+    // WHEN the next arrivals come
+    let a = r
+        .arrive("default", "old", "p1", 1, Metadata::new())
+        .await
+        .unwrap();
+    assert_eq!((a.barrier.arrived_processes, a.all_arrived), (2, false));
+    assert_eq!(r.get("default", "old").await.unwrap().arrived_processes, 2);
+    // AND a repeat of the arrival made before
+    let again = r
+        .arrive("default", "old", "p0", 1, Metadata::new())
+        .await
+        .unwrap();
+    assert_eq!(
+        (again.barrier.arrived_processes, again.all_arrived),
+        (2, false)
+    );
+    // THEN the third trips it
+    let t = r
+        .arrive("default", "old", "p2", 1, Metadata::new())
+        .await
+        .unwrap();
+    assert!(t.all_arrived);
+    let b = r.get("default", "old").await.unwrap();
+    assert_eq!((b.generation, b.arrived_processes), (2, 0));
+    let ps = r.participants("default", "old", 1, "", 0).await.unwrap();
+    assert_eq!(ps.items.len(), 3);
+}
+
+/// The waiters of one barrier in one process share their polls: 64 of them waiting 1.5 s for a
+/// trip that does not come read the store about once per 100 ms between them, not each every
+/// 100 ms doubling (before: 64 × 5 polls of 2 reads). Counted by the wrapper around the store.
+#[tokio::test]
+async fn waiters_of_one_barrier_in_one_process_share_their_polls() {
+    let e = Env::new(Backend::Embedded).await;
+    e.rdv("polls").create(spec("w", 2)).await.unwrap();
+    // One store shared by the waiters, as a process's are.
+    let f = Arc::new(Faulty {
+        kv: e.t.backends.kv.clone(),
+        queue: e.t.backends.queue.clone(),
+        plan: Arc::new(Plan::default()),
+    });
+    // The namespace read before (cached), then counting from here.
+    Rendezvous::new(&*f, &*f, "polls", &Unlimited)
+        .get("default", "w")
+        .await
+        .unwrap();
+    f.plan.arm(u32::MAX, Fault::Fail);
+    let start = Instant::now();
+    let mut all = tokio::task::JoinSet::new();
+    for _ in 0..64 {
+        let f = f.clone();
+        all.spawn(async move {
+            let r = Rendezvous::new(&*f, &*f, "polls", &Unlimited);
+            r.wait("default", "w", 1, Duration::from_millis(1500))
+                .await
+                .unwrap()
+                .1
+        });
+    }
+    let outs = all.join_all().await;
+    assert!(outs.iter().all(|o| *o == WaitOutcome::TimedOut));
+    // THEN at most one read per 100 ms of the run (and one more for its start)
+    let ticks = start.elapsed().as_millis() as u32 / 100 + 2;
+    let calls = f.plan.calls();
+    assert!(
+        calls <= ticks,
+        "{calls} reads for 64 waiters in {ticks} ticks"
+    );
 }
 
 /// A wake-up handing over a barrier of another incarnation (a barrier of the same name deleted
@@ -1984,7 +2146,7 @@ fn seeded_interleavings_with_a_fault_at_every_call_trip_once_and_continue() {
         .unwrap();
     let mut hit = 0;
     for seed in 0..30u64 {
-        // 4 × 3 calls plus the continuation's: a fault at every one of them.
+        // 4 × 2 calls plus the continuation's: a fault at every one of them.
         for k in 1..=CALLS {
             let fault = if (seed + u64::from(k)) % 2 == 0 {
                 Fault::Fail
@@ -2001,9 +2163,10 @@ fn seeded_interleavings_with_a_fault_at_every_call_trip_once_and_continue() {
     assert!(hit > runs * 7 / 8, "faults hit in {hit} of {runs} runs");
 }
 
-/// Store calls of a run without faults: each peer reads the namespace and the barrier and
-/// makes one transaction; the tripping one then sends the continuation and marks it sent.
-const CALLS: u32 = 14;
+/// Store calls of a run without faults: each peer reads the barrier and makes one transaction
+/// (the namespace is cached in the process); the tripping one then sends the continuation and
+/// marks it sent.
+const CALLS: u32 = 10;
 
 /// One run; returns whether the fault hit a call (the run had that many).
 async fn simulate(seed: u64, k: u32, fault: Fault) -> bool {
@@ -2033,6 +2196,9 @@ async fn simulate(seed: u64, k: u32, fault: Fault) -> bool {
             let mut r = Rendezvous::new(&f, &f, "acme", &Unlimited);
             r.queue_enabled = true;
             r.clock = &*e.clock;
+            // The namespace as the create read it, however slow the machine: the calls of a
+            // run are the same in every run.
+            r.ns_cache = Duration::from_secs(600);
             for _ in 0..100 {
                 calling.set(calling.get() + 1);
                 let arrived = r

@@ -4,7 +4,8 @@
 //! version token in `ver`, the expiry in `ttl` (number, epoch seconds; the table's TTL
 //! attribute). DynamoDB deletes expired items only eventually (within days), so every read,
 //! query and condition here treats an item whose `ttl` has passed as absent. Reads are strongly
-//! consistent.
+//! consistent. An item's counts ([`TxOp::Count`]) are number attributes beside them, each
+//! named `c_<count>`.
 
 use std::collections::HashMap;
 use std::time::Duration;
@@ -14,12 +15,13 @@ use aws_sdk_dynamodb::operation::put_item::PutItemError;
 use aws_sdk_dynamodb::operation::transact_write_items::TransactWriteItemsError;
 use aws_sdk_dynamodb::types::{
     AttributeValue, ConditionCheck, Delete, Put, PutRequest, ReturnValue,
-    ReturnValuesOnConditionCheckFailure, TransactWriteItem, WriteRequest,
+    ReturnValuesOnConditionCheckFailure, TransactWriteItem, Update, WriteRequest,
 };
 
 use super::{sdk_err, token, LazyClient};
 use crate::ports::{
-    check_batch_len, now_ms, Item, ItemPage, KvStore, NewItem, PutMode, TxOp, MAX_TX_OPS,
+    check_batch_len, now_ms, Cmp, Count, Counts, Item, ItemPage, KvStore, NewItem, PutMode, TxOp,
+    MAX_TX_OPS,
 };
 use crate::{Error, Result};
 
@@ -77,7 +79,86 @@ fn item_of(a: &Attrs, now: i64) -> Option<Item> {
         value: text("val")?,
         expires_at_s: ttl,
         version: text("ver")?,
+        counts: counts_of(a),
     })
+}
+
+/// The prefix of the attributes that hold an item's counts.
+const COUNT_PREFIX: &str = "c_";
+
+/// An item's counts: its number attributes named `c_<count>`.
+fn counts_of(a: &Attrs) -> Counts {
+    a.iter()
+        .filter_map(|(k, v)| {
+            let name = k.strip_prefix(COUNT_PREFIX)?;
+            Some((name.to_string(), v.as_n().ok()?.parse::<i64>().ok()?))
+        })
+        .collect()
+}
+
+/// The `Update` of a transaction for a [`Count`], with `version` as the item's new version:
+/// the item there and live and each condition met (a missing count as 0: `attribute_not_exists`
+/// where 0 satisfies the comparison); `ADD` for the additions (commutative), `SET` for the rest.
+fn count_update(table: &str, c: &Count, version: &str, now: i64) -> Result<Update> {
+    c.check()?;
+    let mut names = HashMap::from([
+        ("#ttl".to_string(), "ttl".to_string()),
+        ("#ver".to_string(), "ver".to_string()),
+    ]);
+    let mut values = HashMap::from([
+        (":now".to_string(), n(now)),
+        (":ver".to_string(), s(version)),
+    ]);
+    let mut cond = vec!["attribute_exists(pk) AND #ttl > :now".to_string()];
+    for (i, (name, cmp, figure)) in c.when.iter().enumerate() {
+        let (a, v) = (format!("#w{i}"), format!(":w{i}"));
+        names.insert(a.clone(), format!("{COUNT_PREFIX}{name}"));
+        values.insert(v.clone(), n(*figure));
+        let op = match cmp {
+            Cmp::Eq => "=",
+            Cmp::Lt => "<",
+        };
+        cond.push(if cmp.holds(0, *figure) {
+            format!("(attribute_not_exists({a}) OR {a} {op} {v})")
+        } else {
+            format!("{a} {op} {v}")
+        });
+    }
+    let mut set = vec!["#ver = :ver".to_string()];
+    if let Some(value) = &c.value {
+        names.insert("#val".to_string(), "val".to_string());
+        values.insert(":val".to_string(), s(value));
+        set.push("#val = :val".to_string());
+    }
+    if let Some(ttl) = c.expires_at_s {
+        values.insert(":ttl".to_string(), n(ttl));
+        set.push("#ttl = :ttl".to_string());
+    }
+    for (i, (name, v)) in c.set.iter().enumerate() {
+        names.insert(format!("#s{i}"), format!("{COUNT_PREFIX}{name}"));
+        values.insert(format!(":s{i}"), n(*v));
+        set.push(format!("#s{i} = :s{i}"));
+    }
+    let mut add = Vec::new();
+    for (i, (name, by)) in c.add.iter().enumerate() {
+        names.insert(format!("#a{i}"), format!("{COUNT_PREFIX}{name}"));
+        values.insert(format!(":a{i}"), n(*by));
+        add.push(format!("#a{i} :a{i}"));
+    }
+    let mut expr = format!("SET {}", set.join(", "));
+    if !add.is_empty() {
+        expr.push_str(&format!(" ADD {}", add.join(", ")));
+    }
+    Update::builder()
+        .table_name(table)
+        .set_key(Some(key(&c.pk, &c.sk)))
+        .update_expression(expr)
+        .condition_expression(cond.join(" AND "))
+        .set_expression_attribute_names(Some(names))
+        .set_expression_attribute_values(Some(values))
+        .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld)
+        .build()
+        .map_err(|e| sdk_err("dynamodb", "cannot build a transaction", e))
 }
 
 impl DynamoKv {
@@ -531,6 +612,9 @@ impl KvStore for DynamoKv {
                             );
                     }
                     TransactWriteItem::builder().put(p.build().map_err(build)?)
+                }
+                TxOp::Count(c) => {
+                    TransactWriteItem::builder().update(count_update(&self.table, c, version, now)?)
                 }
                 TxOp::Delete { pk, sk } => TransactWriteItem::builder().delete(
                     Delete::builder()

@@ -222,6 +222,7 @@ mod tests {
             value: old.into(),
             version: Default::default(),
             expires_at_s: 2,
+            counts: Default::default(),
         };
         let meta = Meta::from_item(&item).unwrap();
         assert_eq!(meta.chain, None);

@@ -5,8 +5,8 @@ use rusqlite::{params, OptionalExtension};
 
 use super::{db_err, token, Embedded};
 use crate::ports::{
-    apply_tally, check_batch_len, check_tally_op, new_token, now_ms, Item, ItemPage, KvStore,
-    NewItem, PutMode, Tally, TallyAnswer, TallyOp, TxOp, TxPlan, MAX_TX_OPS,
+    apply_tally, check_batch_len, check_tally_op, new_token, now_ms, Count, Counts, Item, ItemPage,
+    KvStore, NewItem, PutMode, Tally, TallyAnswer, TallyOp, TxOp, TxPlan, MAX_TX_OPS,
 };
 use crate::{Error, Result};
 
@@ -25,7 +25,7 @@ fn get_row(conn: &rusqlite::Connection, pk: &str, sk: &str) -> Result<Option<Ite
     // SQLite's parser was a few percent of an invoke (issue 31).
     super::query_row(
         conn,
-        "SELECT value, expires_at, version FROM kv WHERE pk = ?1 AND sk = ?2 AND expires_at > ?3",
+        "SELECT value, expires_at, version, counts FROM kv WHERE pk = ?1 AND sk = ?2 AND expires_at > ?3",
         params![pk, sk, now_s()],
         |r| {
             Ok(Item {
@@ -34,11 +34,42 @@ fn get_row(conn: &rusqlite::Connection, pk: &str, sk: &str) -> Result<Option<Ite
                 value: r.get(0)?,
                 expires_at_s: r.get(1)?,
                 version: r.get(2)?,
+                counts: counts_of(r.get(3)?),
             })
         },
     )
     .optional()
     .map_err(db_err)
+}
+
+/// An item's counts as the `counts` column holds them (a JSON object, or NULL for none). A
+/// column that does not parse reads as none: only [`count_row`] writes it.
+fn counts_of(text: Option<String>) -> Counts {
+    text.and_then(|t| serde_json::from_str(&t).ok())
+        .unwrap_or_default()
+}
+
+/// Applies a [`Count`] whose conditions held to the live item `old`, with version `token`.
+fn count_row(tx: &rusqlite::Connection, c: &Count, old: &Item, token: &str) -> Result<()> {
+    let counts = serde_json::to_string(&c.apply(&old.counts)).map_err(|e| Error::Backend {
+        backend: "sqlite",
+        message: format!("cannot write the counts of item {:?}/{:?}: {e}", c.pk, c.sk),
+        source: None,
+    })?;
+    super::execute(
+        tx,
+        "UPDATE kv SET value = ?3, expires_at = ?4, version = ?5, counts = ?6 WHERE pk = ?1 AND sk = ?2",
+        params![
+            c.pk,
+            c.sk,
+            c.value.as_deref().unwrap_or(&old.value),
+            c.expires_at_s.unwrap_or(old.expires_at_s),
+            token,
+            counts
+        ],
+    )
+    .map_err(db_err)?;
+    Ok(())
 }
 
 /// One page of `pk`'s items under `prefix` (at most 1 000), read with `sql`, whose `?3` is the
@@ -70,6 +101,7 @@ fn page(
                     value: r.get(1)?,
                     expires_at_s: r.get(2)?,
                     version: r.get(3)?,
+                    counts: counts_of(r.get(4)?),
                 })
             },
         )
@@ -89,11 +121,15 @@ fn check_tx(ops: &[TxOp]) -> Result<()> {
     }
     let mut items = std::collections::HashSet::new();
     for op in ops {
+        if let TxOp::Count(c) = op {
+            c.check()?;
+        }
         let key = match op {
             TxOp::Check { pk, sk, .. } | TxOp::Absent { pk, sk } | TxOp::Delete { pk, sk } => {
                 (pk, sk)
             }
             TxOp::Put { item, .. } => (&item.pk, &item.sk),
+            TxOp::Count(c) => (&c.pk, &c.sk),
         };
         if !items.insert(key) {
             return Err(Error::InvalidInput(format!(
@@ -127,11 +163,17 @@ fn apply_tx(tx: &rusqlite::Connection, ops: &[TxOp], token: &str) -> Result<Resu
                 }
             }
             TxOp::Delete { pk, sk } => get_row(tx, pk, sk)?.is_some(),
+            TxOp::Count(c) => get_row(tx, &c.pk, &c.sk)?.is_some_and(|it| c.holds(&it.counts)),
         };
         if !ok {
             for op in ops {
                 if let TxOp::Put { item, .. } = op {
                     if get_row(tx, &item.pk, &item.sk)?.is_some_and(|o| o.version == token) {
+                        return Ok(Ok(()));
+                    }
+                }
+                if let TxOp::Count(c) = op {
+                    if get_row(tx, &c.pk, &c.sk)?.is_some_and(|o| o.version == token) {
                         return Ok(Ok(()));
                     }
                 }
@@ -152,6 +194,12 @@ fn apply_tx(tx: &rusqlite::Connection, ops: &[TxOp], token: &str) -> Result<Resu
             }
             TxOp::Delete { pk, sk } => {
                 super::execute(tx, DELETE, params![pk, sk]).map_err(db_err)?;
+            }
+            TxOp::Count(c) => {
+                // Checked above: the item is there and live.
+                if let Some(old) = get_row(tx, &c.pk, &c.sk)? {
+                    count_row(tx, c, &old, token)?;
+                }
             }
         }
     }
@@ -314,7 +362,7 @@ impl KvStore for Embedded {
         self.read(|conn| {
             page(
                 conn,
-                "SELECT sk, value, expires_at, version FROM kv
+                "SELECT sk, value, expires_at, version, counts FROM kv
                  WHERE pk = ?1 AND sk >= ?2 AND sk > ?3 AND substr(sk, 1, ?4) = ?2 AND expires_at > ?5
                  ORDER BY sk LIMIT ?6",
                 (pk, prefix, &after.unwrap_or("")),
@@ -333,12 +381,12 @@ impl KvStore for Embedded {
         // Two statements rather than `(?3 IS NULL OR sk < ?3)`, which SQLite cannot use as a
         // bound of the index range.
         let sql = if before.is_some() {
-            "SELECT sk, value, expires_at, version FROM kv
+            "SELECT sk, value, expires_at, version, counts FROM kv
              WHERE pk = ?1 AND sk >= ?2 AND sk < ?3
                AND substr(sk, 1, ?4) = ?2 AND expires_at > ?5
              ORDER BY sk DESC LIMIT ?6"
         } else {
-            "SELECT sk, value, expires_at, version FROM kv
+            "SELECT sk, value, expires_at, version, counts FROM kv
              WHERE pk = ?1 AND sk >= ?2 AND ?3 IS NULL
                AND substr(sk, 1, ?4) = ?2 AND expires_at > ?5
              ORDER BY sk DESC LIMIT ?6"

@@ -60,6 +60,8 @@ const ADDED_COLUMNS: &[(&str, &str, &str)] = &[
     ("messages", "grp", "TEXT NOT NULL DEFAULT ''"),
     // Objects keep the chain that wrote them (ObjectMeta::trace).
     ("objects", "trace", "TEXT"),
+    // Items keep their counts (TxOp::Count), a JSON object; NULL when none.
+    ("kv", "counts", "TEXT"),
 ];
 
 /// What refers to added columns, made after them. A message has one index, its fair-queue

@@ -37,6 +37,12 @@ async fn conformance_kv_tallies() {
 }
 
 #[tokio::test]
+async fn conformance_kv_counts() {
+    let (_d, e) = open();
+    conformance::kv_counts(&e).await;
+}
+
+#[tokio::test]
 async fn conformance_kv_transactions() {
     let (_d, e) = open();
     conformance::kv_transactions(&e).await;

@@ -163,6 +163,7 @@ fn tx_pk(ops: &[TxOp]) -> String {
             pk.clone()
         }
         Some(TxOp::Put { item, .. }) => item.pk.clone(),
+        Some(TxOp::Count(c)) => c.pk.clone(),
         None => String::new(),
     }
 }
@@ -172,6 +173,7 @@ fn tx_bytes(ops: &[TxOp]) -> Option<u64> {
         ops.iter()
             .map(|o| match o {
                 TxOp::Put { item, .. } => item.value.len() as u64,
+                TxOp::Count(c) => c.value.as_ref().map_or(0, |v| v.len() as u64),
                 _ => 0,
             })
             .sum(),

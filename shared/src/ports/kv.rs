@@ -32,6 +32,8 @@ pub struct Item {
     pub expires_at_s: i64,
     /// Changes with every write; pass to [`PutMode::Update`] for a compare-and-set.
     pub version: String,
+    /// Its counts ([`TxOp::Count`]); none after a put, which replaces the item whole.
+    pub counts: Counts,
 }
 
 /// One page of a query.
@@ -74,6 +76,102 @@ pub fn check_batch_len(items: usize) -> crate::Result<()> {
 /// The most operations of one [`KvStore::transact`] call.
 pub const MAX_TX_OPS: usize = 25;
 
+/// Integers kept on an item beside its value, by name, changed only by [`TxOp::Count`] (atomic
+/// adds, so racing writers commute). A count that is not there reads as 0.
+pub type Counts = std::collections::BTreeMap<String, i64>;
+
+/// The longest name of a count.
+pub const MAX_COUNT_NAME: usize = 32;
+
+/// How a count compares with a figure in a [`Count`]'s condition (a missing count is 0).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Cmp {
+    /// Equal to it.
+    Eq,
+    /// Less than it.
+    Lt,
+}
+
+impl Cmp {
+    /// Whether `count` compares so with `figure`.
+    pub fn holds(self, count: i64, figure: i64) -> bool {
+        match self {
+            Cmp::Eq => count == figure,
+            Cmp::Lt => count < figure,
+        }
+    }
+}
+
+/// A change of one item's counts in a transaction ([`TxOp::Count`]): the item must be there
+/// and live, and every condition of `when` hold; then `add` is added (commutative: writers
+/// that race do not conflict unless a condition tells them apart), `set` is set, and the value
+/// and expiry are replaced when given. The item takes the transaction's version, as a put's.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Count {
+    /// Partition key.
+    pub pk: String,
+    /// Sort key.
+    pub sk: String,
+    /// Conditions on counts: (name, comparison, figure), all of which must hold.
+    pub when: Vec<(String, Cmp, i64)>,
+    /// Added to counts (a missing one starts at 0).
+    pub add: Vec<(String, i64)>,
+    /// Counts set.
+    pub set: Vec<(String, i64)>,
+    /// The new value; `None` keeps it.
+    pub value: Option<String>,
+    /// The new expiry, in seconds since the epoch; `None` keeps it.
+    pub expires_at_s: Option<i64>,
+}
+
+impl Count {
+    /// Refuses names that are not 1 to [`MAX_COUNT_NAME`] bytes of `[a-z_]`, and a count both
+    /// added to and set (or twice in either).
+    pub fn check(&self) -> crate::Result<()> {
+        let mut changed = std::collections::HashSet::new();
+        let names = self.when.iter().map(|(n, _, _)| n);
+        let changes = self.add.iter().chain(&self.set).map(|(n, _)| n);
+        for n in names.clone().chain(changes.clone()) {
+            if n.is_empty()
+                || n.len() > MAX_COUNT_NAME
+                || !n.bytes().all(|b| b.is_ascii_lowercase() || b == b'_')
+            {
+                return Err(crate::Error::InvalidInput(format!(
+                    "a count's name must be 1 to {MAX_COUNT_NAME} bytes of [a-z_], not {n:?}"
+                )));
+            }
+        }
+        for n in changes {
+            if !changed.insert(n) {
+                return Err(crate::Error::InvalidInput(format!(
+                    "count {n:?} is changed twice in one operation"
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    /// `counts` after this change (its conditions not checked).
+    pub fn apply(&self, counts: &Counts) -> Counts {
+        let mut out = counts.clone();
+        for (n, by) in &self.add {
+            let c = out.entry(n.clone()).or_default();
+            *c = c.saturating_add(*by);
+        }
+        for (n, v) in &self.set {
+            out.insert(n.clone(), *v);
+        }
+        out
+    }
+
+    /// Whether every condition holds on `counts`.
+    pub fn holds(&self, counts: &Counts) -> bool {
+        self.when
+            .iter()
+            .all(|(n, cmp, figure)| cmp.holds(counts.get(n).copied().unwrap_or(0), *figure))
+    }
+}
+
 /// One operation of a transaction. Conditions treat expired items as absent.
 #[derive(Debug, Clone, PartialEq)]
 pub enum TxOp {
@@ -107,6 +205,8 @@ pub enum TxOp {
         /// Sort key.
         sk: String,
     },
+    /// Changes an item's counts ([`Count`]).
+    Count(Count),
 }
 
 /// What [`KvStore::transact_on`] makes of the item it is given: the operations of one
@@ -178,8 +278,8 @@ pub trait KvStore: std::fmt::Debug + Send + Sync {
         self.transact_as(ops, &new_token()).await
     }
 
-    /// [`KvStore::transact`], every item it puts with `token` as its version. When a condition
-    /// fails and an item the transaction puts already holds `token`, an earlier attempt of this
+    /// [`KvStore::transact`], every item it puts or counts with `token` as its version. When a
+    /// condition fails and an item the transaction puts or counts already holds `token`, an earlier attempt of this
     /// same transaction was applied (its answer lost): it answers `Ok(Ok(()))`, as that attempt
     /// would have. A transaction that puts nothing cannot tell, and answers as `transact`.
     async fn transact_as(&self, ops: Vec<TxOp>, token: &str) -> Result<Result<(), usize>>;
@@ -192,8 +292,9 @@ pub trait KvStore: std::fmt::Debug + Send + Sync {
     /// The default plans on `seen`: should the item change before the commit, that condition
     /// fails as in `transact` and the caller reads again. A backend whose writes all go
     /// through one writer (the embedded one) reads the item again in the transaction and plans
-    /// on what it holds then: the condition holds, and peers racing for one item (arrivals at
-    /// a rendezvous barrier) never lose a round to each other. `None` is given to the plan
+    /// on what it holds then: the condition holds, and peers racing for one item never lose a
+    /// round to each other. (Rendezvous arrivals used it; they now add to a count,
+    /// [`TxOp::Count`], which commutes on every backend.) `None` is given to the plan
     /// when the item is gone.
     async fn transact_on(&self, seen: Item, plan: TxPlan) -> Result<Result<(), usize>> {
         let ops = plan(Some(seen))?;

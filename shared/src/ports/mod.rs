@@ -16,6 +16,7 @@ pub use kv::{
     check_batch_len, new_token, Generation, Item, ItemPage, KvStore, NewItem, TxOp, TxPlan,
     MAX_BATCH_ITEMS, MAX_TX_OPS,
 };
+pub use kv::{Cmp, Count, Counts, MAX_COUNT_NAME};
 pub use objects::{InMemory, ListPage, ObjectMeta, ObjectReader, ObjectStore};
 pub use queue::{
     DeadLetter, Keep, Message, Queue, QueueKind, QueueStats, MAX_DELAY_S, MAX_RECEIVES,

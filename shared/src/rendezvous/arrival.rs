@@ -1,119 +1,141 @@
-//! An arrival's transaction, planned on the barrier's row as the store holds it when it
-//! commits (see [`crate::ports::KvStore::transact_on`]): on the embedded backend, arrivals
-//! racing for one barrier each count on the row the previous one left, so none loses a round;
-//! elsewhere the plan is made on the row the arrival read, and a race lost is read again.
+//! ArriveAtBarrier: one participant row and one commutative count per arrival, the JSON of
+//! the barrier rewritten only by the arrival that completes the count (see the module docs).
 
-use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
-use super::model::{BarrierRow, Participant};
-use crate::ports::{Item, PutMode, TxOp, TxPlan};
-use crate::Result;
+use super::model::{self, Participant};
+use super::{
+    check_name, contended, expiry_s, gen_key, side_item_at, Arrival, Metadata, Rendezvous, ACTIVE,
+    ARRIVED, MAX_ATTEMPTS,
+};
+use crate::budget::Budget;
+use crate::ports::{Cmp, Count, PutMode, TxOp};
+use crate::{Error, Result};
 
-/// The transaction an arrival planned: the barrier's row it was planned on (`row`, stored as
-/// `item`) becomes `next`; `continues` when it trips a barrier with a continuation, whose
-/// claim it takes.
-pub(super) struct Write {
-    pub row: BarrierRow,
-    pub item: Item,
-    pub next: BarrierRow,
-    pub tripped: bool,
-    pub continues: bool,
-}
-
-/// What an arrival's plan made of the row it was given.
-pub(super) enum Planned {
-    /// A transaction.
-    Write(Box<Write>),
-    /// The barrier is at another generation now: the arrival reads it again.
-    Moved,
-    /// The barrier is gone: deleted, created again, or inactive.
-    Gone,
-}
-
-/// What an arrival's plan needs, all owned: it may run on the backend's writing thread.
-pub(super) struct Plan {
-    /// The partition of the barrier's arrivals and claims.
-    pub parts_pk: String,
-    /// The arrival's sort key there.
-    pub part_sk: String,
-    /// The incarnation of the barrier the caller found.
-    pub incarnation: String,
-    /// The generation the caller arrives at.
-    pub generation: u64,
-    /// Who arrives, with what.
-    pub participant: Participant,
-    /// The clock, in ms, when the arrival started.
-    pub now_ms: i64,
-    /// Whether the tenant has a queue for continuations.
-    pub queue_enabled: bool,
-}
-
-impl Plan {
-    /// The plan for [`crate::ports::KvStore::transact_on`], and where it leaves what it made
-    /// of the row (once it ran).
-    pub(super) fn into_plan(self) -> (TxPlan, Arc<Mutex<Option<Planned>>>) {
-        let out = Arc::new(Mutex::new(None));
-        let slot = out.clone();
-        let plan: TxPlan = Box::new(move |item| {
-            let (ops, planned) = self.plan(item)?;
-            *slot.lock().unwrap_or_else(|p| p.into_inner()) = Some(planned);
-            Ok(ops)
-        });
-        (plan, out)
-    }
-
-    fn plan(&self, item: Option<Item>) -> Result<(Vec<TxOp>, Planned)> {
-        let Some(item) = item else {
-            return Ok((Vec::new(), Planned::Gone));
-        };
-        let row: BarrierRow =
-            serde_json::from_str(&item.value).map_err(|e| super::damaged("barrier", e))?;
-        if row.incarnation != self.incarnation || row.barrier.inactive_at_ms() <= self.now_ms {
-            return Ok((Vec::new(), Planned::Gone));
-        }
-        if row.barrier.generation != self.generation {
-            return Ok((Vec::new(), Planned::Moved));
-        }
-        let b = &row.barrier;
-        let mut next = row.clone();
-        next.barrier.arrived_processes += 1;
-        next.barrier.last_activity_at = self.participant.arrived_at;
-        let tripped = next.barrier.arrived_processes >= next.barrier.expected_processes;
-        if tripped {
-            next.barrier.trip();
-        }
-        let mut ops = vec![
-            TxOp::Put {
-                item: super::side_item_at(
-                    self.now_ms,
+impl<B: Budget + ?Sized> Rendezvous<'_, B> {
+    /// Records a process's arrival; see the module docs for the steps.
+    pub async fn arrive(
+        &self,
+        ns: &str,
+        name: &str,
+        process_id: &str,
+        expected_generation: u64,
+        metadata: Metadata,
+    ) -> Result<Arrival> {
+        check_name("namespace_name", ns)?;
+        check_name("barrier_name", name)?;
+        check_name("process_id", process_id)?;
+        model::check_positive("expected_generation", expected_generation)?;
+        model::check_metadata(&metadata)?;
+        for attempt in 0..MAX_ATTEMPTS {
+            let found = self.need(ns, name).await?;
+            let b = &found.row.barrier;
+            let part_sk = format!("p#{}#{process_id}", gen_key(expected_generation));
+            if expected_generation != b.generation {
+                if expected_generation < b.generation {
+                    self.budget.spend(1)?;
+                    if self.kv.get(&found.parts_pk, &part_sk).await?.is_some() {
+                        // A repeat after the trip: the promise of idempotency holds. Finish
+                        // the trip's continuation, in case the call that tripped died.
+                        self.continue_after(&found, expected_generation).await?;
+                        return Ok(Arrival {
+                            barrier: found.row.barrier,
+                            all_arrived: true,
+                        });
+                    }
+                }
+                return Err(Error::Precondition {
+                    what: format!(
+                        "expected_generation {expected_generation} does not match the barrier's current generation {}",
+                        b.generation
+                    ),
+                });
+            }
+            let now_ms = self.now_ms();
+            let now_ns = now_ms.saturating_mul(1_000_000);
+            let participant = Participant {
+                process_id: process_id.into(),
+                generation: b.generation,
+                arrived_at: now_ns,
+                metadata: metadata.clone(),
+            };
+            let mut next = found.row.clone();
+            next.barrier.arrived_processes += 1;
+            next.barrier.last_activity_at = now_ns;
+            let tripped = next.barrier.arrived_processes >= next.barrier.expected_processes;
+            // The count this arrival adds to: the arrivals counted beside the JSON as read.
+            let counted = found.count(ARRIVED);
+            // How many of them there may be before this one for the count to stay below
+            // expected_processes (or, tripping, must be: one short of it).
+            let short = i64::try_from(next.barrier.expected_processes)
+                .unwrap_or(i64::MAX)
+                .saturating_sub(1)
+                .saturating_sub(i64::try_from(b.arrived_processes).unwrap_or(i64::MAX) - counted);
+            let mut ops = vec![TxOp::Put {
+                item: side_item_at(
+                    now_ms,
                     b,
-                    &self.parts_pk,
-                    self.part_sk.clone(),
-                    serde_json::to_string(&self.participant).unwrap_or_default(),
+                    &found.parts_pk,
+                    part_sk,
+                    serde_json::to_string(&participant).unwrap_or_default(),
                 ),
                 mode: PutMode::Create,
-            },
-            TxOp::Put {
-                item: super::barrier_item(&item.pk, &next),
-                mode: PutMode::Update(item.version.clone()),
-            },
-        ];
-        let continues = tripped && b.continue_with.is_some() && self.queue_enabled;
-        if continues {
-            ops.push(TxOp::Put {
-                item: super::claim_item_at(self.now_ms, b, &self.parts_pk, self.generation, false),
-                mode: PutMode::Create,
-            });
+            }];
+            let continues = if tripped {
+                next.barrier.trip();
+                let mut rewrite = found.rewrite(&next, short);
+                rewrite.set.push((ACTIVE.into(), now_ns));
+                ops.push(TxOp::Count(rewrite));
+                self.claim_continuation(&found, &mut ops)
+            } else {
+                ops.push(TxOp::Count(Count {
+                    pk: found.pk.clone(),
+                    sk: format!("b#{name}"),
+                    when: found.unchanged(Cmp::Lt, short),
+                    add: vec![(ARRIVED.into(), 1)],
+                    set: vec![(ACTIVE.into(), now_ns)],
+                    value: None,
+                    expires_at_s: Some(expiry_s(&next.barrier)),
+                }));
+                false
+            };
+            self.budget.spend(1)?;
+            let committed = self.kv.transact(ops).await?;
+            match committed {
+                Ok(()) => {
+                    if tripped {
+                        self.after_trip(ns, name, &found, &next, continues).await?;
+                    }
+                    return Ok(Arrival {
+                        barrier: next.barrier,
+                        all_arrived: tripped,
+                    });
+                }
+                Err(0) => {
+                    // Already arrived: a no-op that answers the barrier as it is now (one
+                    // read: the namespace was read a moment ago).
+                    let now = self.reread(&found).await?;
+                    let all_arrived = now.row.barrier.generation > expected_generation;
+                    if all_arrived {
+                        self.continue_after(&now, expected_generation).await?;
+                    }
+                    return Ok(Arrival {
+                        barrier: now.row.barrier,
+                        all_arrived,
+                    });
+                }
+                Err(_) => {
+                    // The count reached its last place (this arrival trips, read again to
+                    // see it), or a trip or an update got in first: read again at once the
+                    // first time, then after a random pause whose window doubles from 2 ms to
+                    // 64 ms.
+                    if attempt > 0 {
+                        let us = rand::random::<u64>() % (1000 << attempt.min(6));
+                        tokio::time::sleep(Duration::from_micros(us)).await;
+                    }
+                }
+            }
         }
-        Ok((
-            ops,
-            Planned::Write(Box::new(Write {
-                row,
-                item,
-                next,
-                tripped,
-                continues,
-            })),
-        ))
+        Err(contended())
     }
 }
