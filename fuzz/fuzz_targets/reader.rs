@@ -89,6 +89,7 @@ fuzz_target!(|data: &[u8]| {
         key: key.clone(),
         bytes,
         sha256: sha256.clone(),
+        data: None,
     };
     // A second, missing part now and then: the reader must say so rather than end quietly.
     let mut parts = vec![part];
@@ -97,6 +98,7 @@ fuzz_target!(|data: &[u8]| {
             key: "results/missing.ndjson".into(),
             bytes: None,
             sha256: None,
+            data: None,
         });
     }
     let mut src = OnePart {
