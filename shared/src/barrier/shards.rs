@@ -65,6 +65,13 @@ pub fn tally_count(shards: u32) -> usize {
     }
 }
 
+/// The most members a barrier's root may hold beside its shards: those added after create
+/// (and a one-shard barrier's own).
+pub const MAX_ROOT_MEMBERS: usize = 1000;
+
+/// The most bytes of member names a barrier's root may hold (their slots' names).
+pub const MAX_ROOT_BYTES: usize = 128 * 1024;
+
 fn slot(member: &str) -> String {
     format!("m{member}")
 }
@@ -510,14 +517,36 @@ impl Barriers<'_> {
         }
         let mut added = 0;
         let (pk, sk) = self.root_key(id, meta);
+        // The root holds every added member in one item, rewritten by each chunk: bounded, so
+        // that an add costs the store (and DynamoDB's 400 KB item) a bounded amount.
+        let root = self.read_tally(id, meta, Target::Root).await?;
+        let in_root = |t: &Tally| {
+            t.slots
+                .keys()
+                .filter(|k| k.starts_with('m'))
+                .fold((0, 0), |(n, b), k| (n + 1, b + k.len()))
+        };
+        let (mut held, mut bytes) = in_root(&root);
         for chunk in fresh.chunks(20) {
+            let more: usize = chunk.iter().map(|m| slot(m).len()).sum();
+            if held + chunk.len() > MAX_ROOT_MEMBERS || bytes + more > MAX_ROOT_BYTES {
+                return Err(Error::InvalidInput(format!(
+                    "barrier.add: barrier {id:?} would hold more than {MAX_ROOT_MEMBERS} members added after \
+                     its create, or {MAX_ROOT_BYTES} bytes of their names (it holds {held}, {bytes} bytes; \
+                     this call added {added} before stopping); list members at create, which takes \
+                     any number, or add them to another barrier"
+                )));
+            }
             let op = TallyOp::Open {
                 pk: pk.clone(),
                 sk: sk.clone(),
                 slots: chunk.iter().map(|m| slot(m)).collect(),
             };
             match self.tally(op).await? {
-                TallyAnswer::Opened(new, _) => added += new.len() as u64,
+                TallyAnswer::Opened(new, t) => {
+                    added += new.len() as u64;
+                    (held, bytes) = in_root(&t);
+                }
                 TallyAnswer::Refused(Some(t)) if t.closed.is_some() => {
                     return Err(Error::InvalidInput(format!(
                         "barrier {id:?} is cancelled; members cannot be added"
