@@ -787,8 +787,8 @@ fn the_served_console_shows_the_runs_of_the_verbs_on_the_project_too() {
         "{page}"
     );
     assert!(
-        page.contains("kept in the project&#39;s store")
-            || page.contains("kept in the project's store"),
+        page.contains("with the runs of the project&#39;s other native processes")
+            || page.contains("with the runs of the project's other native processes"),
         "{page}"
     );
     // AND a run's page shows what the verb's run logged

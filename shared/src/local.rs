@@ -70,12 +70,12 @@ impl Project {
 
     /// The project's recent runs, kept in its store, where the console of `native serve`
     /// reads them, whichever process ran them ([`crate::observe::recent`]): give it to a
-    /// runtime with [`Runtime::with_recent`]. `in_batches` for a server, which then flushes it
-    /// every so often and before it exits.
-    pub fn recent(&self, in_batches: bool) -> crate::observe::recent::Recent {
+    /// runtime with [`Runtime::with_recent`]. `served` for a server, which keeps its own in
+    /// memory, flushes it every so often and saves it before it exits.
+    pub fn recent(&self, served: bool) -> crate::observe::recent::Recent {
         let store = Arc::new(self.backend.clone());
-        if in_batches {
-            crate::observe::recent::Recent::stored_in_batches(store)
+        if served {
+            crate::observe::recent::Recent::served(store)
         } else {
             crate::observe::recent::Recent::stored(store)
         }

@@ -62,8 +62,9 @@ pub async fn run(project: &Path, listen: &str, max_concurrent: u32) -> Outcome {
         .map_err(|e| Failed::usage(format!("cannot read the listening address: {e}")))?;
     // Script logs on stderr, escaped for the terminal as the other verbs print them; callback
     // URLs name the address bound (the port picked for `--listen 127.0.0.1:0` included).
-    // Finished runs are kept in the project's store for the console's invocations pages,
-    // beside the runs of the other verbs on the project: in batches (`flush_runs`).
+    // Finished runs are kept in memory for the console's invocations pages, beside the runs
+    // of the other verbs on the project, copied from its store (`flush_runs`); the server's
+    // own are written to the store when it stops (`Recent::served`).
     let (rt, log) = crate::show::served_runtime(&p, addr);
     // The verbs' callback URLs name this address while the server runs.
     p.record_served(addr)?;
@@ -91,6 +92,10 @@ pub async fn run(project: &Path, listen: &str, max_concurrent: u32) -> Outcome {
     outln!("console: {}", console.url(&format!("http://{addr}")));
     errln!("serving project {} (POST /v1/invoke/{{script}}, GET /healthz, the console at /console/) and processing its queues; Ctrl-C stops", p.root.display());
     let (stop_tx, stop_rx) = watch::channel(false);
+    // The runs kept from before (the verbs', the last server's) come first in the console.
+    if let Err(e) = recent.flush().await {
+        errln!("the console does not show the project's earlier runs: {e}");
+    }
     let flusher = tokio::spawn(flush_runs(recent.clone(), stop_rx.clone()));
     let worker = tokio::spawn(process_queues(rt.clone(), stop_rx));
     let jobs = rt.services.http_jobs.clone();
@@ -115,8 +120,8 @@ pub async fn run(project: &Path, listen: &str, max_concurrent: u32) -> Outcome {
     rt.flush_spans(native_core::observe::otlp::SEND_TIMEOUT)
         .await;
     let _ = flusher.await;
-    if let Err(e) = recent.flush().await {
-        errln!("the last runs' summaries for the console were not kept: {e}");
+    if let Err(e) = recent.save().await {
+        errln!("this server's runs' summaries for the console were not kept: {e}");
     }
     p.forget_served();
     // Every record of the run is written before the last lines say how it ended.
@@ -131,12 +136,14 @@ pub async fn run(project: &Path, listen: &str, max_concurrent: u32) -> Outcome {
     Ok(())
 }
 
-/// How often the server writes the summaries of its finished runs to the project's store.
+/// How often the server copies the runs of the project's other processes into its console's
+/// memory, and writes the steps of chains it holds to the project's store.
 const FLUSH_RUNS: Duration = Duration::from_millis(200);
 
-/// Writes the server's finished runs to the project's store every [`FLUSH_RUNS`], for the
-/// console, until told to stop (the caller writes the last ones). One write for all of them: a run pays a
-/// push onto the batch, not a write of its own.
+/// Every [`FLUSH_RUNS`], until told to stop (the caller flushes once before it serves): copies
+/// the runs of the project's other processes (the verbs, the last server) from its store
+/// into the console's memory, and writes the chains' steps waiting. A run of the server pays
+/// a push into memory, not a write of its own; the caller saves them at the stop.
 async fn flush_runs(
     recent: Arc<native_core::observe::recent::Recent>,
     mut stop: watch::Receiver<bool>,
@@ -154,7 +161,7 @@ async fn flush_runs(
             // Said once per spell of failures, not every 200 ms.
             Err(e) if !said => {
                 said = true;
-                errln!("the runs' summaries for the console are not being kept: {e}");
+                errln!("the console is not being given the project's other runs and the chains' steps: {e}");
             }
             Err(_) => {}
         }

@@ -142,6 +142,23 @@ impl RunStore for Embedded {
         })
     }
 
+    fn since(&self, after: u64, limit: usize) -> Result<Vec<Run>> {
+        let after = after.min(i64::MAX as u64) as i64;
+        self.read(|c| {
+            let mut s = c
+                .prepare_cached(&format!(
+                    "SELECT {COLUMNS} FROM runs WHERE seq > ?1 ORDER BY seq LIMIT ?2"
+                ))
+                .map_err(db_err)?;
+            let runs = s
+                .query_map(params![after, limit as i64], run_of)
+                .map_err(db_err)?
+                .collect::<rusqlite::Result<Vec<Run>>>()
+                .map_err(db_err);
+            runs
+        })
+    }
+
     async fn append_steps(&self, steps: Vec<Step>, keep: usize) -> Result<()> {
         let keep = keep.max(1) as i64;
         durability::best_effort(self.write(move |c| {
@@ -345,48 +362,66 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn a_servers_batch_waits_for_its_flush_and_racing_writers_keep_the_bound() {
-        // GIVEN a project opened by a server that writes in batches, and by a verb
+    async fn a_server_keeps_its_runs_in_memory_copies_the_verbs_and_saves_its_own_at_the_stop() {
+        // GIVEN a project with a run kept by an earlier process, opened by a server and a verb
         let dir = tempfile::tempdir().unwrap();
         let serve = Embedded::open(dir.path(), vec![]).unwrap();
         let verb = Embedded::open(dir.path(), vec![]).unwrap();
-        let served = Arc::new(Recent::stored_in_batches(Arc::new(serve.clone())));
         let cli = Arc::new(Recent::stored(Arc::new(verb.clone())));
+        cli.keep(run("acme", "earlier", None)).await.unwrap();
+        let served = Arc::new(Recent::served(Arc::new(serve.clone())));
         let all = RunFilter::default();
-        // WHEN the server keeps runs THEN they are written at its flush, in order
+        let scripts = |r: &Recent| -> Vec<String> {
+            let (page, _) = r.runs("acme", &all, None, 10_000).unwrap();
+            page.iter().map(|r| r.script.clone()).collect()
+        };
+        // WHEN the server flushes before it serves THEN its console shows the earlier run
+        served.flush().await.unwrap();
+        assert_eq!(scripts(&served), ["earlier"]);
+        // WHEN the server keeps runs THEN its console shows them at once, and the store has
+        // none of them (a run pays a push, not a write)
         for s in ["a", "b", "c"] {
             served.keep(run("acme", s, None)).await.unwrap();
         }
-        assert!(cli.runs("acme", &all, None, 10).unwrap().0.is_empty());
+        assert_eq!(scripts(&served), ["c", "b", "a", "earlier"]);
+        assert_eq!(scripts(&cli), ["earlier"]);
+        // AND a verb's run reaches the server's console at its next flush, once
+        cli.keep(run("acme", "verb", Some("boom"))).await.unwrap();
+        assert_eq!(scripts(&served).len(), 4);
         served.flush().await.unwrap();
-        let (page, _) = cli.runs("acme", &all, None, 10).unwrap();
-        let scripts: Vec<&str> = page.iter().map(|r| r.script.as_str()).collect();
-        assert_eq!(scripts, ["c", "b", "a"]);
-        // AND when both write at once, past the bound, every seq is unique and the bound holds
+        served.flush().await.unwrap();
+        assert_eq!(scripts(&served), ["verb", "c", "b", "a", "earlier"]);
+        assert_eq!(served.last_hour("acme", 3_600_000).unwrap(), (5, 1));
+        let newest = served.runs("acme", &all, None, 1).unwrap().0;
+        assert_eq!(newest[0].error.as_deref(), Some("boom"));
+        assert_eq!(
+            served.run("acme", newest[0].seq).unwrap().unwrap().script,
+            "verb"
+        );
+        // WHEN the server stops THEN its own runs are in the store for the next one, after the
+        // verb's that came before its stop, and saving again writes nothing twice
+        served.save().await.unwrap();
+        served.save().await.unwrap();
+        assert_eq!(scripts(&cli), ["c", "b", "a", "verb", "earlier"]);
+        let next = Recent::served(Arc::new(serve.clone()));
+        next.flush().await.unwrap();
+        assert_eq!(scripts(&next), scripts(&cli));
+        // AND past the bound, a server saves only each tenant's newest, and the store keeps
+        // its bound whoever wrote
+        let busy = Recent::served(Arc::new(serve.clone()));
         let n = crate::observe::recent::PER_TENANT;
-        let (s2, c2) = (served.clone(), cli.clone());
-        let server = tokio::spawn(async move {
-            for i in 0..n {
-                s2.keep(run("acme", &format!("s{i}"), None)).await.unwrap();
-                if i % 50 == 0 {
-                    s2.flush().await.unwrap();
-                }
-            }
-            s2.flush().await.unwrap();
-        });
-        let verb_runs = tokio::spawn(async move {
-            for i in 0..n / 2 {
-                c2.keep(run("acme", &format!("v{i}"), None)).await.unwrap();
-            }
-        });
-        server.await.unwrap();
-        verb_runs.await.unwrap();
-        let (kept, _) = cli.runs("acme", &all, None, 10_000).unwrap();
+        for i in 0..n + 20 {
+            busy.keep(run("acme", &format!("s{i}"), None))
+                .await
+                .unwrap();
+        }
+        busy.keep(run("globex", "g", None)).await.unwrap();
+        busy.save().await.unwrap();
+        let kept = scripts(&cli);
         assert_eq!(kept.len(), n);
-        let mut seqs: Vec<u64> = kept.iter().map(|r| r.seq).collect();
-        seqs.dedup();
-        assert_eq!(seqs.len(), n, "seqs are unique and newest first");
-        assert!(kept.iter().any(|r| r.script == format!("s{}", n - 1)));
+        assert_eq!(kept[0], format!("s{}", n + 19));
+        assert_eq!(kept[n - 1], "s20");
+        assert_eq!(cli.runs("globex", &all, None, 10).unwrap().0.len(), 1);
     }
 
     #[tokio::test]

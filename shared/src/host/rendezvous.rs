@@ -175,7 +175,18 @@ fn create(lua: &Lua, t: Table) -> mlua::Result<Value> {
             .script(script)
             .map_err(|e| raise(lua, format!("{F}: continue_with: {e}")))?;
     }
+    let ns = spec.namespace.clone();
     let b = run(lua, &inv, F, rdv(&inv).create(spec))?;
+    if let Some(script) = &continue_with {
+        // The chain now waits on its peers: a step of its own chain, for the console's
+        // timeline (its continuation runs in this chain).
+        super::barrier::record_wait(
+            &inv,
+            "rendezvous barrier created",
+            serde_json::json!({ "wait": "rendezvous", "namespace": ns, "rendezvous": b.name,
+                "expected_processes": b.expected_processes, "continue_with": script }),
+        );
+    }
     barrier(lua, &b)
 }
 

@@ -2,16 +2,24 @@
 //! page (script, trigger, outcome, duration, data ops, log lines, the chain), and the counts of
 //! the last hour on its front page.
 //!
-//! Kept in one of two places. In this process's memory ([`Recent::new`]): bounded whatever
-//! the tenants do, at most [`PER_TENANT`] runs per tenant, [`MAX_BYTES`] in all (past it the
-//! tenant holding the most bytes loses its oldest runs first, so one busy tenant cannot push
-//! the others out); the hour's counts are 60 per-minute counters per tenant; a process that
-//! stops forgets. Or in a project's store ([`Recent::stored`], a [`RunStore`]), which every
-//! `native` process on the project writes (`native serve`, and the verbs that run scripts:
-//! `invoke`, `drain`, `put`, `partner`, ...) and the console of `native serve` reads: the
-//! last [`PER_TENANT`] runs of each tenant. A verb writes each run as it ends; the server
-//! holds its runs and writes them together every so often ([`Recent::stored_in_batches`]). Either way a run keeps at most [`MAX_LINES`] log
-//! lines of at most [`MAX_LINE_BYTES`] and [`MAX_ERROR_BYTES`] of error.
+//! Kept in one of three ways:
+//! - In this process's memory ([`Recent::new`], the Fargate server): bounded whatever the
+//!   tenants do, at most [`PER_TENANT`] runs per tenant, [`MAX_BYTES`] in all (past it the
+//!   tenant holding the most bytes loses its oldest runs first, so one busy tenant cannot push
+//!   the others out); the hour's counts are 60 per-minute counters per tenant; a process that
+//!   stops forgets.
+//! - In a project's store ([`Recent::stored`], a [`RunStore`]): the verbs that run scripts
+//!   (`invoke`, `drain`, `put`, `partner`, ...) write each run as it ends; the store keeps the
+//!   last [`PER_TENANT`] runs of each tenant.
+//! - Served ([`Recent::served`], `native serve`): the server's own runs in its memory as above,
+//!   which a run pays with a push and no write; beside them the runs the project's other
+//!   processes wrote to the store, which [`Recent::flush`] (every 200 ms) copies into memory;
+//!   and when it stops, its own runs written to the store ([`Recent::save`]) for the next
+//!   server's console. Writing every run as it ends cost a served no-op request 40 000
+//!   instructions, more than the run itself (BENCHMARKS.md, instructions a request).
+//!
+//! Either way a run keeps at most [`MAX_LINES`] log lines of at most [`MAX_LINE_BYTES`] and
+//! [`MAX_ERROR_BYTES`] of error.
 //!
 //! A run's log lines are caught on the script's thread ([`capturing`] around the run,
 //! [`keep_line`] from the host's log writer), so concurrent runs never mix their lines.
@@ -20,10 +28,10 @@
 //! `done.json`, operators' actions), which the runtime's log sink hands over
 //! ([`KeepingSteps`]), so that the console shows a chain as one timeline ([`Recent::chain`]):
 //! its runs and steps in time order, a page at a time. In memory at most
-//! [`STEPS_IN_MEMORY`] per tenant and [`MAX_STEP_BYTES_IN_MEMORY`] in all; in a store the
-//! newest [`STEPS_PER_TENANT`] of each tenant. A step waits in memory ([`MAX_PENDING`] at
-//! most) until the next run kept or the next flush writes it: a log sink cannot wait for a
-//! write.
+//! [`STEPS_IN_MEMORY`] per tenant and [`MAX_STEP_BYTES_IN_MEMORY`] in all; in a store (served
+//! too: steps are few, and a chain's may be long) the newest [`STEPS_PER_TENANT`] of each
+//! tenant. A step waits in memory ([`MAX_PENDING`] at most) until the next run kept or the
+//! next flush writes it: a log sink cannot wait for a write.
 
 use std::cell::RefCell;
 use std::collections::{HashMap, VecDeque};
@@ -326,6 +334,10 @@ pub trait RunStore: Send + Sync + std::fmt::Debug {
     /// One run of `tenant` by its `seq`, if it is still kept.
     fn get(&self, tenant: &str, seq: u64) -> Result<Option<Run>>;
 
+    /// Up to `limit` runs of any tenant with a `seq` above `after`, oldest first (what a
+    /// server copies into its memory, [`Recent::served`]).
+    fn since(&self, after: u64, limit: usize) -> Result<Vec<Run>>;
+
     /// Runs of `tenant` started in `(from_ms, to_ms]`, and how many of them failed.
     fn count(&self, tenant: &str, from_ms: i64, to_ms: i64) -> Result<(u64, u64)>;
 
@@ -409,14 +421,28 @@ pub fn from_stored(
 /// (counted in [`Recent::dropped`]): a store that cannot keep up costs summaries, not memory.
 pub const MAX_PENDING: usize = 10_000;
 
-/// The recent runs of every tenant: a ring in memory, or a project's store.
+/// What a served [`Recent`] keeps besides its memory.
+#[derive(Debug, Default)]
+struct Served {
+    /// This process's runs, oldest first, for [`Recent::save`]; at most [`MAX_PENDING`].
+    unsaved: Mutex<VecDeque<Arc<Run>>>,
+    /// The store's runs up to this `seq` are in memory.
+    copied: Mutex<u64>,
+}
+
+/// The most of the store's runs one [`Recent::flush`] copies into a served memory; the rest
+/// come at the next.
+const COPY_AT_ONCE: usize = 1_000;
+
+/// The recent runs of every tenant: a ring in memory, a project's store, or both (served).
 #[derive(Debug, Default)]
 pub struct Recent {
     state: Mutex<State>,
     seq: AtomicU64,
     store: Option<Arc<dyn RunStore>>,
-    /// With a store, batching: the runs not yet written ([`Recent::flush`]).
-    pending: Option<Mutex<VecDeque<Run>>>,
+    /// Served ([`Recent::served`]): this process's runs not yet written to the store (at
+    /// [`Recent::save`]), and the last `seq` of the store's runs copied into memory.
+    served: Option<Served>,
     /// With a store: the steps not yet written (at the next run kept, or flush).
     pending_steps: Mutex<VecDeque<Step>>,
     dropped: AtomicU64,
@@ -437,29 +463,69 @@ impl Recent {
         }
     }
 
-    /// [`Recent::stored`], the runs held in memory and written together by [`Recent::flush`],
-    /// which the owner calls every so often and before it exits: a server's run pays a push,
-    /// not a write.
-    pub fn stored_in_batches(store: Arc<dyn RunStore>) -> Self {
+    /// A server's: its own runs in memory, the runs of the project's other processes copied
+    /// from `store` by [`Recent::flush`], which the owner calls every so often (the first time
+    /// before it serves), and its own written to `store` by [`Recent::save`] when it stops.
+    pub fn served(store: Arc<dyn RunStore>) -> Self {
         Recent {
             store: Some(store),
-            pending: Some(Mutex::default()),
+            served: Some(Served::default()),
             ..Self::default()
         }
     }
 
-    /// Writes the runs held since the last flush (batching only; a no-op otherwise).
+    /// The store the pages read, when they read one (not when served: memory holds it all).
+    fn pages_store(&self) -> Option<&Arc<dyn RunStore>> {
+        self.store.as_ref().filter(|_| self.served.is_none())
+    }
+
+    /// Writes the steps waiting for the store; served, also copies the runs the project's
+    /// other processes wrote since the last flush into memory ([`COPY_AT_ONCE`] at most).
+    /// A no-op in memory.
     pub async fn flush(&self) -> Result<()> {
         self.flush_steps().await?;
-        let (Some(store), Some(pending)) = (&self.store, &self.pending) else {
+        let (Some(store), Some(served)) = (&self.store, &self.served) else {
             return Ok(());
         };
-        let runs: Vec<Run> =
-            std::mem::take(&mut *pending.lock().unwrap_or_else(|p| p.into_inner())).into();
-        if runs.is_empty() {
+        let after = *served.copied.lock().unwrap_or_else(|p| p.into_inner());
+        let theirs = store.since(after, COPY_AT_ONCE)?;
+        if let Some(last) = theirs.last() {
+            *served.copied.lock().unwrap_or_else(|p| p.into_inner()) = last.seq;
+        }
+        for run in theirs {
+            self.record(run);
+        }
+        Ok(())
+    }
+
+    /// Served: writes this process's runs (of each tenant the newest [`PER_TENANT`]) and the
+    /// waiting steps to the store, for the console of the project's next server; what it
+    /// wrote is not written again. A [`Recent::flush`] otherwise.
+    pub async fn save(&self) -> Result<()> {
+        let Some(served) = &self.served else {
+            return self.flush().await;
+        };
+        self.flush_steps().await?;
+        let Some(store) = &self.store else {
+            return Ok(());
+        };
+        let mine: Vec<Arc<Run>> =
+            std::mem::take(&mut *served.unsaved.lock().unwrap_or_else(|p| p.into_inner())).into();
+        // Only the newest of each tenant would stay: the older are not written at all.
+        let mut per: HashMap<&str, usize> = HashMap::new();
+        let mut newest: Vec<Run> = Vec::new();
+        for run in mine.iter().rev() {
+            let n = per.entry(run.tenant.as_str()).or_default();
+            if *n < PER_TENANT {
+                *n += 1;
+                newest.push(Run::clone(run));
+            }
+        }
+        newest.reverse();
+        if newest.is_empty() {
             return Ok(());
         }
-        store.append(runs, PER_TENANT).await
+        store.append(newest, PER_TENANT).await
     }
 
     /// Writes the steps waiting for a store (a no-op in memory, or with none waiting).
@@ -537,7 +603,7 @@ impl Recent {
         after: Option<&Place>,
         limit: usize,
     ) -> Result<(Vec<Entry>, Option<Place>)> {
-        if let Some(store) = &self.store {
+        if let Some(store) = self.pages_store() {
             let runs = store.chain_runs(tenant, chain, after, limit + 1)?;
             let steps = store.chain_steps(tenant, chain, after, limit + 1)?;
             return Ok(merge(
@@ -546,36 +612,52 @@ impl Recent {
                 limit,
             ));
         }
-        let s = self.state();
-        let Some(t) = s.tenants.get(tenant) else {
-            return Ok((Vec::new(), None));
-        };
         let later = |p: Place| after.is_none_or(|a| p > *a);
         // The rings are bounded ([`PER_TENANT`], [`STEPS_IN_MEMORY`]): what is read is too.
-        let runs = t.runs.iter().filter(|r| {
-            r.chain == chain
-                && later(Place {
-                    at_ms: r.started_ms,
-                    rank: Place::RUN,
-                    seq: r.seq,
+        let runs: Vec<Arc<Run>> = self.state().tenants.get(tenant).map_or_else(Vec::new, |t| {
+            t.runs
+                .iter()
+                .filter(|r| {
+                    r.chain == chain
+                        && later(Place {
+                            at_ms: r.started_ms,
+                            rank: Place::RUN,
+                            seq: r.seq,
+                        })
                 })
+                .cloned()
+                .collect()
         });
-        let steps = t
-            .steps
-            .iter()
-            .filter(|x| x.chain == chain && later(x.place()));
-        Ok(merge(runs.cloned(), steps.cloned(), limit))
+        let steps: Vec<Arc<Step>> = match &self.store {
+            // Served: the steps are in the store.
+            Some(store) => store
+                .chain_steps(tenant, chain, after, limit + 1)?
+                .into_iter()
+                .map(Arc::new)
+                .collect(),
+            None => self.state().tenants.get(tenant).map_or_else(Vec::new, |t| {
+                t.steps
+                    .iter()
+                    .filter(|x| x.chain == chain && later(x.place()))
+                    .cloned()
+                    .collect()
+            }),
+        };
+        Ok(merge(runs, steps, limit))
     }
 
-    /// Runs (of a batching store) and steps (of any store) dropped because [`MAX_PENDING`] were
-    /// waiting.
+    /// A server's own runs (not saved) and steps (of any store) dropped because
+    /// [`MAX_PENDING`] were waiting.
     pub fn dropped(&self) -> u64 {
         self.dropped.load(Ordering::Relaxed)
     }
 
     /// Where the runs are kept, for people: "this process's memory" or "the project's store".
     pub fn kept_in(&self) -> &'static str {
-        if self.store.is_some() {
+        if self.served.is_some() {
+            "this server's memory, with the runs of the project's other native processes \
+             (the server writes its own to the project's store when it stops)"
+        } else if self.store.is_some() {
             "the project's store (every native process on the project adds its runs)"
         } else {
             "this process's memory"
@@ -588,21 +670,25 @@ impl Recent {
             self.record(run);
             return Ok(());
         };
+        if let Some(served) = &self.served {
+            // Kept in memory at once, written when the server stops.
+            let Some(run) = self.record(run) else {
+                return Ok(());
+            };
+            let mut unsaved = served.unsaved.lock().unwrap_or_else(|p| p.into_inner());
+            if unsaved.len() >= MAX_PENDING {
+                unsaved.pop_front();
+                self.dropped.fetch_add(1, Ordering::Relaxed);
+            }
+            unsaved.push_back(run);
+            return Ok(());
+        }
         if let Some(e) = run.error.take() {
             run.error = Some(crate::text::cut_text(e, MAX_ERROR_BYTES));
         }
-        let Some(pending) = &self.pending else {
-            // The steps the run made go with it.
-            self.flush_steps().await?;
-            return store.append(vec![run], PER_TENANT).await;
-        };
-        let mut pending = pending.lock().unwrap_or_else(|p| p.into_inner());
-        if pending.len() >= MAX_PENDING {
-            pending.pop_front();
-            self.dropped.fetch_add(1, Ordering::Relaxed);
-        }
-        pending.push_back(run);
-        Ok(())
+        // The steps the run made go with it.
+        self.flush_steps().await?;
+        store.append(vec![run], PER_TENANT).await
     }
 
     fn state(&self) -> std::sync::MutexGuard<'_, State> {
@@ -614,8 +700,9 @@ impl Recent {
         super::new_trace()
     }
 
-    /// Records a finished run (its `seq` is set here), within the bounds of the module docs.
-    pub fn record(&self, mut run: Run) {
+    /// Records a finished run in memory (its `seq` is set here), within the bounds of the
+    /// module docs; the run as kept, unless its tenant is past [`MAX_TENANTS`].
+    pub fn record(&self, mut run: Run) -> Option<Arc<Run>> {
         run.seq = self.seq.fetch_add(1, Ordering::Relaxed) + 1;
         if let Some(e) = run.error.take() {
             run.error = Some(crate::text::cut_text(e, MAX_ERROR_BYTES));
@@ -626,14 +713,12 @@ impl Recent {
         let mut s = self.state();
         if !s.tenants.contains_key(&run.tenant) {
             if s.tenants.len() >= MAX_TENANTS {
-                return;
+                return None;
             }
             s.tenants.insert(run.tenant.clone(), Default::default());
         }
         // Looked up rather than `entry`, which would take a copy of the name every run.
-        let Some(t) = s.tenants.get_mut(&run.tenant) else {
-            return;
-        };
+        let t = s.tenants.get_mut(&run.tenant)?;
         match t.minutes.iter_mut().find(|m| m.0 == minute) {
             Some(m) => {
                 m.1 += 1;
@@ -644,7 +729,8 @@ impl Recent {
                 t.minutes.push((minute, 1, u32::from(failed)));
             }
         }
-        t.runs.push_back(Arc::new(run));
+        let run = Arc::new(run);
+        t.runs.push_back(run.clone());
         t.bytes += size;
         let mut freed = 0;
         while t.runs.len() > PER_TENANT {
@@ -670,6 +756,7 @@ impl Recent {
             big.bytes -= b;
             s.bytes -= b;
         }
+        Some(run)
     }
 
     /// The tenants with runs recorded in memory ([`Recent::new`]), sorted.
@@ -688,7 +775,7 @@ impl Recent {
         before: Option<u64>,
         limit: usize,
     ) -> Result<(Vec<Arc<Run>>, Option<u64>)> {
-        if let Some(store) = &self.store {
+        if let Some(store) = self.pages_store() {
             let (runs, next) = store.page(tenant, filter, before, limit)?;
             return Ok((runs.into_iter().map(Arc::new).collect(), next));
         }
@@ -714,7 +801,7 @@ impl Recent {
 
     /// One run of `tenant` by its `seq`, if it is still kept.
     pub fn run(&self, tenant: &str, seq: u64) -> Result<Option<Arc<Run>>> {
-        if let Some(store) = &self.store {
+        if let Some(store) = self.pages_store() {
             return Ok(store.get(tenant, seq)?.map(Arc::new));
         }
         let s = self.state();
@@ -727,7 +814,7 @@ impl Recent {
 
     /// Runs of `tenant` and failed ones in the hour up to `now_ms`.
     pub fn last_hour(&self, tenant: &str, now_ms: i64) -> Result<(u64, u64)> {
-        if let Some(store) = &self.store {
+        if let Some(store) = self.pages_store() {
             return store.count(tenant, now_ms - 3_600_000, now_ms);
         }
         let minute = now_ms.div_euclid(60_000);

@@ -196,7 +196,19 @@ impl Draft {
             self.write_id_record(lua, &inv, fingerprint, now)?;
         }
         self.submitted = true;
+        self.record_wait(&inv, "job submitted", "bucket");
         Ok(self.id.clone())
+    }
+
+    /// Records in the run's chain that it now waits on this job, for the console's timeline
+    /// (a retry of a submit records nothing again).
+    fn record_wait(&self, inv: &Invocation, msg: &str, via: &str) {
+        super::super::barrier::record_wait(
+            inv,
+            msg,
+            json!({ "wait": "job", "job": self.id, "via": via,
+                "continue_with": self.continue_with, "parts": self.queries.len() + self.http.len() }),
+        );
     }
 
     /// Submits a job of `job:http` requests: the state (and the id record), then the requests
@@ -261,6 +273,7 @@ impl Draft {
             self.write_id_record(lua, &inv, fingerprint, now)?;
         }
         let (bucket, folder) = batch_place(lua, &inv)?;
+        self.record_wait(&inv, "job submitted", "http");
         jobs.start(
             &inv.handle,
             inv.services.backends.clone(),

@@ -240,6 +240,30 @@ fn step_row(h: &mut Html, tenant: &str, chain: &str, s: &Step, now: i64) {
                 h.link(&Href::to(&["tenants", tenant, "jobs", j]), j);
                 h.raw(" ");
             }
+            if let (Some(ns), Some(b)) = (text(&rec, "namespace"), text(&rec, "rendezvous")) {
+                h.raw("rendezvous barrier ");
+                h.link(
+                    &Href::to(&["tenants", tenant, "rendezvous", ns, b]),
+                    &format!("{ns}/{b}"),
+                );
+                h.raw(" ");
+            }
+            if let Some(n) = rec.get("expected_processes").and_then(Value::as_u64) {
+                h.text(&format!("of {n} peers "));
+            }
+            if let Some(n) = rec.get("parts").and_then(Value::as_u64) {
+                h.text(&format!(
+                    "{n} part(s) {} ",
+                    if text(&rec, "via") == Some("http") {
+                        "fetched by job:http"
+                    } else {
+                        "for its partner"
+                    }
+                ));
+            }
+            if let Some(c) = text(&rec, "continue_with") {
+                h.text(&format!("then {c} "));
+            }
             if let Some(due) = rec.get("due_ms").and_then(Value::as_i64) {
                 h.text(&format!(
                     "{} for {} due {} ",
