@@ -206,10 +206,12 @@ where
     .await;
     let (tenant, trace) = (noted.tenant, noted.chain.unwrap_or(trace));
     // Every answer, errors included, names its chain: what `native logs --trace` takes.
-    if let Some(v) = crate::observe::w3c::header(&trace, span)
-        .and_then(|h| axum::http::HeaderValue::from_str(&h).ok())
+    if let Some(v) = crate::observe::w3c::header_bytes(&trace, span)
+        .and_then(|h| axum::http::HeaderValue::from_bytes(&h).ok())
     {
-        response.headers_mut().insert(TRACEPARENT, v);
+        response
+            .headers_mut()
+            .insert(axum::http::HeaderName::from_static(TRACEPARENT), v);
     }
     let status = response.status().as_u16();
     let level = match status {

@@ -46,19 +46,21 @@ pub fn parse(value: &[u8]) -> Option<(String, u64)> {
     Some((chain, u64::from_str_radix(parent, 16).ok()?))
 }
 
-/// `chain` as a W3C trace id (32 lower-case hex digits), if it is one or a 16-digit chain
-/// (left-padded); None for a chain of another form (one that came from a queue's writer).
-pub fn trace_id(chain: &str) -> Option<String> {
-    let hex = !chain.is_empty()
+/// Whether `chain` can be a trace id: 1 to 32 lower-case hex digits, not all zeros.
+fn traceable(chain: &str) -> bool {
+    !chain.is_empty()
         && chain.len() <= 32
         && chain
             .bytes()
-            .all(|c| matches!(c, b'0'..=b'9' | b'a'..=b'f'));
-    if !hex || chain.bytes().all(|c| c == b'0') {
+            .all(|c| matches!(c, b'0'..=b'9' | b'a'..=b'f'))
+        && !chain.bytes().all(|c| c == b'0')
+}
+
+/// `chain` as a W3C trace id (32 lower-case hex digits), if it is one or a 16-digit chain
+/// (left-padded); None for a chain of another form (one that came from a queue's writer).
+pub fn trace_id(chain: &str) -> Option<String> {
+    if !traceable(chain) {
         return None;
-    }
-    if chain.len() == 32 {
-        return Some(chain.to_string());
     }
     let mut id = String::with_capacity(32);
     id.extend(std::iter::repeat_n('0', 32 - chain.len()));
@@ -66,18 +68,32 @@ pub fn trace_id(chain: &str) -> Option<String> {
     Some(id)
 }
 
+/// The length of a `traceparent` value of version 00.
+pub const HEADER_BYTES: usize = 55;
+
 /// The `traceparent` value of `chain` with parent id `span` (sampled), if the chain is a trace
-/// id ([`trace_id`]).
-pub fn header(chain: &str, span: u64) -> Option<String> {
-    let id = trace_id(chain)?;
-    // Pieced together rather than formatted: every answer carries one.
-    let mut h = String::with_capacity(55);
-    h.push_str("00-");
-    h.push_str(&id);
-    h.push('-');
-    h.push_str(&hex::encode(span.max(1).to_be_bytes()));
-    h.push_str("-01");
+/// id ([`trace_id`]): written in place, as every answer carries one.
+pub fn header_bytes(chain: &str, span: u64) -> Option<[u8; HEADER_BYTES]> {
+    if !traceable(chain) {
+        return None;
+    }
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    let mut h = [b'0'; HEADER_BYTES];
+    h[2] = b'-';
+    h[35 - chain.len()..35].copy_from_slice(chain.as_bytes());
+    h[35] = b'-';
+    let span = span.max(1);
+    for (i, at) in h[36..52].iter_mut().enumerate() {
+        *at = DIGITS[((span >> (60 - 4 * i)) & 0xf) as usize];
+    }
+    h[52] = b'-';
+    h[54] = b'1';
     Some(h)
+}
+
+/// [`header_bytes`] as text.
+pub fn header(chain: &str, span: u64) -> Option<String> {
+    header_bytes(chain, span).map(|h| h.iter().map(|&b| char::from(b)).collect())
 }
 
 /// A new span id: a random non-zero 64-bit number.
