@@ -79,6 +79,48 @@ fn verbs_of_a_tenant_without_a_router_succeed() {
 }
 
 #[test]
+fn an_operators_ack_from_the_cli_is_a_span_of_the_barriers_chain() {
+    // GIVEN a barrier created by an invocation, whose chain the invocation answers
+    let p = project(
+        r#"{ "queue": true }"#,
+        &[
+            (
+                "create",
+                r#"function on_invoke(ctx, ev)
+                  native.barrier.create{ id = "b1", members = { "a", "b" }, continue_with = "fin" }
+                  return ctx.trace
+                end"#,
+            ),
+            ("fin", FIN),
+        ],
+    );
+    let p = p.path();
+    let out = native(p, &["invoke", "acme", "create"])
+        .code(0)
+        .stdout
+        .clone();
+    let chain: String = serde_json::from_str(out.trim()).unwrap();
+    // WHEN an operator acks a member from the CLI with a collector named in the environment
+    let receiver = native_tests::otlp::Receiver::start();
+    let url = format!("http://127.0.0.1:{}/v1/traces", receiver.port);
+    native_tests::cli::run_at(
+        &native_bin(),
+        p,
+        &["barrier", "ack", "acme", "b1", "a", "--no-drain"],
+        &[("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", url.as_str())],
+    )
+    .code(0);
+    // THEN the collector has the ack as a span of the barrier's chain, made by an operator
+    // through the CLI, before the command ended
+    let spans = receiver.spans(1);
+    let s = &spans[0];
+    assert_eq!(s["trace_id"], chain, "{s}");
+    assert_eq!(s["attributes"]["native.origin.by"], "operator", "{s}");
+    assert_eq!(s["attributes"]["native.origin.via"], "cli", "{s}");
+    assert_eq!(s["attributes"]["native.barrier"], "b1", "{s}");
+}
+
+#[test]
 fn a_configured_router_that_is_missing_is_refused_by_check_and_deploy() {
     // GIVEN a tenant whose config names a router it does not have
     let p = project(

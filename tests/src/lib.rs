@@ -8,6 +8,7 @@ pub mod cli;
 pub mod counted;
 pub mod crash;
 pub mod faults;
+pub mod otlp;
 pub mod own_process;
 pub mod serve;
 pub mod test_files;

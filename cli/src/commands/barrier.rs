@@ -139,6 +139,21 @@ async fn operator_step(
     };
     let rec = step::record(chain, tenant, msg, &by, fields);
     crate::logfile::LogFile::new(&p.root.join(".native")).write(&rec);
+    // As a span of the chain, where the environment names a collector (as for `native
+    // serve`), sent before the command ends, within one send's time.
+    match native_core::observe::otlp::Exporter::from_env("native") {
+        Ok(Some(e)) => {
+            step::export(Some(&e), &rec, None);
+            if !e
+                .flush_within(native_core::observe::otlp::SEND_TIMEOUT)
+                .await
+            {
+                errln!("the step's span did not reach the collector in time; it is in the project's logs");
+            }
+        }
+        Ok(None) => {}
+        Err(e) => errln!("the step's span was not exported: OTEL_EXPORTER_OTLP_ENDPOINT: {e}"),
+    }
     // And where the console's timeline of the chain reads it.
     if let Some(step) = native_core::observe::recent::Step::of(&rec) {
         let recent = p.recent(false);
