@@ -640,6 +640,11 @@ async fn one_order_is_one_chain_through_partners_callbacks_operators_jobs_and_ti
     the_console_shows_the_order_as_one_timeline(&operator, &chain, &job).await;
 }
 
+/// Asserts that `row` holds `what`.
+fn holds_text(row: &str, what: &str) {
+    assert!(row.contains(what), "{what:?} in {row}");
+}
+
 /// A timeline row without its "how long ago" cell (which moves between two reads).
 fn entry(row: &str) -> String {
     let row = row.split("</tr>").next().unwrap_or_default();
@@ -681,7 +686,15 @@ async fn the_console_shows_the_order_as_one_timeline<S: crate::common::console::
     let stocked = at("\">stocked</a> <code>on_queue</code>");
     let barrier_wait = at("barrier created");
     let timer_wait = at("timer set");
+    let job_wait = at("job submitted");
     assert_eq!(order, 0, "the order's run comes first: {page}");
+    // (the job's submit is a wait of the run that submitted it, before its partner's done.json)
+    assert!(job_wait < done, "{page}");
+    holds_text(
+        rows[job_wait],
+        &format!("href=\"/console/tenants/shop/jobs/{job}\""),
+    );
+    holds_text(rows[job_wait], "for its partner then stocked");
     // (the waits it started come after it, and before what ended them)
     assert!(order < barrier_wait && barrier_wait < partners[0], "{page}");
     assert!(order < timer_wait && timer_wait < remind, "{page}");
@@ -818,6 +831,16 @@ end"#,
         .find(|r| r["msg"] == "after")
         .expect("the continuation ran");
     assert_eq!(after["trace"], created, "{after}");
+    // AND the creating chain recorded its wait on the peers, for the console's timeline
+    let wait = log
+        .iter()
+        .find(|r| r["msg"] == "rendezvous barrier created")
+        .expect("the wait was recorded");
+    assert_eq!(wait["trace"], created, "{wait}");
+    assert_eq!(wait["step"], true, "{wait}");
+    assert_eq!(wait["wait"], "rendezvous", "{wait}");
+    assert_eq!(wait["rendezvous"], "r", "{wait}");
+    assert_eq!(wait["continue_with"], "after", "{wait}");
 }
 
 /// Trace context in and out (issue 55): a caller's well-formed `traceparent` names the chain
