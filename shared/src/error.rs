@@ -119,6 +119,10 @@ pub enum Error {
 pub enum Missing {
     /// A tenant: a queued message for it can never succeed.
     Tenant,
+    /// A rendezvous namespace.
+    Namespace,
+    /// A rendezvous barrier (of a namespace that is there).
+    Rendezvous,
     /// Anything else (a script, a bucket, a key, a barrier).
     Other,
 }
@@ -193,6 +197,15 @@ impl Error {
             what: what.to_string(),
             hint: String::new(),
             missing: Missing::Other,
+        }
+    }
+
+    /// A [`Error::NotFound`] of a kind callers decide on, without a hint.
+    pub fn missing(missing: Missing, what: impl fmt::Display) -> Self {
+        Error::NotFound {
+            what: what.to_string(),
+            hint: String::new(),
+            missing,
         }
     }
 

@@ -3,6 +3,7 @@
 
 use std::path::Path;
 
+use native_core::error::Missing;
 use native_core::rendezvous::{Rendezvous, Unlimited};
 use native_core::Error;
 use serde_json::json;
@@ -22,7 +23,13 @@ fn missing(e: Error, w: &Wanted<'_>) -> Failed {
     let (tenant, ns) = (w.tenant, w.namespace);
     match (e, w.name) {
         // Like `native barrier status`: a barrier that is not there is a failed look-up (1).
-        (Error::NotFound { what, .. }, _) if what == "namespace" => Failed::script(format!(
+        (
+            Error::NotFound {
+                missing: Missing::Namespace,
+                ..
+            },
+            _,
+        ) => Failed::script(format!(
             "tenant {tenant:?} has no rendezvous namespace {ns:?} (never created, or deleted); \
              every tenant has \"default\", others are made with CreateNamespace"
         )),

@@ -200,7 +200,10 @@ fn get(lua: &Lua, t: Table) -> mlua::Result<Value> {
             Ok(b) => Ok(Some(b)),
             // A barrier that is not there (or no longer) is nil, as in native.barrier.status;
             // a namespace that is not there stays an error.
-            Err(Error::NotFound { what, .. }) if what == "barrier" => Ok(None),
+            Err(Error::NotFound {
+                missing: crate::error::Missing::Rendezvous,
+                ..
+            }) => Ok(None),
             Err(e) => Err(e),
         }
     })?;

@@ -226,7 +226,7 @@ fn barrier_row(item: &Item) -> Result<BarrierRow> {
 }
 
 fn barrier_not_found() -> Error {
-    Error::not_found("barrier")
+    Error::missing(crate::error::Missing::Rendezvous, "barrier")
 }
 
 /// A barrier row read with its item and where its participants live.

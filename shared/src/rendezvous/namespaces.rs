@@ -135,9 +135,7 @@ impl<B: Budget + ?Sized> Rendezvous<'_, B> {
 
     pub(super) async fn need_ns(&self, name: &str) -> Result<(NamespaceRow, Option<String>)> {
         check_name("namespace_name", name)?;
-        self.ns_row(name)
-            .await?
-            .ok_or_else(|| Error::not_found("namespace"))
+        self.ns_row(name).await?.ok_or_else(no_namespace)
     }
 
     pub(super) fn ns_item(&self, row: &NamespaceRow) -> NewItem {
@@ -286,7 +284,7 @@ impl<B: Budget + ?Sized> Rendezvous<'_, B> {
             ));
         }
         if self.ns_row(name).await?.is_none() {
-            return Err(Error::not_found("namespace"));
+            return Err(no_namespace());
         }
         self.budget.spend(1)?;
         self.kv
@@ -295,4 +293,9 @@ impl<B: Budget + ?Sized> Rendezvous<'_, B> {
         self.remember_ns(name, None);
         Ok(())
     }
+}
+
+/// The error of a namespace that is not there.
+fn no_namespace() -> Error {
+    Error::missing(crate::error::Missing::Namespace, "namespace")
 }
