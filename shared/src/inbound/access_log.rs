@@ -36,7 +36,7 @@ struct Noted {
 }
 
 /// The header of a request's and an answer's chain (W3C Trace Context).
-const TRACEPARENT: &str = "traceparent";
+static TRACEPARENT: axum::http::HeaderName = axum::http::HeaderName::from_static("traceparent");
 
 /// The message of an error answer, for the access log (set by [`super::ApiError`] and the
 /// body limit's answers).
@@ -181,7 +181,7 @@ where
     // request's), else a new one.
     let (trace, caller) = match req
         .headers()
-        .get(TRACEPARENT)
+        .get(&TRACEPARENT)
         .and_then(|v| crate::observe::w3c::parse(v.as_bytes()))
     {
         Some((trace, parent)) => (trace, Some(parent)),
@@ -209,9 +209,7 @@ where
     if let Some(v) = crate::observe::w3c::header_bytes(&trace, span)
         .and_then(|h| axum::http::HeaderValue::from_bytes(&h).ok())
     {
-        response
-            .headers_mut()
-            .insert(axum::http::HeaderName::from_static(TRACEPARENT), v);
+        response.headers_mut().insert(TRACEPARENT.clone(), v);
     }
     let status = response.status().as_u16();
     let level = match status {

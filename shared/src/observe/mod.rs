@@ -99,7 +99,9 @@ pub fn new_trace() -> String {
 /// `n` as 32 lower-case hex digits (`format!("{n:032x}")` without the formatting machinery: a
 /// trace is made for every request served).
 fn hex32(n: u128) -> String {
-    hex::encode(n.to_be_bytes())
+    let mut b = [0u8; 32];
+    w3c::write_hex(n, &mut b);
+    String::from_utf8(b.to_vec()).unwrap_or_default()
 }
 
 pub use crate::ports::is_trace;

@@ -48,12 +48,30 @@ pub fn parse(value: &[u8]) -> Option<(String, u64)> {
 
 /// Whether `chain` can be a trace id: 1 to 32 lower-case hex digits, not all zeros.
 fn traceable(chain: &str) -> bool {
-    !chain.is_empty()
-        && chain.len() <= 32
-        && chain
-            .bytes()
-            .all(|c| matches!(c, b'0'..=b'9' | b'a'..=b'f'))
-        && !chain.bytes().all(|c| c == b'0')
+    let b = chain.as_bytes();
+    if b.is_empty() || b.len() > 32 {
+        return false;
+    }
+    let mut nonzero = false;
+    for &c in b {
+        match c {
+            b'0' => {}
+            b'1'..=b'9' | b'a'..=b'f' => nonzero = true,
+            _ => return false,
+        }
+    }
+    nonzero
+}
+
+/// Writes the low `out.len()` hex digits of `n` into `out`, lower-case, the most significant
+/// first: what every request's trace id and answer header are made of, without the formatting
+/// machinery or a `char` at a time.
+pub(crate) fn write_hex(n: u128, out: &mut [u8]) {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    let last = out.len().saturating_sub(1);
+    for (i, at) in out.iter_mut().enumerate() {
+        *at = DIGITS[((n >> (4 * (last - i))) & 0xf) as usize];
+    }
 }
 
 /// `chain` as a W3C trace id (32 lower-case hex digits), if it is one or a 16-digit chain
@@ -77,15 +95,11 @@ pub fn header_bytes(chain: &str, span: u64) -> Option<[u8; HEADER_BYTES]> {
     if !traceable(chain) {
         return None;
     }
-    const DIGITS: &[u8; 16] = b"0123456789abcdef";
     let mut h = [b'0'; HEADER_BYTES];
     h[2] = b'-';
     h[35 - chain.len()..35].copy_from_slice(chain.as_bytes());
     h[35] = b'-';
-    let span = span.max(1);
-    for (i, at) in h[36..52].iter_mut().enumerate() {
-        *at = DIGITS[((span >> (60 - 4 * i)) & 0xf) as usize];
-    }
+    write_hex(u128::from(span.max(1)), &mut h[36..52]);
     h[52] = b'-';
     h[54] = b'1';
     Some(h)
@@ -93,7 +107,7 @@ pub fn header_bytes(chain: &str, span: u64) -> Option<[u8; HEADER_BYTES]> {
 
 /// [`header_bytes`] as text.
 pub fn header(chain: &str, span: u64) -> Option<String> {
-    header_bytes(chain, span).map(|h| h.iter().map(|&b| char::from(b)).collect())
+    header_bytes(chain, span).and_then(|h| String::from_utf8(h.to_vec()).ok())
 }
 
 /// A new span id: a random non-zero 64-bit number.
