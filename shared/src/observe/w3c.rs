@@ -86,6 +86,24 @@ pub fn trace_id(chain: &str) -> Option<String> {
     Some(id)
 }
 
+/// [`trace_id`] as its 16 bytes, read without a string in between (every exported span names
+/// its trace).
+pub fn trace_id_bytes(chain: &str) -> Option<[u8; 16]> {
+    if !traceable(chain) {
+        return None;
+    }
+    let mut n: u128 = 0;
+    for &c in chain.as_bytes() {
+        let digit = if c.is_ascii_digit() {
+            c - b'0'
+        } else {
+            c - b'a' + 10
+        };
+        n = (n << 4) | u128::from(digit);
+    }
+    Some(n.to_be_bytes())
+}
+
 /// The length of a `traceparent` value of version 00.
 pub const HEADER_BYTES: usize = 55;
 
@@ -142,6 +160,17 @@ mod tests {
             header(ID, 0).unwrap(),
             format!("00-{ID}-0000000000000001-01")
         );
+    }
+
+    #[test]
+    fn a_trace_ids_bytes_are_its_digits() {
+        for c in [ID, "a3ce929d0e0e4736", "1", &"f".repeat(32), "00ab"] {
+            let want = hex::decode(trace_id(c).unwrap()).unwrap();
+            assert_eq!(trace_id_bytes(c).unwrap().to_vec(), want, "{c}");
+        }
+        for c in ["my-chain", "", &"a".repeat(33), &"0".repeat(16), "ABCD"] {
+            assert_eq!(trace_id_bytes(c), None, "{c:?}");
+        }
     }
 
     #[test]

@@ -363,8 +363,8 @@ fn send_loop(rx: Receiver<Msg>, at: Endpoint, service: String, counts: Arc<Count
 
 /// A chain as a trace id: its W3C form, or (a chain of another form) 16 bytes of its digest.
 fn trace_bytes(chain: &str) -> Vec<u8> {
-    match super::w3c::trace_id(chain).and_then(|h| hex::decode(h).ok()) {
-        Some(b) => b,
+    match super::w3c::trace_id_bytes(chain) {
+        Some(b) => b.to_vec(),
         None => {
             use sha2::{Digest, Sha256};
             Sha256::digest(chain.as_bytes())[..16].to_vec()
