@@ -333,7 +333,7 @@ fn send_loop(rx: Receiver<Msg>, at: Endpoint, service: String, counts: Arc<Count
         let due = batch.len() >= BATCH_SPANS || since.elapsed() >= FLUSH_EVERY;
         if !batch.is_empty() && (due || flush.is_some() || gone) {
             let n = batch.len() as u64;
-            match send(&at, &encode(&service, &batch)) {
+            match send(&at, &encode(&service, batch.drain(..))) {
                 Ok(()) => counts.exported.fetch_add(n, Ordering::Relaxed),
                 Err(why) => {
                     let total = counts.dropped.fetch_add(n, Ordering::Relaxed) + n;
@@ -347,7 +347,6 @@ fn send_loop(rx: Receiver<Msg>, at: Endpoint, service: String, counts: Arc<Count
                     total
                 }
             };
-            batch.clear();
         }
         if batch.is_empty() || due {
             since = Instant::now();
@@ -373,32 +372,31 @@ fn trace_bytes(chain: &str) -> Vec<u8> {
 }
 
 /// An attribute as OTLP has it.
-fn kv(key: &str, v: &Attr) -> proto::KeyValue {
+fn kv(key: impl Into<String>, v: Attr) -> proto::KeyValue {
     let value = match v {
-        Attr::Str(s) => proto::Value::String(s.clone()),
-        Attr::Int(i) => proto::Value::Int(*i),
-        Attr::Bool(b) => proto::Value::Bool(*b),
-        Attr::Double(d) => proto::Value::Double(*d),
+        Attr::Str(s) => proto::Value::String(s),
+        Attr::Int(i) => proto::Value::Int(i),
+        Attr::Bool(b) => proto::Value::Bool(b),
+        Attr::Double(d) => proto::Value::Double(d),
     };
     proto::KeyValue {
-        key: key.to_string(),
+        key: key.into(),
         value: Some(proto::AnyValue { value: Some(value) }),
     }
 }
 
-/// The request body of a batch.
-fn encode(service: &str, spans: &[SpanData]) -> Vec<u8> {
+/// The request body of a batch; its spans' texts are moved into it, not copied.
+fn encode(service: &str, spans: impl Iterator<Item = SpanData>) -> Vec<u8> {
     let spans = spans
-        .iter()
         .map(|s| proto::Span {
             trace_id: trace_bytes(&s.chain),
             span_id: s.span.to_be_bytes().to_vec(),
             parent_span_id: s.parent.map_or(Vec::new(), |p| p.to_be_bytes().to_vec()),
-            name: s.name.clone(),
+            name: s.name,
             kind: s.kind as i32,
             start_time_unix_nano: s.start_ns,
             end_time_unix_nano: s.end_ns.max(s.start_ns),
-            attributes: s.attributes.iter().map(|(k, v)| kv(k, v)).collect(),
+            attributes: s.attributes.into_iter().map(|(k, v)| kv(k, v)).collect(),
             links: s
                 .links
                 .iter()
@@ -409,17 +407,17 @@ fn encode(service: &str, spans: &[SpanData]) -> Vec<u8> {
                 .collect(),
             events: s
                 .events
-                .iter()
+                .into_iter()
                 .map(|e| proto::Event {
                     time_unix_nano: e.at_ns,
-                    name: e.name.clone(),
-                    attributes: e.attributes.iter().map(|(k, v)| kv(k, v)).collect(),
+                    name: e.name,
+                    attributes: e.attributes.into_iter().map(|(k, v)| kv(k, v)).collect(),
                 })
                 .collect(),
             dropped_events_count: s.dropped_events,
-            status: Some(match &s.error {
+            status: Some(match s.error {
                 Some(e) => proto::Status {
-                    message: crate::text::cut_text(e.clone(), 1024),
+                    message: crate::text::cut_text(e, 1024),
                     code: 2,
                 },
                 None => proto::Status {
@@ -432,7 +430,7 @@ fn encode(service: &str, spans: &[SpanData]) -> Vec<u8> {
     proto::ExportTraceServiceRequest {
         resource_spans: vec![proto::ResourceSpans {
             resource: Some(proto::Resource {
-                attributes: vec![kv("service.name", &Attr::Str(service.to_string()))],
+                attributes: vec![kv("service.name", Attr::Str(service.to_string()))],
             }),
             scope_spans: vec![proto::ScopeSpans {
                 scope: Some(proto::InstrumentationScope {
