@@ -15,7 +15,7 @@
 //!   which a run pays with a push and no write; beside them the runs the project's other
 //!   processes wrote to the store, which [`Recent::flush`] (every 200 ms) copies into memory;
 //!   and when it stops, its own runs written to the store ([`Recent::save`]) for the next
-//!   server's console. Writing every run as it ends cost a served no-op request 40 000
+//!   server's console. Writing every run as it ends cost a served no-op request 45 000
 //!   instructions, more than the run itself (BENCHMARKS.md, instructions a request).
 //!
 //! Either way a run keeps at most [`MAX_LINES`] log lines of at most [`MAX_LINE_BYTES`] and
