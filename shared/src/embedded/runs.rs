@@ -425,6 +425,45 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn a_servers_runs_waiting_for_its_stop_stay_within_the_memory_bound() {
+        use crate::observe::recent::MAX_BYTES;
+        // GIVEN a server whose tenants' runs log a megabyte each, more than the bound in all
+        let dir = tempfile::tempdir().unwrap();
+        let store = Embedded::open(dir.path(), vec![]).unwrap();
+        let served = Recent::served(Arc::new(store.clone()));
+        let n = MAX_BYTES / (1 << 20) + 8;
+        // WHEN it keeps them
+        for i in 0..n {
+            let mut r = run(&format!("t{i}"), "big", None);
+            r.logs = vec!["x".repeat(1 << 20)];
+            served.keep(r).await.unwrap();
+        }
+        // THEN what waits for its stop holds at most the bound, the oldest dropped and counted,
+        // and the stop writes the newest
+        assert!(
+            served.unsaved_bytes() <= MAX_BYTES,
+            "{}",
+            served.unsaved_bytes()
+        );
+        assert!(served.dropped() >= 8, "{}", served.dropped());
+        served.save().await.unwrap();
+        let last = Recent::stored(Arc::new(store.clone()));
+        let newest = format!("t{}", n - 1);
+        assert_eq!(
+            last.runs(&newest, &RunFilter::default(), None, 10)
+                .unwrap()
+                .0
+                .len(),
+            1
+        );
+        assert!(last
+            .runs("t0", &RunFilter::default(), None, 10)
+            .unwrap()
+            .0
+            .is_empty());
+    }
+
+    #[tokio::test]
     async fn a_chain_of_100_000_steps_reads_a_page_at_a_time_in_order_and_only_its_tenants() {
         use crate::observe::recent::{Entry, Place, Step, STEPS_PER_TENANT};
         // GIVEN a project whose chain c has a run, 100 000 steps and a run after them, one

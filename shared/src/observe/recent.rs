@@ -424,10 +424,18 @@ pub const MAX_PENDING: usize = 10_000;
 /// What a served [`Recent`] keeps besides its memory.
 #[derive(Debug, Default)]
 struct Served {
-    /// This process's runs, oldest first, for [`Recent::save`]; at most [`MAX_PENDING`].
-    unsaved: Mutex<VecDeque<Arc<Run>>>,
+    /// This process's runs, oldest first, for [`Recent::save`]: at most [`MAX_PENDING`] and
+    /// [`MAX_BYTES`] (the runs it holds that memory no longer does count again).
+    unsaved: Mutex<Unsaved>,
     /// The store's runs up to this `seq` are in memory.
     copied: Mutex<u64>,
+}
+
+/// See [`Served::unsaved`].
+#[derive(Debug, Default)]
+struct Unsaved {
+    runs: VecDeque<Arc<Run>>,
+    bytes: usize,
 }
 
 /// The most of the store's runs one [`Recent::flush`] copies into a served memory; the rest
@@ -510,7 +518,9 @@ impl Recent {
             return Ok(());
         };
         let mine: Vec<Arc<Run>> =
-            std::mem::take(&mut *served.unsaved.lock().unwrap_or_else(|p| p.into_inner())).into();
+            std::mem::take(&mut *served.unsaved.lock().unwrap_or_else(|p| p.into_inner()))
+                .runs
+                .into();
         // Only the newest of each tenant would stay: the older are not written at all.
         let mut per: HashMap<&str, usize> = HashMap::new();
         let mut newest: Vec<Run> = Vec::new();
@@ -676,11 +686,15 @@ impl Recent {
                 return Ok(());
             };
             let mut unsaved = served.unsaved.lock().unwrap_or_else(|p| p.into_inner());
-            if unsaved.len() >= MAX_PENDING {
-                unsaved.pop_front();
+            unsaved.bytes += run.bytes();
+            unsaved.runs.push_back(run);
+            while unsaved.runs.len() > MAX_PENDING || unsaved.bytes > MAX_BYTES {
+                let Some(old) = unsaved.runs.pop_front() else {
+                    break;
+                };
+                unsaved.bytes -= old.bytes();
                 self.dropped.fetch_add(1, Ordering::Relaxed);
             }
-            unsaved.push_back(run);
             return Ok(());
         }
         if let Some(e) = run.error.take() {
@@ -831,6 +845,13 @@ impl Recent {
     /// Bytes held now (for tests of the bound).
     pub fn bytes(&self) -> usize {
         self.state().bytes
+    }
+
+    /// Bytes of a server's runs held for [`Recent::save`] (for tests of the bound).
+    pub fn unsaved_bytes(&self) -> usize {
+        self.served.as_ref().map_or(0, |s| {
+            s.unsaved.lock().unwrap_or_else(|p| p.into_inner()).bytes
+        })
     }
 }
 
