@@ -587,6 +587,29 @@ fn console_aws_reads_and_acts_on_a_deployment_in_the_emulator() {
     let front = http(&addr, "GET", "/console/", &[("Cookie", &cookie)], "");
     assert!(front.body.contains("acme"), "{}", front.body);
     assert!(front.body.contains("AWS"), "{}", front.body);
+    // AND a chain's page, which only a local project's processes record, says how to read the
+    // chain from the functions' logs instead
+    let chain = "4bf92f3577b34da6a3ce929d0e0e4736";
+    let page = http(
+        &addr,
+        "GET",
+        &format!("/console/tenants/acme/chains/{chain}"),
+        &[("Cookie", &cookie)],
+        "",
+    );
+    assert_eq!(page.status, 404, "{}", page.body);
+    assert!(
+        page.body.contains("CloudWatch Logs Insights"),
+        "{}",
+        page.body
+    );
+    assert!(
+        page.body
+            .contains(&format!("filter trace = &quot;{chain}&quot;"))
+            || page.body.contains(&format!("filter trace = \"{chain}\"")),
+        "{}",
+        page.body
+    );
     // AND in a browser the operator acks a member and redrives the dead letter
     let browsed = browse("aws", &url);
     // AND the table and the queues agree: one member acked, the message is back on the work

@@ -91,9 +91,10 @@ async fn page(c: &Console, name: &str, chain: &str, q: &Form) -> PageResult {
     };
     let limit = q.limit("limit", PAGE, MAX_PAGE);
     let Some(recent) = c.rt().recent().filter(|_| c.runs_scripts()) else {
+        // The chain is 32 hex digits (checked above): safe inside the query's quotes.
         return Err(Problem::new(
             StatusCode::NOT_FOUND,
-            "chains are recorded by the processes that run a local project's scripts (native serve and the verbs); a console of a deployment on AWS does not see them: query the functions' logs for the trace (CloudWatch Logs Insights, field trace)",
+            format!("chains are recorded by the processes that run a local project's scripts (native serve and the verbs); a console of a deployment on AWS does not see them. Query the functions' log groups with CloudWatch Logs Insights: fields @timestamp, level, script, msg, origin.by | filter trace = \"{chain}\" or link = \"{chain}\" | sort @timestamp asc"),
         ));
     };
     let (entries, next) = recent.chain(&t.name, chain, after.as_ref(), limit)?;
