@@ -64,13 +64,14 @@ fn traceable(chain: &str) -> bool {
 }
 
 /// Writes the low `out.len()` hex digits of `n` into `out`, lower-case, the most significant
-/// first: what every request's trace id and answer header are made of, without the formatting
-/// machinery or a `char` at a time.
+/// first (zeros past the 32 a `u128` has): what every request's trace id and answer header are
+/// made of, without the formatting machinery or a `char` at a time.
 pub(crate) fn write_hex(n: u128, out: &mut [u8]) {
     const DIGITS: &[u8; 16] = b"0123456789abcdef";
     let last = out.len().saturating_sub(1);
     for (i, at) in out.iter_mut().enumerate() {
-        *at = DIGITS[((n >> (4 * (last - i))) & 0xf) as usize];
+        let shift = u32::try_from(4 * (last - i)).unwrap_or(u32::MAX);
+        *at = DIGITS[(n.checked_shr(shift).unwrap_or(0) & 0xf) as usize];
     }
 }
 
@@ -160,6 +161,16 @@ mod tests {
             header(ID, 0).unwrap(),
             format!("00-{ID}-0000000000000001-01")
         );
+    }
+
+    #[test]
+    fn hex_digits_are_written_in_place_and_zero_past_a_u128() {
+        let mut b = [0u8; 36];
+        write_hex(0xabc, &mut b[..4]);
+        assert_eq!(&b[..4], b"0abc");
+        write_hex(u128::MAX, &mut b);
+        assert_eq!(&b[..4], b"0000");
+        assert_eq!(&b[4..], "f".repeat(32).as_bytes());
     }
 
     #[test]
