@@ -1,24 +1,24 @@
 //! The project's recent runs ([`crate::observe::recent::RunStore`]) in the table `runs`: one
-//! row per finished run, written by every process on the project (`native serve` and the
-//! verbs that run scripts), each run in a write of its own, read by the console of
-//! `native serve`.
+//! row per finished run, written by the verbs that run scripts (each run in a write of its
+//! own) and by `native serve` when it stops (its runs in one write); the next server copies
+//! them into its console's memory, in `seq` order ([`RunStore::since`]).
 //!
 //! `seq` is SQLite's `AUTOINCREMENT` id: larger than every one before, whichever process
-//! wrote it, never reused once its row is gone. A write inserts its runs (one, or a server's
-//! batch) and deletes their tenants' runs older than the newest `keep`, in one transaction: two processes that write at
-//! once keep `keep` all the same (SQLite takes one write at a time). The write is best-effort
-//! ([`durability::best_effort`]): it is committed at once without waiting for a sync, so a
-//! power cut may lose the last runs' summaries, never a run's effects; a verb's invocation
-//! pays the insert, not a sync, and a server's a push onto its batch.
+//! wrote it, never reused once its row is gone. A write inserts its runs and deletes their
+//! tenants' runs older than the newest `keep`, in one transaction: two processes that write
+//! at once keep `keep` all the same (SQLite takes one write at a time). The write is
+//! best-effort ([`durability::best_effort`]): it is committed at once without waiting for a
+//! sync, so a power cut may lose the last runs' summaries, never a run's effects; a verb's
+//! invocation pays the insert, not a sync.
 //!
 //! The steps of chains ([`Step`]) are kept the same way in the table `steps`, the newest
-//! `keep` of each tenant. A chain's timeline reads its runs and its steps through an index on
-//! (tenant, chain, time, rank, seq) each, a page at a time ([`Place::bounds`]).
+//! `keep` of each tenant. A chain's timeline reads its steps through an index on (tenant,
+//! chain, time, rank, seq), a page at a time ([`Place::bounds`]).
 
 use rusqlite::{params, OptionalExtension};
 
 use super::{db_err, execute, query_row, Embedded};
-use crate::observe::recent::{from_stored, rest_of, Place, Run, RunFilter, RunStore, Step};
+use crate::observe::recent::{from_stored, rest_of, Place, Run, RunStore, Step};
 use crate::ports::durability;
 use crate::Result;
 
@@ -91,57 +91,6 @@ impl RunStore for Embedded {
         .await
     }
 
-    fn page(
-        &self,
-        tenant: &str,
-        filter: &RunFilter,
-        before: Option<u64>,
-        limit: usize,
-    ) -> Result<(Vec<Run>, Option<u64>)> {
-        let before = before.map_or(i64::MAX, |b| b.min(i64::MAX as u64) as i64);
-        self.read(|c| {
-            let sql = format!(
-                "SELECT {COLUMNS} FROM runs WHERE tenant = ?1 AND seq < ?2 \
-                 AND (?3 IS NULL OR chain = ?3) AND (?4 = 0 OR failed = 1) \
-                 AND (?5 IS NULL OR script = ?5) ORDER BY seq DESC LIMIT ?6"
-            );
-            let mut s = c.prepare_cached(&sql).map_err(db_err)?;
-            let mut runs = s
-                .query_map(
-                    params![
-                        tenant,
-                        before,
-                        filter.chain,
-                        filter.failed,
-                        filter.script,
-                        limit as i64 + 1
-                    ],
-                    run_of,
-                )
-                .map_err(db_err)?
-                .collect::<rusqlite::Result<Vec<Run>>>()
-                .map_err(db_err)?;
-            let more = runs.len() > limit;
-            runs.truncate(limit);
-            let next = more.then(|| runs.last().map(|r| r.seq)).flatten();
-            Ok((runs, next))
-        })
-    }
-
-    fn get(&self, tenant: &str, seq: u64) -> Result<Option<Run>> {
-        let seq = seq.min(i64::MAX as u64) as i64;
-        self.read(|c| {
-            query_row(
-                c,
-                &format!("SELECT {COLUMNS} FROM runs WHERE tenant = ?1 AND seq = ?2"),
-                params![tenant, seq],
-                run_of,
-            )
-            .optional()
-            .map_err(db_err)
-        })
-    }
-
     fn since(&self, after: u64, limit: usize) -> Result<Vec<Run>> {
         let after = after.min(i64::MAX as u64) as i64;
         self.read(|c| {
@@ -186,33 +135,6 @@ impl RunStore for Embedded {
         .await
     }
 
-    fn chain_runs(
-        &self,
-        tenant: &str,
-        chain: &str,
-        after: Option<&Place>,
-        limit: usize,
-    ) -> Result<Vec<Run>> {
-        let (at, rank, seq) = Place::bounds(after);
-        self.read(|c| {
-            let sql = format!(
-                "SELECT {COLUMNS} FROM runs WHERE tenant = ?1 AND chain = ?2 \
-                 AND (started_ms > ?3 OR (started_ms = ?3 AND (?4 < ?6 OR (?4 = ?6 AND seq > ?5)))) \
-                 ORDER BY started_ms, seq LIMIT ?7"
-            );
-            let mut s = c.prepare_cached(&sql).map_err(db_err)?;
-            let runs = s
-                .query_map(
-                    params![tenant, chain, at, rank, seq, Place::RUN, limit as i64],
-                    run_of,
-                )
-                .map_err(db_err)?
-                .collect::<rusqlite::Result<Vec<Run>>>()
-                .map_err(db_err);
-            runs
-        })
-    }
-
     fn chain_steps(
         &self,
         tenant: &str,
@@ -247,26 +169,33 @@ impl RunStore for Embedded {
             steps
         })
     }
-
-    fn count(&self, tenant: &str, from_ms: i64, to_ms: i64) -> Result<(u64, u64)> {
-        self.read(|c| {
-            query_row(
-                c,
-                "SELECT count(*), coalesce(sum(failed), 0) FROM runs \
-                 WHERE tenant = ?1 AND started_ms > ?2 AND started_ms <= ?3",
-                params![tenant, from_ms, to_ms],
-                |r| Ok((r.get::<_, i64>(0)? as u64, r.get::<_, i64>(1)? as u64)),
-            )
-            .map_err(db_err)
-        })
-    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::observe::recent::Recent;
+    use crate::observe::recent::{Recent, RunFilter};
     use std::sync::Arc;
+
+    /// The scripts of `tenant`'s runs in `store`, newest first.
+    fn in_store(store: &Embedded, tenant: &str) -> Vec<String> {
+        let mut all: Vec<String> = store
+            .since(0, 100_000)
+            .unwrap()
+            .into_iter()
+            .filter(|r| r.tenant == tenant)
+            .map(|r| r.script)
+            .collect();
+        all.reverse();
+        all
+    }
+
+    /// What a server's console on `store` shows when it starts: the store's runs, copied.
+    async fn console_of(store: &Embedded) -> Recent {
+        let r = Recent::served(Arc::new(store.clone()));
+        r.flush().await.unwrap();
+        r
+    }
 
     fn run(tenant: &str, script: &str, error: Option<&str>) -> Run {
         Run {
@@ -292,13 +221,14 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let serve = Embedded::open(dir.path(), vec![]).unwrap();
         let verb = Embedded::open(dir.path(), vec![]).unwrap();
-        let served = Recent::stored(Arc::new(serve.clone()));
+        let other = Recent::stored(Arc::new(serve.clone()));
         let cli = Recent::stored(Arc::new(verb.clone()));
         // WHEN each keeps runs, the verb's last
-        served.keep(run("acme", "a", None)).await.unwrap();
+        other.keep(run("acme", "a", None)).await.unwrap();
         cli.keep(run("acme", "b", Some("boom"))).await.unwrap();
         cli.keep(run("globex", "c", None)).await.unwrap();
-        // THEN the server's reader sees both of acme's, newest first, every field kept
+        // THEN the server's console sees both of acme's, newest first, every field kept
+        let served = console_of(&serve).await;
         let (page, next) = served
             .runs("acme", &RunFilter::default(), None, 10)
             .unwrap();
@@ -330,6 +260,14 @@ mod tests {
             }));
             r.keep(run("acme", &format!("s{i}"), None)).await.unwrap();
         }
+        let kept = in_store(&serve, "acme");
+        assert_eq!(kept.len(), crate::observe::recent::PER_TENANT);
+        assert_eq!(
+            kept[0],
+            format!("s{}", crate::observe::recent::PER_TENANT + 4)
+        );
+        assert_eq!(in_store(&serve, "globex").len(), 1);
+        let served = console_of(&serve).await;
         let (all, _) = served
             .runs("acme", &RunFilter::default(), None, 10_000)
             .unwrap();
@@ -384,7 +322,7 @@ mod tests {
             served.keep(run("acme", s, None)).await.unwrap();
         }
         assert_eq!(scripts(&served), ["c", "b", "a", "earlier"]);
-        assert_eq!(scripts(&cli), ["earlier"]);
+        assert_eq!(in_store(&verb, "acme"), ["earlier"]);
         // AND a verb's run reaches the server's console at its next flush, once
         cli.keep(run("acme", "verb", Some("boom"))).await.unwrap();
         assert_eq!(scripts(&served).len(), 4);
@@ -402,10 +340,10 @@ mod tests {
         // verb's that came before its stop, and saving again writes nothing twice
         served.save().await.unwrap();
         served.save().await.unwrap();
-        assert_eq!(scripts(&cli), ["c", "b", "a", "verb", "earlier"]);
+        assert_eq!(in_store(&verb, "acme"), ["c", "b", "a", "verb", "earlier"]);
         let next = Recent::served(Arc::new(serve.clone()));
         next.flush().await.unwrap();
-        assert_eq!(scripts(&next), scripts(&cli));
+        assert_eq!(scripts(&next), in_store(&verb, "acme"));
         // AND past the bound, a server saves only each tenant's newest, and the store keeps
         // its bound whoever wrote
         let busy = Recent::served(Arc::new(serve.clone()));
@@ -417,11 +355,11 @@ mod tests {
         }
         busy.keep(run("globex", "g", None)).await.unwrap();
         busy.save().await.unwrap();
-        let kept = scripts(&cli);
+        let kept = in_store(&verb, "acme");
         assert_eq!(kept.len(), n);
         assert_eq!(kept[0], format!("s{}", n + 19));
         assert_eq!(kept[n - 1], "s20");
-        assert_eq!(cli.runs("globex", &all, None, 10).unwrap().0.len(), 1);
+        assert_eq!(in_store(&verb, "globex").len(), 1);
     }
 
     #[tokio::test]
@@ -447,7 +385,7 @@ mod tests {
         );
         assert!(served.dropped() >= 8, "{}", served.dropped());
         served.save().await.unwrap();
-        let last = Recent::stored(Arc::new(store.clone()));
+        let last = console_of(&store).await;
         let newest = format!("t{}", n - 1);
         assert_eq!(
             last.runs(&newest, &RunFilter::default(), None, 10)
@@ -470,7 +408,7 @@ mod tests {
         // step of another chain, and a chain of the same id in another tenant
         let dir = tempfile::tempdir().unwrap();
         let store = Embedded::open(dir.path(), vec![]).unwrap();
-        let recent = Recent::stored(Arc::new(store.clone()));
+        let recent = Recent::served(Arc::new(store.clone()));
         let c = "c".repeat(32);
         let mut first = run("acme", "order", None);
         (first.chain, first.started_ms) = (c.clone(), 1_000);

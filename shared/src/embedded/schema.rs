@@ -42,7 +42,6 @@ CREATE TABLE IF NOT EXISTS runs (
   seq INTEGER PRIMARY KEY AUTOINCREMENT, tenant TEXT NOT NULL, script TEXT NOT NULL,
   chain TEXT NOT NULL, started_ms INTEGER NOT NULL, failed INTEGER NOT NULL, rest TEXT NOT NULL);
 CREATE INDEX IF NOT EXISTS runs_of ON runs(tenant, seq);
-CREATE INDEX IF NOT EXISTS runs_of_chain ON runs(tenant, chain, started_ms, seq);
 CREATE TABLE IF NOT EXISTS steps (
   seq INTEGER PRIMARY KEY AUTOINCREMENT, tenant TEXT NOT NULL, chain TEXT NOT NULL,
   at_ms INTEGER NOT NULL, rank INTEGER NOT NULL, record TEXT NOT NULL);
@@ -68,11 +67,13 @@ const ADDED_COLUMNS: &[(&str, &str, &str)] = &[
 /// place: each index is a page more that every lease and every delete writes (with the two
 /// that used to be here, a delete wrote four pages and a queue alone ran at 0.6x). Due messages
 /// are found through the groups (`queue::any_due`), and the processes holding messages are
-/// listed in `holders` (`doctor::holders`).
+/// listed in `holders` (`doctor::holders`). Runs are read by `seq` alone since a server keeps
+/// its console's runs in memory (`RunStore::since`): their index by chain is gone.
 const AFTER_COLUMNS: &str = "
 CREATE INDEX IF NOT EXISTS messages_fair ON messages(queue, grp, dead, visible_at);
 DROP INDEX IF EXISTS messages_due;
 DROP INDEX IF EXISTS messages_owner;
+DROP INDEX IF EXISTS runs_of_chain;
 INSERT OR IGNORE INTO holders (owner) SELECT DISTINCT owner FROM messages WHERE owner IS NOT NULL;
 ";
 

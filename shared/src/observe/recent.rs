@@ -313,7 +313,8 @@ struct State {
 }
 
 /// Where runs are kept beyond a process: a project's store, written by every process on the
-/// project at once (each write its own transaction), read by the console.
+/// project at once (each write its own transaction), read by a server ([`Recent::served`]):
+/// its runs copied into memory, its chains' steps a page at a time.
 #[async_trait::async_trait]
 pub trait RunStore: Send + Sync + std::fmt::Debug {
     /// Keeps `runs` (oldest first) under new `seq`s (larger than every one before, whichever
@@ -321,38 +322,13 @@ pub trait RunStore: Send + Sync + std::fmt::Debug {
     /// write for them all.
     async fn append(&self, runs: Vec<Run>, keep: usize) -> Result<()>;
 
-    /// Up to `limit` runs of `tenant` that `filter` takes, newest first, with a `seq` below
-    /// `before`; and the `seq` to pass for the next page.
-    fn page(
-        &self,
-        tenant: &str,
-        filter: &RunFilter,
-        before: Option<u64>,
-        limit: usize,
-    ) -> Result<(Vec<Run>, Option<u64>)>;
-
-    /// One run of `tenant` by its `seq`, if it is still kept.
-    fn get(&self, tenant: &str, seq: u64) -> Result<Option<Run>>;
-
     /// Up to `limit` runs of any tenant with a `seq` above `after`, oldest first (what a
     /// server copies into its memory, [`Recent::served`]).
     fn since(&self, after: u64, limit: usize) -> Result<Vec<Run>>;
 
-    /// Runs of `tenant` started in `(from_ms, to_ms]`, and how many of them failed.
-    fn count(&self, tenant: &str, from_ms: i64, to_ms: i64) -> Result<(u64, u64)>;
-
     /// Keeps `steps` (oldest first) under new `seq`s, and of each of their tenants' steps only
     /// the newest `keep`: one write for them all.
     async fn append_steps(&self, steps: Vec<Step>, keep: usize) -> Result<()>;
-
-    /// Up to `limit` runs of `tenant` in `chain` after `after`, in timeline order ([`Place`]).
-    fn chain_runs(
-        &self,
-        tenant: &str,
-        chain: &str,
-        after: Option<&Place>,
-        limit: usize,
-    ) -> Result<Vec<Run>>;
 
     /// Up to `limit` steps of `tenant` in `chain` after `after`, in timeline order.
     fn chain_steps(
@@ -463,7 +439,8 @@ impl Recent {
     }
 
     /// Runs kept in `store`, shared with the other processes on it; each run written as it
-    /// finishes (a verb's few runs).
+    /// finishes (a verb's few runs), none kept in memory: a server's console reads them
+    /// ([`Recent::served`]).
     pub fn stored(store: Arc<dyn RunStore>) -> Self {
         Recent {
             store: Some(store),
@@ -480,11 +457,6 @@ impl Recent {
             served: Some(Served::default()),
             ..Self::default()
         }
-    }
-
-    /// The store the pages read, when they read one (not when served: memory holds it all).
-    fn pages_store(&self) -> Option<&Arc<dyn RunStore>> {
-        self.store.as_ref().filter(|_| self.served.is_none())
     }
 
     /// Writes the steps waiting for the store; served, also copies the runs the project's
@@ -613,15 +585,6 @@ impl Recent {
         after: Option<&Place>,
         limit: usize,
     ) -> Result<(Vec<Entry>, Option<Place>)> {
-        if let Some(store) = self.pages_store() {
-            let runs = store.chain_runs(tenant, chain, after, limit + 1)?;
-            let steps = store.chain_steps(tenant, chain, after, limit + 1)?;
-            return Ok(merge(
-                runs.into_iter().map(Arc::new),
-                steps.into_iter().map(Arc::new),
-                limit,
-            ));
-        }
         let later = |p: Place| after.is_none_or(|a| p > *a);
         // The rings are bounded ([`PER_TENANT`], [`STEPS_IN_MEMORY`]): what is read is too.
         let runs: Vec<Arc<Run>> = self.state().tenants.get(tenant).map_or_else(Vec::new, |t| {
@@ -789,10 +752,6 @@ impl Recent {
         before: Option<u64>,
         limit: usize,
     ) -> Result<(Vec<Arc<Run>>, Option<u64>)> {
-        if let Some(store) = self.pages_store() {
-            let (runs, next) = store.page(tenant, filter, before, limit)?;
-            return Ok((runs.into_iter().map(Arc::new).collect(), next));
-        }
         let s = self.state();
         let Some(t) = s.tenants.get(tenant) else {
             return Ok((Vec::new(), None));
@@ -815,9 +774,6 @@ impl Recent {
 
     /// One run of `tenant` by its `seq`, if it is still kept.
     pub fn run(&self, tenant: &str, seq: u64) -> Result<Option<Arc<Run>>> {
-        if let Some(store) = self.pages_store() {
-            return Ok(store.get(tenant, seq)?.map(Arc::new));
-        }
         let s = self.state();
         let Some(t) = s.tenants.get(tenant) else {
             return Ok(None);
@@ -828,9 +784,6 @@ impl Recent {
 
     /// Runs of `tenant` and failed ones in the hour up to `now_ms`.
     pub fn last_hour(&self, tenant: &str, now_ms: i64) -> Result<(u64, u64)> {
-        if let Some(store) = self.pages_store() {
-            return store.count(tenant, now_ms - 3_600_000, now_ms);
-        }
         let minute = now_ms.div_euclid(60_000);
         let s = self.state();
         let Some(t) = s.tenants.get(tenant) else {
