@@ -2,8 +2,6 @@
 //! request by request, the Connect error model, inactivity with `native clock advance`, the CLI
 //! verbs, and a race of 64 peers through 20 generations with a continuation per trip.
 
-use std::io::{Read, Write};
-use std::net::TcpStream;
 use std::path::Path;
 use std::process::Command;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -25,32 +23,18 @@ fn native(project: &Path, args: &[&str]) -> (i32, String, String) {
     )
 }
 
-/// One POST with a JSON body; the status and the body as JSON.
+/// One POST with a JSON body; the status and the body as JSON, awaited for as long as a
+/// rendezvous long poll may hold it.
 fn post(addr: &str, path: &str, key: Option<&str>, body: &Value) -> (u16, Value) {
-    let body = body.to_string();
-    let mut s = TcpStream::connect(addr).unwrap();
-    s.set_read_timeout(Some(Duration::from_secs(330))).unwrap();
-    let mut head = format!(
-        "POST {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: {}\r\n",
-        body.len()
-    );
-    if let Some(k) = key {
-        head.push_str(&format!("Authorization: Bearer {k}\r\n"));
-    }
-    head.push_str("\r\n");
-    s.write_all(head.as_bytes()).unwrap();
-    s.write_all(body.as_bytes()).unwrap();
-    let mut resp = Vec::new();
-    s.read_to_end(&mut resp).unwrap();
-    let text = String::from_utf8_lossy(&resp);
-    let status = text
-        .split(' ')
-        .nth(1)
-        .and_then(|c| c.parse().ok())
-        .unwrap_or_else(|| panic!("not an HTTP response: {text:?}"));
-    let body = text.split_once("\r\n\r\n").map_or("", |(_, b)| b);
-    let v = serde_json::from_str(body).unwrap_or_else(|e| panic!("body {body:?}: {e}"));
-    (status, v)
+    let auth = key.map(|k| format!("Bearer {k}"));
+    crate::support::http_within(
+        addr,
+        "POST",
+        path,
+        auth.as_deref(),
+        body.to_string().as_bytes(),
+        Duration::from_secs(330),
+    )
 }
 
 /// Calls a method of the Grackle service.

@@ -50,8 +50,20 @@ pub fn serve(project: &Path) -> Server {
 
 /// One HTTP/1.1 request; the status and the body as JSON.
 pub fn http(addr: &str, method: &str, path: &str, auth: Option<&str>, body: &[u8]) -> (u16, Value) {
+    http_within(addr, method, path, auth, body, Duration::from_secs(30))
+}
+
+/// [`http`], its answer awaited for up to `wait` (a long poll's).
+pub fn http_within(
+    addr: &str,
+    method: &str,
+    path: &str,
+    auth: Option<&str>,
+    body: &[u8],
+    wait: Duration,
+) -> (u16, Value) {
     let mut s = TcpStream::connect(addr).unwrap();
-    s.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+    s.set_read_timeout(Some(wait)).unwrap();
     let mut head = format!(
         "{method} {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: {}\r\n",
         body.len()
