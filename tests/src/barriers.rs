@@ -3,7 +3,7 @@
 
 use std::cell::Cell;
 
-use native_core::barrier::Barriers;
+use native_core::barrier::{Barriers, CreateSpec, Outcome};
 use native_core::budget::Budget;
 use native_core::ports::{KvStore, Queue};
 use native_core::Result;
@@ -31,6 +31,28 @@ pub fn barriers<'a>(kv: &'a dyn KvStore, q: &'a dyn Queue, budget: &'a Count) ->
         tenant: "acme",
         queue_enabled: true,
         budget,
+    }
+}
+
+/// A barrier `id` of `n` members `m00000.xml`, ... that continues with `finalize`, its state
+/// naming it.
+pub fn spec(id: &str, n: usize) -> CreateSpec {
+    CreateSpec {
+        id: Some(id.into()),
+        members: (0..n).map(|i| format!("m{i:05}.xml")).collect(),
+        continue_with: Some("finalize".into()),
+        state: serde_json::json!({ "ref": id }),
+        deadline_s: None,
+        on_overdue: None,
+    }
+}
+
+/// A member's outcome: it succeeded, with no result.
+pub fn ok() -> Outcome {
+    Outcome {
+        ok: true,
+        error: None,
+        result: None,
     }
 }
 

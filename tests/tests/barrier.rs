@@ -3,10 +3,10 @@
 
 use std::sync::Arc;
 
-use native_core::barrier::{AckResult, Barriers, CreateSpec, Outcome};
+use native_core::barrier::{AckResult, Barriers, Outcome};
 use native_core::ports::WorkMessage;
 use native_core::ports::{KvStore, NewItem, PutMode, Queue, QueueKind};
-use native_tests::barriers::{barriers, Count};
+use native_tests::barriers::{barriers, ok, spec, Count};
 use native_tests::faults::{Fault, Faulty, Plan};
 use native_tests::{Backend, TestBackends, TestProject};
 use serde_json::{json, Value};
@@ -50,25 +50,6 @@ impl Env {
 async fn env(backend: Backend) -> Env {
     Env {
         t: TestBackends::new(backend).await,
-    }
-}
-
-fn spec(id: &str, n: usize) -> CreateSpec {
-    CreateSpec {
-        id: Some(id.into()),
-        members: (0..n).map(|i| format!("m{i:05}.xml")).collect(),
-        continue_with: Some("finalize".into()),
-        state: json!({ "ref": id }),
-        deadline_s: None,
-        on_overdue: None,
-    }
-}
-
-fn ok() -> Outcome {
-    Outcome {
-        ok: true,
-        error: None,
-        result: None,
     }
 }
 

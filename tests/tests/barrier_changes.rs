@@ -4,12 +4,12 @@
 
 use std::sync::Arc;
 
-use native_core::barrier::{CreateSpec, Outcome};
+use native_core::barrier::CreateSpec;
 use native_core::ports::WorkMessage;
 use native_core::ports::{now_ms, Queue, QueueKind};
 use native_core::runtime::tick;
 use native_core::timer::{TickOptions, Timers};
-use native_tests::barriers::{barriers, Count};
+use native_tests::barriers::{barriers, ok, Count};
 use native_tests::faults::{Faulty, Plan};
 use native_tests::{Backend, TestBackends, TestProject};
 use serde_json::{json, Value};
@@ -29,14 +29,6 @@ fn spec(id: &str, members: &[&str]) -> CreateSpec {
         state: json!(null),
         deadline_s: None,
         on_overdue: None,
-    }
-}
-
-fn ok() -> Outcome {
-    Outcome {
-        ok: true,
-        error: None,
-        result: None,
     }
 }
 

@@ -6,12 +6,12 @@
 
 use std::sync::Arc;
 
-use native_core::barrier::{CreateSpec, Outcome, GUARD_AFTER_LEASE_MS, LEASE_MS};
+use native_core::barrier::{CreateSpec, GUARD_AFTER_LEASE_MS, LEASE_MS};
 use native_core::ports::WorkMessage;
 use native_core::ports::{now_ms, Queue, QueueKind};
 use native_core::runtime::tick;
 use native_core::timer::{TickOptions, TickReport, Timers};
-use native_tests::barriers::{barriers, Count};
+use native_tests::barriers::{barriers, ok, Count};
 use native_tests::faults::{Fault, Faulty, Plan};
 use native_tests::{Backend, TestBackends};
 use serde_json::{json, Value};
@@ -24,14 +24,6 @@ native_tests::on_both_backends!(
     a_claim_whose_reply_was_lost_still_has_its_guard,
     a_continuation_delivered_twice_runs_once,
 );
-
-fn ok() -> Outcome {
-    Outcome {
-        ok: true,
-        error: None,
-        result: None,
-    }
-}
 
 /// Creates barrier `id` of one member `a`, continuing with `fin`.
 async fn create(t: &TestBackends, id: &str) {

@@ -13,7 +13,7 @@ use native_core::ports::{
     Item, ItemPage, KvStore, NewItem, PutMode, TallyAnswer, TallyOp, TxOp, TxPlan,
 };
 use native_core::Result;
-use native_tests::barriers::{barriers, continuations, Count};
+use native_tests::barriers::{barriers, continuations, ok, spec, Count};
 use native_tests::faults::{Fault, Faulty, Plan};
 use native_tests::{Backend, TestBackends};
 use serde_json::{json, Value};
@@ -126,25 +126,6 @@ fn faulty(t: &TestBackends) -> (Arc<Plan>, Faulty) {
         plan: plan.clone(),
     };
     (plan, f)
-}
-
-fn spec(id: &str, n: usize) -> CreateSpec {
-    CreateSpec {
-        id: Some(id.into()),
-        members: (0..n).map(|i| format!("m{i:05}.xml")).collect(),
-        continue_with: Some("finalize".into()),
-        state: json!({ "ref": id }),
-        deadline_s: None,
-        on_overdue: None,
-    }
-}
-
-fn ok() -> Outcome {
-    Outcome {
-        ok: true,
-        error: None,
-        result: None,
-    }
 }
 
 fn failed(why: &str) -> Outcome {
