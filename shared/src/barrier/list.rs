@@ -199,6 +199,29 @@ pub struct Member {
     pub at_ms: Option<i64>,
 }
 
+impl Member {
+    /// Member `name` with its stored outcome (`{"ok", "error", "result", "at_ms"}`), or
+    /// pending without one.
+    fn of(name: String, outcome: Option<&Value>) -> Member {
+        match outcome {
+            None => Member {
+                name,
+                ok: None,
+                error: None,
+                result: None,
+                at_ms: None,
+            },
+            Some(v) => Member {
+                name,
+                ok: Some(v["ok"].as_bool().unwrap_or(false)),
+                error: v["error"].as_str().map(str::to_string),
+                result: v.get("result").cloned(),
+                at_ms: v["at_ms"].as_i64(),
+            },
+        }
+    }
+}
+
 /// Which members a page shows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum MemberFilter {
@@ -425,22 +448,7 @@ impl Barriers<'_> {
                 .await?;
             let all = rows
                 .into_iter()
-                .map(|(name, o)| match o {
-                    None => Member {
-                        name,
-                        ok: None,
-                        error: None,
-                        result: None,
-                        at_ms: None,
-                    },
-                    Some(v) => Member {
-                        name,
-                        ok: Some(v["ok"].as_bool().unwrap_or(false)),
-                        error: v["error"].as_str().map(str::to_string),
-                        result: v.get("result").cloned(),
-                        at_ms: v["at_ms"].as_i64(),
-                    },
-                })
+                .map(|(name, o)| Member::of(name, o.as_ref()))
                 .collect();
             return Ok(Some((all, next)));
         }
@@ -474,22 +482,10 @@ impl Barriers<'_> {
         };
         let mut all: Vec<Member> = pending
             .into_iter()
-            .map(|(name, _)| Member {
-                name,
-                ok: None,
-                error: None,
-                result: None,
-                at_ms: None,
-            })
+            .map(|(name, _)| Member::of(name, None))
             .chain(resolved.into_iter().map(|(name, value)| {
                 let v: Value = serde_json::from_str(&value).unwrap_or(Value::Null);
-                Member {
-                    name,
-                    ok: Some(v["ok"].as_bool().unwrap_or(false)),
-                    error: v["error"].as_str().map(str::to_string),
-                    result: v.get("result").cloned(),
-                    at_ms: v["at_ms"].as_i64(),
-                }
+                Member::of(name, Some(&v))
             }))
             .collect();
         // A member acked between the two queries may be in both: its outcome wins.
