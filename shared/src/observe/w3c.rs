@@ -124,11 +124,6 @@ pub fn header_bytes(chain: &str, span: u64) -> Option<[u8; HEADER_BYTES]> {
     Some(h)
 }
 
-/// [`header_bytes`] as text.
-pub fn header(chain: &str, span: u64) -> Option<String> {
-    header_bytes(chain, span).and_then(|h| String::from_utf8(h.to_vec()).ok())
-}
-
 /// A new span id: a random non-zero 64-bit number.
 pub fn new_span() -> u64 {
     crate::random::u64().max(1)
@@ -137,6 +132,11 @@ pub fn new_span() -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// [`header_bytes`] as text.
+    fn header(chain: &str, span: u64) -> Option<String> {
+        header_bytes(chain, span).map(|h| String::from_utf8(h.to_vec()).unwrap())
+    }
 
     const ID: &str = "4bf92f3577b34da6a3ce929d0e0e4736";
 
