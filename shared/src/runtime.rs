@@ -243,10 +243,8 @@ impl Runtime {
         }
         // Where spans are exported, the tenant's own backends record its runs' calls too.
         let backends = match &self.services.exporter {
-            Some(_) if !crate::observe::traced::is_traced(&b) => {
-                crate::observe::traced::backends(&b)
-            }
-            _ => b.clone(),
+            Some(_) => crate::observe::traced::backends(&b),
+            None => b.clone(),
         };
         let s = Arc::new(Services {
             backends,
@@ -305,10 +303,8 @@ impl Runtime {
     /// ([`crate::observe::traced`]); without, they are left as they are.
     pub fn with_exporter(self, exporter: Option<Arc<crate::observe::otlp::Exporter>>) -> Self {
         let backends = match &exporter {
-            Some(_) if !crate::observe::traced::is_traced(&self.services.backends) => {
-                crate::observe::traced::backends(&self.services.backends)
-            }
-            _ => self.services.backends.clone(),
+            Some(_) => crate::observe::traced::backends(&self.services.backends),
+            None => self.services.backends.clone(),
         };
         let services = Arc::new(Services {
             exporter,
